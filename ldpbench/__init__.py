@@ -1,0 +1,48 @@
+"""ldpbench: a benchmark harness for frequency estimation under local differential privacy.
+
+Plugin authors need only::
+
+    from ldpbench import hookimpl
+    from ldpbench.types import Oracle, PostProcessor, Metric, Dataset, Estimate, Population
+    from ldpbench.params import Param
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+__version__ = "0.1.0"
+
+#: Marker for hook implementations in plugin modules (``@hookimpl``).
+hookimpl = pluggy.HookimplMarker("ldpbench")
+
+from .params import REQUIRED, Param  # noqa: E402
+from .types import (  # noqa: E402
+    Channel,
+    Dataset,
+    Estimate,
+    Executor,
+    Metric,
+    Oracle,
+    PostProcessor,
+    PriorFamily,
+    Population,
+    Protocol,
+)
+
+__all__ = [
+    "__version__",
+    "hookimpl",
+    "Param",
+    "REQUIRED",
+    "Channel",
+    "Dataset",
+    "Estimate",
+    "Executor",
+    "Metric",
+    "Oracle",
+    "PostProcessor",
+    "PriorFamily",
+    "Population",
+    "Protocol",
+]

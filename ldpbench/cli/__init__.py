@@ -1,0 +1,70 @@
+"""The ``ldpbench`` command: one small module per subcommand.
+
+Each subcommand module defines ``register(subparsers)`` (adds its parser and sets
+``func=run``) and ``run(args) -> int``. :func:`main` maps errors to exit codes: a
+:class:`~ldpbench.errors.LdpbenchError` prints its message and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import ExitCode, LdpbenchError, SpecError
+
+#: Subcommand modules, in the order ``--help`` lists them.
+SUBCOMMANDS = (
+    "run",
+    "validate",
+    "plugins",
+    "describe",
+    "datasets",
+    "compare",
+    "leaderboard",
+    "report",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ldpbench",
+        description="Benchmark frequency estimation under local differential privacy.",
+    )
+    parser.add_argument("--version", action="version", version=f"ldpbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}_cmd")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.endswith(f"{name.replace('-', '_')}_cmd"):
+                continue  # subcommand not written yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return int(ExitCode.USAGE)
+    try:
+        return int(args.func(args))
+    except SpecError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return int(exc.exit_code)
+    except LdpbenchError as exc:
+        print(f"ldpbench: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("ldpbench: interrupted (finished cells are saved; run again to resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Build the plugin manager for one run: discover, load, validate, and register every plugin.
+
+Built-in plugins and third-party plugins come in through the same door, the ``ldpbench``
+entry-point group (flake8's way); a plugins directory named with ``--plugins-dir`` adds local
+modules. Nothing is loaded at import time: each command builds its own :class:`Plugins`
+(pytest builds a ``PytestPluginManager`` per config), so tests can build isolated ones.
+
+Environment switches (pytest / llm style):
+
+- ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD=1``: load only ldpbench's own built-in entry points.
+- ``LDPBENCH_BLOCK_PLUGINS=name,name``: skip these entry points (by entry-point name).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import ParamError, PluginError, UsageError
+from .registry import Origin, PluginInfo, Registry
+from .types import KINDS, Plugin
+
+ENTRY_POINT_GROUP = "ldpbench"
+OWN_DISTRIBUTION = "ldpbench"
+
+
+class Plugins:
+    """Every registered plugin of a run, by kind, plus the pluggy manager they came through."""
+
+    def __init__(self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin]):
+        self.pm = pm
+        self.registries = registries
+        self.origins = origins
+
+    def registry(self, kind: str) -> Registry:
+        return self.registries[kind]
+
+    def get(self, kind: str, name: str) -> PluginInfo:
+        return self.registries[kind].get(name)
+
+    def all(self) -> list[PluginInfo]:
+        return [info for kind in KINDS for info in self.registries[kind]]
+
+    def create(self, kind: str, name: str, given: Mapping[str, Any] | None = None, **context: Any) -> Plugin:
+        """Instantiate plugin ``name`` of ``kind`` with validated parameters.
+
+        A parameter declared with ``plugin_kind`` (Calibrate's ``prior``) is resolved to an
+        instance of that plugin. ``context`` passes construction arguments that are not parameters
+        (an oracle's ``d`` and ``epsilon``).
+        """
+        info = self.get(kind, name)
+        values = info.resolve_params(given).values
+        for p in info.params:
+            if p.plugin_kind and values.get(p.name) is not None:
+                try:
+                    values[p.name] = self.create(p.plugin_kind, values[p.name])
+                except Exception as exc:
+                    raise ParamError(f"{kind} '{name}': {exc}", p.name) from exc
+        return info.cls(**context, **values)
+
+    def manifest(self) -> list[dict[str, Any]]:
+        """JSON-able list of every plugin (``ldpbench plugins --json``, run manifests)."""
+        return [info.describe() for info in self.all()]
+
+
+def build_plugins(
+    plugins_dirs: Sequence[str | os.PathLike[str]] = (),
+    *,
+    extra: Iterable[ModuleType | object] = (),
+    autoload: bool | None = None,
+    blocked: Iterable[str] | None = None,
+) -> Plugins:
+    """Discover and register every plugin for one run.
+
+    :param plugins_dirs: folders whose ``*.py`` files are loaded as plugins (``--plugins-dir``).
+    :param extra: plugin objects registered directly (tests; ``ldpbench.testing``).
+    :param autoload: load third-party entry points (default: unless
+        ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD`` is set). Built-ins always load.
+    :param blocked: entry-point names to skip (default from ``LDPBENCH_BLOCK_PLUGINS``).
+    """
+    if autoload is None:
+        autoload = not os.environ.get("LDPBENCH_DISABLE_PLUGIN_AUTOLOAD")
+    if blocked is None:
+        blocked = [b for b in os.environ.get("LDPBENCH_BLOCK_PLUGINS", "").split(",") if b]
+    blocked = set(blocked)
+
+    pm = pluggy.PluginManager("ldpbench")
+    pm.add_hookspecs(hookspecs)
+    origins: dict[str, Origin] = {}
+
+    for ep in _entry_points():
+        dist = getattr(ep, "dist", None)
+        dist_name = dist.metadata["Name"] if dist is not None else "unknown"
+        if ep.name in blocked:
+            continue
+        if not autoload and dist_name != OWN_DISTRIBUTION:
+            continue
+        version = dist.version if dist is not None else "unknown"
+        try:
+            module = ep.load()
+        except Exception as exc:
+            raise PluginError(
+                f"plugin '{ep.name}' ({ep.value}) from distribution {dist_name} {version} failed to load: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        key = f"{dist_name}:{ep.name}"
+        if pm.is_registered(module):
+            continue
+        _register(pm, module, key)
+        origins[key] = Origin(key, getattr(module, "__name__", ep.value), dist_name, version, "entry-point")
+
+    for folder in plugins_dirs:
+        for module, key in _load_dir(Path(folder)):
+            _register(pm, module, key)
+            origins[key] = Origin(key, module.__name__, f"plugins-dir {folder}", "local", "plugins-dir")
+
+    for i, obj in enumerate(extra):
+        key = getattr(obj, "__name__", None) or f"extra-{i}"
+        _register(pm, obj, key)
+        origins[key] = Origin(key, key, "(registered directly)", "local", "direct")
+
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+
+    registries = {kind: Registry(kind) for kind in KINDS}
+    for kind, hook_name in hookspecs.HOOK_FOR_KIND.items():
+        hook = getattr(pm.hook, hook_name)
+        for impl in hook.get_hookimpls():
+            origin = origins.get(impl.plugin_name) or Origin(impl.plugin_name, impl.plugin_name, "?", "?", "direct")
+            bound = registries[kind].bind(origin)
+            try:
+                impl.function(**{arg: bound for arg in impl.argnames})
+            except PluginError:
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}"
+                ) from exc
+
+    if not any(len(r) for r in registries.values()):
+        raise PluginError(
+            "no ldpbench plugins found: the built-ins register through entry points, so ldpbench "
+            "must be installed (run `pip install -e .` in the checkout)"
+        )
+    return Plugins(pm, registries, list(origins.values()))
+
+
+def _entry_points() -> list[md.EntryPoint]:
+    eps = md.entry_points(group=ENTRY_POINT_GROUP)
+    # One distribution can appear twice on sys.path (editable + build dir); keep the first.
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for ep in eps:
+        if (ep.name, ep.value) in seen:
+            continue
+        seen.add((ep.name, ep.value))
+        unique.append(ep)
+    return unique
+
+
+def _register(pm: pluggy.PluginManager, obj: object, name: str) -> None:
+    try:
+        pm.register(obj, name=name)
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plugin {name}: {exc}") from exc
+    except ValueError as exc:  # already registered under this name
+        raise PluginError(f"plugin {name}: {exc}") from exc
+
+
+def _load_dir(folder: Path) -> list[tuple[ModuleType, str]]:
+    if not folder.is_dir():
+        raise UsageError(f"--plugins-dir {folder}: not a directory")
+    loaded = []
+    for path in sorted(folder.glob("*.py")):
+        mod_name = f"ldpbench_local_plugins.{path.stem}"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise PluginError(f"plugin file {path} failed to load: {type(exc).__name__}: {exc}") from exc
+        loaded.append((module, f"plugins-dir:{path}"))
+    return loaded

@@ -1,0 +1,22 @@
+"""Base: the identity post-processor — the unbiased estimate as the oracle produced it ([W20] §IV)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.types import Estimate, PostProcessor
+
+
+class Base(PostProcessor):
+    """The unprocessed, unbiased estimate (identity). Cost O(1)."""
+
+    name = "base"
+
+    def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
+        return estimate
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(Base)
