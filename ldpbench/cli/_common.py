@@ -1,0 +1,57 @@
+"""Options and loading steps shared by subcommands."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import SpecError
+from ..pluginmanager import Plugins, build_plugins
+from ..spec.load import read_document
+from ..spec.model import Spec
+from ..spec.validate import load_spec
+
+
+def add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugins-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also load every *.py file in DIR as a plugin (repeatable)",
+    )
+
+
+def add_spec_plugin_options(parser: argparse.ArgumentParser) -> None:
+    add_plugin_options(parser)
+    parser.add_argument(
+        "--trust-spec-plugins",
+        action="store_true",
+        help="load the plugins folder named by the spec's 'plugins_dir' (specs cannot load code by themselves)",
+    )
+
+
+def plugin_dirs_for(spec_path: str, args: argparse.Namespace) -> list[str]:
+    """The plugin folders to load for a spec: the flag's, plus the spec's own if trusted.
+
+    A spec is data: naming a ``plugins_dir`` in it makes no code load unless the user says so.
+    """
+    dirs = [str(Path(d).resolve()) for d in args.plugins_dir]
+    doc = read_document(spec_path)
+    if isinstance(doc.data, dict) and isinstance(doc.data.get("plugins_dir"), str):
+        wanted = str((Path(spec_path).parent / doc.data["plugins_dir"]).resolve())
+        if wanted not in dirs:
+            if not getattr(args, "trust_spec_plugins", False):
+                raise SpecError(
+                    f"{doc.where(('plugins_dir',))}: the spec asks to load plugin code from {wanted}; "
+                    f"a spec cannot load code by itself — pass --plugins-dir {doc.data['plugins_dir']} "
+                    f"(or --trust-spec-plugins)"
+                )
+            dirs.append(wanted)
+    return dirs
+
+
+def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plugins, Spec, list[str]]:
+    dirs = plugin_dirs_for(spec_path, args)
+    plugins = build_plugins(dirs)
+    return plugins, load_spec(spec_path, plugins), dirs

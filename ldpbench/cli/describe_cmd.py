@@ -1,0 +1,50 @@
+"""``ldpbench describe NAME``: a plugin's documentation and declared parameters."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+
+from ..errors import UnknownPluginError
+from ..suggest import closest
+from ..types import KINDS
+from ._common import add_plugin_options
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("describe", help="show a plugin's parameters and documentation", description=__doc__)
+    p.add_argument("name", help="plugin name, e.g. norm-sub")
+    p.add_argument("--kind", choices=list(KINDS), help="disambiguate when two kinds share a name")
+    p.add_argument("--json", action="store_true")
+    add_plugin_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from ..pluginmanager import build_plugins
+
+    plugins = build_plugins(args.plugins_dir)
+    matches = [i for i in plugins.all() if i.name == args.name and (not args.kind or i.kind == args.kind)]
+    if not matches:
+        names = sorted({i.name for i in plugins.all()})
+        raise UnknownPluginError(args.kind or "plugin", args.name, closest(args.name, names), names)
+    if args.json:
+        print(json.dumps([m.describe() for m in matches], indent=2))
+        return 0
+    for info in matches:
+        print(f"{info.name} ({info.kind}) — {info.origin}")
+        doc = inspect.getdoc(info.cls) or ""
+        if doc:
+            print()
+            print(doc)
+        print()
+        if info.params:
+            rows = [[p.name, p.type_name(), "(required)" if p.required else repr(p.default), p.help] for p in info.params]
+            print(tabulate(rows, headers=["parameter", "type", "default", "description"]))
+        else:
+            print("no parameters")
+        print()
+    return 0

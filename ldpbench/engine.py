@@ -1,0 +1,219 @@
+"""Evaluate cells: population -> mechanism -> pipelines -> metrics.
+
+The pieces a cell is made of are small functions here so that the runner, the notebook API
+(:func:`ldpbench.postprocess`) and tests share one code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .types import Estimate, PostProcessor
+
+
+def apply_pipeline(
+    postprocessors: Sequence[PostProcessor], estimate: Estimate, rng: np.random.Generator
+) -> Estimate:
+    """Apply a chain of post-processors in order (``[power, norm-sub]`` is PowerNS).
+
+    Each step sees only the previous step's Estimate; the steps' names accumulate in
+    ``Estimate.steps``.
+    """
+    for step in postprocessors:
+        out = step.apply(estimate, rng)
+        if not isinstance(out, Estimate):
+            raise TypeError(f"post-processor '{step.name}' returned {type(out).__name__}, not an Estimate")
+        estimate = out.replace(steps=estimate.steps + (step.name,))
+    return estimate
+
+
+# ----------------------------------------------------------------------------------------------
+# One cell
+# ----------------------------------------------------------------------------------------------
+
+import functools  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Any  # noqa: E402
+
+from .pluginmanager import Plugins, build_plugins  # noqa: E402
+from .seeding import rng_for  # noqa: E402
+from .simulate import simulate  # noqa: E402
+from .spec.expand import Cell  # noqa: E402
+from .spec.model import Entry, Pipeline  # noqa: E402
+from .types import Population  # noqa: E402
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """Everything a worker needs to evaluate one cell (picklable)."""
+
+    cell: Cell
+    pipelines: tuple[Pipeline, ...]
+    metrics: tuple[Entry, ...]
+    plugins_dirs: tuple[str, ...] = ()
+
+
+@functools.lru_cache(maxsize=8)
+def _plugins(plugins_dirs: tuple[str, ...]) -> Plugins:
+    # One plugin manager per worker process (and per set of plugin folders).
+    return build_plugins(plugins_dirs)
+
+
+@functools.lru_cache(maxsize=16)
+def _population(plugins_dirs: tuple[str, ...], dataset: Entry, seed: int) -> Population:
+    plugins = _plugins(plugins_dirs)
+    ds = plugins.create("dataset", dataset.name, dataset.param_dict)
+    population = ds.load(rng_for(seed, "dataset", dataset.label))
+    if not isinstance(population, Population):
+        raise TypeError(f"dataset '{dataset.name}' returned {type(population).__name__}, not a Population")
+    if population.n <= 0:
+        raise ValueError(f"dataset '{dataset.name}' has no users")
+    return population
+
+
+def _error_text(what: str, exc: BaseException) -> str:
+    return f"{what}: {type(exc).__name__}: {exc}"
+
+
+def fingerprint(*parts: Any) -> str:
+    payload = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def mechanism_outputs(
+    plugins: Plugins, cell: Cell, population: Population
+) -> dict[str, Any]:
+    """Run the cell's oracle or protocol; return ``{label: Estimate}``."""
+    mech = cell.mechanism
+    ds, budget, rep, seed = cell.dataset, cell.budget, cell.repeat, cell.seed
+    # The users of a repeat are drawn with a stream that does not depend on the mechanism, so
+    # every oracle in a repeat sees the same users (paired comparisons).
+    users = population
+    if ds.sample:
+        users = population.sample(ds.sample, rng_for(seed, "users", ds.label, budget.label, rep))
+    rng = rng_for(seed, "mechanism", ds.label, budget.label, mech.label, rep)
+    if mech.kind == "protocol":
+        protocol = plugins.create("protocol", mech.name, mech.param_dict)
+        outputs = protocol.run(users, budget.epsilon_value, rng)
+        return {f"{mech.label}:{label}": est for label, est in outputs.items()}
+    if budget.groups:
+        from .budgets import parse_epsilon
+        from .groups import simulate_groups
+
+        groups = [(parse_epsilon(eps, population.d), count) for eps, count in budget.groups]
+
+        def make_oracle(eps: float):
+            return plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps)
+
+        est = simulate_groups(make_oracle, population, groups, rng, cell.simulation)
+        return {mech.label: est.replace(mechanism=mech.label)}
+    oracle = plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=budget.epsilon_value)
+    est = simulate(oracle, users.counts, rng, cell.simulation)
+    return {mech.label: est.replace(mechanism=mech.label)}
+
+
+def run_cell(task: CellTask) -> list[dict[str, Any]]:
+    """Evaluate one cell with every pipeline and metric; return its result rows.
+
+    A plugin that raises fails only what depends on it: a dataset or mechanism failure fails the
+    whole cell, a pipeline failure that pipeline's rows, a metric failure that metric's rows. The
+    error text is stored in the row's ``error``.
+    """
+    cell = task.cell
+    started = time.perf_counter()
+    ds, budget, mech, rep, seed = cell.dataset, cell.budget, cell.mechanism, cell.repeat, cell.seed
+    base_fp = [ds.fingerprint_data(), budget.label, mech.fingerprint_data(), cell.simulation]
+    rows: list[dict[str, Any]] = []
+    meta = {"n": 0, "d": 0}
+
+    def row(oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool) -> None:
+        rows.append(
+            {
+                "cell_id": cell.cell_id,
+                "dataset": ds.label,
+                "users": budget.users_label if budget.groups else "",
+                "epsilon": budget.epsilon_value,
+                "oracle": oracle_label,
+                "pipeline": pipeline.label,
+                "metric": metric.label,
+                "greater_is_better": greater,
+                "repeat": rep,
+                "value": float(value),
+                "error": error,
+                "simulation": cell.simulation,
+                "n": int(meta["n"]),
+                "d": int(meta["d"]),
+                "fingerprint": fingerprint(
+                    base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()
+                ),
+                "elapsed": 0.0,
+            }
+        )
+
+    def greater(plugins: Plugins | None, metric: Entry) -> bool:
+        try:
+            return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
+        except Exception:
+            return False
+
+    plugins: Plugins | None = None
+    try:
+        plugins = _plugins(task.plugins_dirs)
+        population = _population(task.plugins_dirs, ds, seed)
+        meta["d"] = population.d
+        meta["n"] = ds.sample or population.n
+        outputs = mechanism_outputs(plugins, cell, population)
+    except Exception as exc:  # noqa: BLE001 — a failing plugin fails its own cell only
+        stage = "dataset" if meta["d"] == 0 else mech.kind
+        name = ds.name if stage == "dataset" else mech.name
+        err = _error_text(f"{stage} '{name}'", exc)
+        for pipeline in task.pipelines:
+            for metric in task.metrics:
+                row(mech.label, pipeline, metric, math.nan, err, greater(plugins, metric))
+        _stamp(rows, started)
+        return rows
+
+    metrics = []
+    for metric in task.metrics:
+        try:
+            metrics.append((metric, plugins.create("metric", metric.name, metric.param_dict), None))
+        except Exception as exc:  # noqa: BLE001
+            metrics.append((metric, None, _error_text(f"metric '{metric.name}'", exc)))
+
+    for label, estimate in outputs.items():
+        meta["n"] = estimate.n
+        for pipeline in task.pipelines:
+            try:
+                steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
+                prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
+                processed = apply_pipeline(steps, estimate, prng)
+                perr = None
+            except Exception as exc:  # noqa: BLE001
+                processed, perr = None, _error_text(f"pipeline '{pipeline.label}'", exc)
+            for metric, scorer, merr in metrics:
+                g = greater(plugins, metric)
+                if perr or merr:
+                    row(label, pipeline, metric, math.nan, perr or merr, g)
+                    continue
+                # The same metric stream for every mechanism and pipeline of a repeat: e.g.
+                # set-query draws the same random subsets for all methods (paired comparisons).
+                mrng = rng_for(seed, "metric", ds.label, budget.label, rep, metric.label)
+                try:
+                    value = float(scorer.score(population, processed, mrng))
+                    row(label, pipeline, metric, value, None, g)
+                except Exception as exc:  # noqa: BLE001
+                    row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
+    _stamp(rows, started)
+    return rows
+
+
+def _stamp(rows: list[dict[str, Any]], started: float) -> None:
+    elapsed = time.perf_counter() - started
+    for r in rows:
+        r["elapsed"] = elapsed

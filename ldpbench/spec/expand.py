@@ -1,0 +1,52 @@
+"""Expand a spec's grid into cells: dataset x budget x mechanism x repeat.
+
+A cell is evaluated with every pipeline and every metric. Its identity (labels, repeat,
+simulation and seed) is hashed into ``cell_id``, which keys its rows in the results store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .model import Budget, DatasetEntry, Entry, Spec
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: DatasetEntry
+    budget: Budget
+    mechanism: Entry
+    repeat: int
+    seed: int
+    simulation: str
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        return (
+            self.dataset.label,
+            self.budget.label,
+            self.mechanism.label,
+            str(self.repeat),
+            self.simulation,
+        )
+
+    @property
+    def cell_id(self) -> str:
+        payload = json.dumps([self.seed, *self.identity], separators=(",", ":"))
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def expand(spec: Spec) -> Iterator[Cell]:
+    """All cells of the spec, repeats innermost (so early cells cover the whole grid sooner)."""
+    for dataset in spec.datasets:
+        for budget in spec.budgets:
+            for mechanism in spec.mechanisms:
+                for repeat in range(spec.repeats):
+                    yield Cell(dataset, budget, mechanism, repeat, spec.seed, spec.simulation)
+
+
+def count_cells(spec: Spec) -> int:
+    return len(spec.datasets) * len(spec.budgets) * len(spec.mechanisms) * spec.repeats

@@ -1,0 +1,125 @@
+"""Read YAML safely, keeping the line of every key and list item for error messages.
+
+The composed node tree of PyYAML's SafeLoader is walked by hand: scalars are built by
+``SafeConstructor`` (so no tag can construct an arbitrary object), and every path into the document
+gets its 1-based line number. A node budget stops alias bombs ("billion laughs") early.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+
+from ..errors import SpecError
+
+Path_ = tuple[Any, ...]
+
+#: Refuse spec files larger than this before parsing them (a spec is a page of YAML).
+MAX_SPEC_BYTES = 1_000_000
+#: Refuse documents that expand to more nodes than this (alias bombs).
+MAX_NODES = 200_000
+
+
+class Document:
+    """Parsed YAML data plus the line of each path (``("pipelines", 2, "calibrate")`` -> 14)."""
+
+    def __init__(self, data: Any, lines: dict[Path_, int], filename: str):
+        self.data = data
+        self.lines = lines
+        self.filename = filename
+
+    def line(self, path: Path_) -> int:
+        """The line of ``path``, or of its nearest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get((), 1)
+
+    def where(self, path: Path_) -> str:
+        return f"{self.filename}:{self.line(path)}"
+
+
+def read_document(path: str | Path) -> Document:
+    """Load a spec file; YAML syntax errors become a :class:`SpecError` with ``FILE:LINE``."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(f"{path}:1: spec is {len(raw):,} bytes; a spec must be under {MAX_SPEC_BYTES:,}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}:1: spec is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return parse_document(text, str(path))
+
+
+def parse_document(text: str, filename: str = "<spec>") -> Document:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = exc.problem or str(exc)
+        if exc.context:
+            problem = f"{exc.context}: {problem}"
+        raise SpecError(f"{filename}:{line}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{filename}:1: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise SpecError(f"{filename}:1: the spec is empty")
+    walker = _Walker(filename)
+    data = walker.build(node, ())
+    return Document(data, walker.lines, filename)
+
+
+class _Walker:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.lines: dict[Path_, int] = {}
+        self.constructor = SafeConstructor()
+        self.count = 0
+
+    def build(self, node: yaml.Node, path: Path_) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: the spec is too large (over {MAX_NODES:,} values; aliases?)")
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            try:
+                self.constructor.flatten_mapping(node)
+            except ConstructorError as exc:
+                raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: {exc.problem}") from None
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.build(key_node, path + ("<key>",))
+                if isinstance(key, (list, dict)):
+                    raise SpecError(f"{self.filename}:{key_node.start_mark.line + 1}: a key must be a plain value")
+                if key in out:
+                    raise SpecError(f"{self.filename}:{key_node.start_mark.line + 1}: duplicate key '{key}'")
+                self.lines[path + (key,)] = key_node.start_mark.line + 1
+                out[key] = self.build(value_node, path + (key,))
+            self.lines.pop(path + ("<key>",), None)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for i, item in enumerate(node.value):
+                self.lines[path + (i,)] = item.start_mark.line + 1
+                items.append(self.build(item, path + (i,)))
+            return items
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except (ConstructorError, ValueError) as exc:
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: {problem}") from None

@@ -1,0 +1,109 @@
+"""The validated spec: plain, picklable data (it travels to worker processes)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(format_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}={format_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A reference to a plugin with the parameters the spec gave (defaults not filled in)."""
+
+    kind: str
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    version: str = ""  #: the plugin's version, for fingerprints
+
+    @property
+    def param_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name(key=value,...)`` when parameters were given."""
+        if not self.params:
+            return self.name
+        return f"{self.name}(" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + ")"
+
+    def fingerprint_data(self) -> list[Any]:
+        return [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
+
+
+@dataclass(frozen=True)
+class DatasetEntry(Entry):
+    sample: int | None = None  #: draw this many users afresh in every repeat
+
+    @property
+    def label(self) -> str:
+        base = Entry.label.fget(self)  # type: ignore[attr-defined]
+        return f"{base}[sample={self.sample}]" if self.sample else base
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A chain of post-processors; its label joins the steps' labels with ``+``."""
+
+    steps: tuple[Entry, ...]
+
+    @property
+    def label(self) -> str:
+        return "+".join(step.label for step in self.steps)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Either one epsilon for all users, or personalized groups ``(epsilon expression, count)``."""
+
+    epsilon: float | None = None
+    groups: tuple[tuple[Any, int], ...] = ()
+    users_label: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.users_label if self.groups else format_value(self.epsilon)
+
+    @property
+    def epsilon_value(self) -> float:
+        return float(self.epsilon) if self.epsilon is not None else math.nan
+
+
+@dataclass
+class Spec:
+    """A validated spec (see docs/spec-format.md)."""
+
+    path: str
+    name: str
+    seed: int
+    repeats: int
+    simulation: str
+    datasets: list[DatasetEntry]
+    budgets: list[Budget]
+    mechanisms: list[Entry]  #: oracles and protocols
+    pipelines: list[Pipeline]
+    metrics: list[Entry]
+    executor: Entry | None = None
+    description: str = ""
+    requires: list[str] = field(default_factory=list)
+    plugins_dir: str | None = None
+    resolved: dict[str, Any] = field(default_factory=dict)  #: JSON-able echo for the manifest
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return repr(v)

@@ -1,0 +1,381 @@
+"""The results store: one tidy row per (cell, pipeline, metric), appended atomically.
+
+A run directory holds
+
+- ``results.jsonl`` — a header record ``{"schema_version": 1, "kind": "ldpbench-results"}`` on the
+  first line, then one JSON object per row (:data:`COLUMNS`). The rows of one cell are written
+  with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run killed at any
+  instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and counts it),
+  and the cell it belonged to is simply not done, so the next run redoes it (DESIGN.md step 5).
+- ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
+  ldpbench version (aesthetics pattern 12), written with tmp + rename.
+
+Versioning follows asv (pattern 13): a file from an older or newer schema is refused with a message
+that says what to do, never misread.
+
+JSON has no NaN or infinity. We write NaN as ``null`` (a failed value, a personalized budget) and
+±infinity as ``±1e999`` — valid JSON that Python and JavaScript parse back to infinity (``epsilon:
+inf`` is a legal budget). :func:`dumps_json` does that for every file ldpbench writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import LdpbenchError
+
+#: Version of the results-file layout. Bump it when a column changes meaning or type.
+SCHEMA_VERSION = 1
+#: ``kind`` of the header record: tells a results file from any other JSONL.
+RESULTS_KIND = "ldpbench-results"
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+#: The row schema, in column order. Every row the runner produces has exactly these keys.
+COLUMNS: dict[str, pl.DataType] = {
+    "cell_id": pl.String(),  # hex hash of the cell identity, seed included
+    "dataset": pl.String(),
+    "users": pl.String(),  # "" when every user shares one epsilon
+    "epsilon": pl.Float64(),  # NaN under personalized budgets
+    "oracle": pl.String(),
+    "pipeline": pl.String(),  # chain members joined by "+"
+    "metric": pl.String(),
+    "greater_is_better": pl.Boolean(),
+    "repeat": pl.Int64(),
+    "value": pl.Float64(),  # NaN when the cell failed
+    "error": pl.String(),  # "ExcType: message" of the plugin that raised, else null
+    "simulation": pl.String(),  # "aggregate" | "per-user"
+    "n": pl.Int64(),
+    "d": pl.Int64(),
+    "fingerprint": pl.String(),  # hash of plugin names, versions and params behind the row
+    "elapsed": pl.Float64(),  # seconds
+}
+#: A row is identified by these: a later row with the same key supersedes an earlier one.
+ROW_KEY = ("cell_id", "pipeline", "metric")
+_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
+
+
+class ResultsWarning(UserWarning):
+    """A results file with torn or unreadable lines (skipped, counted)."""
+
+
+class ResultsSchemaError(LdpbenchError):
+    """A results file this ldpbench cannot read: no header, or another schema version."""
+
+
+# ----------------------------------------------------------------------------------------------
+# JSON without NaN
+# ----------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars and arrays to Python ones (rows often carry ``np.float64``)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+_POS_INF = "\x00ldpbench+inf\x00"
+_NEG_INF = "\x00ldpbench-inf\x00"
+
+
+def _encodable(obj: Any) -> Any:
+    obj = _plain(obj)
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return None
+        if math.isinf(obj):
+            return _POS_INF if obj > 0 else _NEG_INF
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): _encodable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_encodable(v) for v in obj]
+    return obj
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def dumps_json(obj: Any, indent: int | None = None) -> str:
+    """``json.dumps`` that writes NaN as ``null`` and ±inf as ``±1e999`` (strict JSON).
+
+    ``json.loads`` reads ``1e999`` back as ``inf``; ``null`` comes back as ``None``.
+    """
+    # Infinities travel through json.dumps as sentinel strings, then become bare numbers.
+    text = json.dumps(_encodable(obj), indent=indent, allow_nan=False, default=_default)
+    return text.replace(json.dumps(_POS_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
+
+
+# ----------------------------------------------------------------------------------------------
+# Schema checks
+# ----------------------------------------------------------------------------------------------
+
+
+def _header_record() -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "kind": RESULTS_KIND}
+
+
+def check_schema_version(record: Any, where: str, what: str = "results file") -> None:
+    """Refuse a header (or manifest) that is not ours or has another schema version (asv style)."""
+    if not isinstance(record, dict) or "schema_version" not in record:
+        raise ResultsSchemaError(
+            f"{where}: not an ldpbench {what} (no schema_version header); "
+            "it was not written by ldpbench, or by a pre-release without versioned results"
+        )
+    version = record["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultsSchemaError(f"{where}: schema_version must be an integer, got {version!r}")
+    if version < SCHEMA_VERSION:
+        raise ResultsSchemaError(
+            f"{where}: {what} has schema version {version}, older than the version {SCHEMA_VERSION} "
+            "this ldpbench reads; no automatic migration exists for it: rerun the spec into a new "
+            "results directory (`ldpbench run SPEC`) to regenerate it"
+        )
+    if version > SCHEMA_VERSION:
+        raise ResultsSchemaError(
+            f"{where}: {what} has schema version {version}, newer than the version "
+            f"{SCHEMA_VERSION} this ldpbench reads: update ldpbench (`pip install -U ldpbench`)"
+        )
+
+
+def empty_frame() -> pl.DataFrame:
+    """An empty results frame with the fixed schema."""
+    return pl.DataFrame(schema=COLUMNS)
+
+
+def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    """Rows (dicts) to a frame with the fixed schema; ``null`` floats become NaN.
+
+    Keys outside :data:`COLUMNS` are dropped: the schema is the contract.
+    """
+    columns: dict[str, list[Any]] = {k: [] for k in COLUMNS}
+    for row in rows:
+        for key, values in columns.items():
+            value = _plain(row.get(key))
+            if key in _FLOAT_COLUMNS:
+                value = math.nan if value is None else float(value)
+            values.append(value)
+    return pl.DataFrame(columns, schema=COLUMNS)
+
+
+def _check_row(row: Mapping[str, Any]) -> None:
+    missing = [k for k in COLUMNS if k not in row]
+    if missing:
+        # The runner builds rows; a missing key is a bug there, not a user mistake.
+        raise ValueError(f"result row lacks column(s) {', '.join(missing)}: {dict(row)!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The store
+# ----------------------------------------------------------------------------------------------
+
+
+class ResultsStore:
+    """``results.jsonl`` and ``manifest.json`` in one run directory.
+
+    :param directory: the run directory; created (with parents) on the first write.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+        self.path = self.directory / RESULTS_FILE
+        self.manifest_path = self.directory / MANIFEST_FILE
+        #: Lines skipped by the last :meth:`load` (a torn last line after a kill, or garbage).
+        self.skipped_lines = 0
+
+    def __repr__(self) -> str:
+        return f"ResultsStore({str(self.directory)!r})"
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Append the rows of one cell as one atomic write, then fsync.
+
+        A new (or empty) file gets the header record first, in the same write. If the file ends
+        in a torn line (a previous run was killed mid-write), a newline is written first so the
+        torn line stays a line of its own and the new rows stay intact.
+        """
+        rows = list(rows)
+        for row in rows:
+            _check_row(row)
+        if not rows:
+            return
+        # Schema columns first, in order; extra keys are kept in the file (load ignores them).
+        block = "".join(dumps_json({**{k: row[k] for k in COLUMNS}, **row}) + "\n" for row in rows)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            prefix = self._prefix_for_append(fd)
+            data = (prefix + block).encode("utf-8")
+            written = os.write(fd, data)
+            while written < len(data):  # a short write to a regular file is rare; finish it
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _prefix_for_append(self, fd: int) -> str:
+        """What must precede new rows: the header for a new file, a newline after a torn line."""
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return dumps_json(_header_record()) + "\n"
+        with open(self.path, "rb") as fh:
+            first = fh.readline()
+            if not first.endswith(b"\n"):
+                # The very first write was torn: the file is a partial header, nothing else.
+                os.ftruncate(fd, 0)
+                return dumps_json(_header_record()) + "\n"
+            self._check_header(first)
+            fh.seek(size - 1)
+            last_byte = fh.read(1)
+        return "" if last_byte == b"\n" else "\n"
+
+    def _check_header(self, line: bytes) -> None:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and record.get("kind", RESULTS_KIND) != RESULTS_KIND:
+            raise ResultsSchemaError(f"{self.path}: not an ldpbench results file (kind {record.get('kind')!r})")
+        check_schema_version(record, str(self.path))
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+        """Write ``manifest.json`` atomically (a temporary file renamed over the old one).
+
+        ``schema_version`` is added if the caller left it out.
+        """
+        record = {"schema_version": SCHEMA_VERSION, **dict(manifest)}
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(dumps_json(record, indent=2) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.manifest_path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The run manifest; a missing, unreadable or other-version manifest is a user error."""
+        try:
+            text = self.manifest_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}") from None
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise LdpbenchError(f"{self.manifest_path}: not valid JSON ({exc})") from None
+        check_schema_version(record, str(self.manifest_path), what="manifest")
+        return record
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def load(self) -> pl.DataFrame:
+        """All rows as a frame with the fixed schema (:data:`COLUMNS`), even when empty.
+
+        A row superseded by a later row with the same (cell_id, pipeline, metric) — a rerun of a
+        failed cell — is dropped; the survivor keeps the place of the first occurrence, so the
+        order stays the spec's. Torn or unreadable lines are skipped, counted in
+        :attr:`skipped_lines`, and reported with a :class:`ResultsWarning`.
+        """
+        self.skipped_lines = 0
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return empty_frame()
+        lines = data.split(b"\n")
+        # A torn first write leaves a partial header with no newline: the store is empty.
+        if len(lines) == 1:
+            if lines[0].strip():
+                self.skipped_lines = 1
+                self._warn_skipped()
+            return empty_frame()
+        self._check_header(lines[0])
+        rows = []
+        for line in lines[1:]:
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                self.skipped_lines += 1
+                continue
+            if not isinstance(row, dict) or any(k not in row for k in COLUMNS):
+                self.skipped_lines += 1
+                continue
+            rows.append(row)
+        if self.skipped_lines:
+            self._warn_skipped()
+        return deduplicate(rows_to_frame(rows))
+
+    def _warn_skipped(self) -> None:
+        warnings.warn(
+            f"{self.path}: skipped {self.skipped_lines} torn or unreadable line(s) "
+            "(a killed run leaves one; its cell is redone on the next run)",
+            ResultsWarning,
+            stacklevel=3,
+        )
+
+    def done_cells(
+        self, expected_keys: Iterable[tuple[str, str]] | Mapping[str, Iterable[tuple[str, str]]]
+    ) -> set[str]:
+        """The cell ids whose every expected (pipeline, metric) row is stored without error.
+
+        :param expected_keys: the (pipeline, metric) pairs every cell produces, or a mapping
+            ``cell_id -> pairs`` when cells differ (then only those cells are considered).
+        """
+        df = self.load().filter(pl.col("error").is_null())
+        present: dict[str, set[tuple[str, str]]] = {}
+        for cell, pipeline, metric in df.select("cell_id", "pipeline", "metric").iter_rows():
+            present.setdefault(cell, set()).add((pipeline, metric))
+        if isinstance(expected_keys, Mapping):
+            return {
+                cell
+                for cell, keys in expected_keys.items()
+                if set(map(tuple, keys)) <= present.get(cell, set())
+            }
+        expected = {tuple(k) for k in expected_keys}
+        return {cell for cell, keys in present.items() if expected <= keys}
+
+    def export_parquet(self, path: str | os.PathLike[str]) -> Path:
+        """Write the (de-duplicated) rows to a Parquet file; returns its path."""
+        path = Path(path)
+        self.load().write_parquet(path)
+        return path
+
+
+def deduplicate(df: pl.DataFrame) -> pl.DataFrame:
+    """Keep the last row per (cell_id, pipeline, metric), at the position of the first."""
+    if df.is_empty():
+        return df
+    key = list(ROW_KEY)
+    return (
+        df.with_row_index("_i")
+        .with_columns(_first=pl.col("_i").min().over(key), _last=pl.col("_i").max().over(key))
+        .filter(pl.col("_i") == pl.col("_last"))
+        .sort("_first")
+        .drop("_i", "_first", "_last")
+    )
