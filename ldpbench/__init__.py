@@ -29,6 +29,7 @@ from .types import (  # noqa: E402
     Population,
     Protocol,
 )
+from .api import estimate_from_vector, postprocess  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -45,4 +46,6 @@ __all__ = [
     "PriorFamily",
     "Population",
     "Protocol",
+    "estimate_from_vector",
+    "postprocess",
 ]

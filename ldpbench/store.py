@@ -7,6 +7,8 @@ A run directory holds
   with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run killed at any
   instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and counts it),
   and the cell it belonged to is simply not done, so the next run redoes it (DESIGN.md step 5).
+  Every row also carries the ``append_id`` of its write: a cell's latest append supersedes all
+  its earlier rows.
 - ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
   ldpbench version (aesthetics pattern 12), written with tmp + rename.
 
@@ -60,9 +62,15 @@ COLUMNS: dict[str, pl.DataType] = {
     "fingerprint": pl.String(),  # hash of plugin names, versions and params behind the row
     "elapsed": pl.Float64(),  # seconds
 }
-#: A row is identified by these: a later row with the same key supersedes an earlier one.
-ROW_KEY = ("cell_id", "pipeline", "metric")
+#: A row is identified by these. One cell has several oracle labels when its mechanism is a
+#: protocol ("blender:blended", "blender:client", ...), so the oracle is part of the key.
+ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
+#: Extra key stamped on every row of one :meth:`ResultsStore.append`: the latest append of a cell
+#: supersedes every earlier row of that cell (its labels may differ: a failed protocol cell has
+#: one "blender" row per pipeline and metric, its rerun one per protocol output).
+APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
+_COLUMN_SET = frozenset(COLUMNS)
 
 
 class ResultsWarning(UserWarning):
@@ -119,6 +127,10 @@ def dumps_json(obj: Any, indent: int | None = None) -> str:
 
     ``json.loads`` reads ``1e999`` back as ``inf``; ``null`` comes back as ``None``.
     """
+    try:  # the common case, no NaN, infinity or NumPy integer: no copy needed
+        return json.dumps(obj, indent=indent, allow_nan=False)
+    except (ValueError, TypeError):
+        pass
     # Infinities travel through json.dumps as sentinel strings, then become bare numbers.
     text = json.dumps(_encodable(obj), indent=indent, allow_nan=False, default=_default)
     return text.replace(json.dumps(_POS_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
@@ -166,14 +178,16 @@ def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 
     Keys outside :data:`COLUMNS` are dropped: the schema is the contract.
     """
-    columns: dict[str, list[Any]] = {k: [] for k in COLUMNS}
-    for row in rows:
-        for key, values in columns.items():
-            value = _plain(row.get(key))
-            if key in _FLOAT_COLUMNS:
-                value = math.nan if value is None else float(value)
-            values.append(value)
-    return pl.DataFrame(columns, schema=COLUMNS)
+    rows = rows if isinstance(rows, list) else list(rows)
+    # Column by column: polars takes Python and NumPy scalars, and refuses wrong types (strict).
+    columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
+    df = pl.DataFrame(columns, schema=COLUMNS, strict=True)
+    return df.with_columns(pl.col(sorted(_FLOAT_COLUMNS)).fill_null(math.nan))
+
+
+def _is_torn_header(line: bytes) -> bool:
+    """Whether ``line`` (no newline) is the beginning of our header: a kill during the first write."""
+    return not line.endswith(b"\n") and (dumps_json(_header_record()) + "\n").encode().startswith(line)
 
 
 def _check_row(row: Mapping[str, Any]) -> None:
@@ -200,6 +214,7 @@ class ResultsStore:
         self.manifest_path = self.directory / MANIFEST_FILE
         #: Lines skipped by the last :meth:`load` (a torn last line after a kill, or garbage).
         self.skipped_lines = 0
+        self._size_after_append = -1  # the file's size after our last append (skip re-checks)
 
     def __repr__(self) -> str:
         return f"ResultsStore({str(self.directory)!r})"
@@ -219,7 +234,11 @@ class ResultsStore:
         if not rows:
             return
         # Schema columns first, in order; extra keys are kept in the file (load ignores them).
-        block = "".join(dumps_json({**{k: row[k] for k in COLUMNS}, **row}) + "\n" for row in rows)
+        append_id = os.urandom(8).hex()
+        block = "".join(
+            dumps_json({**{k: row[k] for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
+            for row in rows
+        )
         self.directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -229,17 +248,20 @@ class ResultsStore:
             while written < len(data):  # a short write to a regular file is rare; finish it
                 written += os.write(fd, data[written:])
             os.fsync(fd)
+            self._size_after_append = os.fstat(fd).st_size
         finally:
             os.close(fd)
 
     def _prefix_for_append(self, fd: int) -> str:
         """What must precede new rows: the header for a new file, a newline after a torn line."""
         size = os.fstat(fd).st_size
+        if size == self._size_after_append:
+            return ""  # as we left it: header checked, last line whole
         if size == 0:
             return dumps_json(_header_record()) + "\n"
         with open(self.path, "rb") as fh:
             first = fh.readline()
-            if not first.endswith(b"\n"):
+            if _is_torn_header(first):
                 # The very first write was torn: the file is a partial header, nothing else.
                 os.ftruncate(fd, 0)
                 return dumps_json(_header_record()) + "\n"
@@ -254,7 +276,8 @@ class ResultsStore:
         except ValueError:
             record = None
         if isinstance(record, dict) and record.get("kind", RESULTS_KIND) != RESULTS_KIND:
-            raise ResultsSchemaError(f"{self.path}: not an ldpbench results file (kind {record.get('kind')!r})")
+            kind = record.get("kind")
+            raise ResultsSchemaError(f"{self.path}: not an ldpbench results file (kind {kind!r})")
         check_schema_version(record, str(self.path))
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> None:
@@ -296,9 +319,9 @@ class ResultsStore:
     def load(self) -> pl.DataFrame:
         """All rows as a frame with the fixed schema (:data:`COLUMNS`), even when empty.
 
-        A row superseded by a later row with the same (cell_id, pipeline, metric) — a rerun of a
-        failed cell — is dropped; the survivor keeps the place of the first occurrence, so the
-        order stays the spec's. Torn or unreadable lines are skipped, counted in
+        When a cell was appended more than once (a rerun of a failed or incomplete cell), only its
+        latest append counts; its rows take the place where the cell first appeared, so the order
+        of the file is kept. Torn or unreadable lines are skipped, counted in
         :attr:`skipped_lines`, and reported with a :class:`ResultsWarning`.
         """
         self.skipped_lines = 0
@@ -308,28 +331,35 @@ class ResultsStore:
             return empty_frame()
         lines = data.split(b"\n")
         # A torn first write leaves a partial header with no newline: the store is empty.
-        if len(lines) == 1:
-            if lines[0].strip():
+        if len(lines) == 1 and _is_torn_header(lines[0]):
+            if lines[0]:
                 self.skipped_lines = 1
                 self._warn_skipped()
             return empty_frame()
         self._check_header(lines[0])
-        rows = []
-        for line in lines[1:]:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                self.skipped_lines += 1
-                continue
-            if not isinstance(row, dict) or any(k not in row for k in COLUMNS):
-                self.skipped_lines += 1
-                continue
-            rows.append(row)
+        body = [line for line in lines[1:] if line.strip()]
+        try:  # one parse of the whole body is several times faster than one per line
+            rows = json.loads(b"[" + b",".join(body) + b"]")
+        except ValueError:  # a torn or garbled line: find it
+            rows = []
+            for line in body:
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    self.skipped_lines += 1
+        complete = [row for row in rows if isinstance(row, dict) and _COLUMN_SET <= row.keys()]
+        self.skipped_lines += len(rows) - len(complete)
+        rows = complete
         if self.skipped_lines:
             self._warn_skipped()
-        return deduplicate(rows_to_frame(rows))
+        try:
+            frame = rows_to_frame(rows)
+        except (TypeError, pl.exceptions.PolarsError) as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            message = f"{self.path}: a row has a value of the wrong type ({first_line})"
+            raise ResultsSchemaError(message) from None
+        appends = pl.Series(APPEND_KEY, [row.get(APPEND_KEY) for row in rows], dtype=pl.String)
+        return latest_appends(frame.with_columns(appends))
 
     def _warn_skipped(self) -> None:
         warnings.warn(
@@ -367,15 +397,25 @@ class ResultsStore:
         return path
 
 
-def deduplicate(df: pl.DataFrame) -> pl.DataFrame:
-    """Keep the last row per (cell_id, pipeline, metric), at the position of the first."""
+def latest_appends(df: pl.DataFrame) -> pl.DataFrame:
+    """Keep each cell's latest append; order rows by their cell's first appearance.
+
+    ``df`` has the :data:`COLUMNS` plus :data:`APPEND_KEY` (dropped on return). Rows without an
+    append id (written by hand) form one append per contiguous run of a cell. Within the
+    surviving append, a repeated :data:`ROW_KEY` keeps its last row.
+    """
     if df.is_empty():
-        return df
-    key = list(ROW_KEY)
+        return df.drop(APPEND_KEY)
+    cell = pl.col("cell_id")
+    run = (cell != cell.shift(1)).fill_null(True).cum_sum().cast(pl.String)
     return (
         df.with_row_index("_i")
-        .with_columns(_first=pl.col("_i").min().over(key), _last=pl.col("_i").max().over(key))
-        .filter(pl.col("_i") == pl.col("_last"))
-        .sort("_first")
-        .drop("_i", "_first", "_last")
+        .with_columns(
+            _block=pl.coalesce(pl.col(APPEND_KEY), pl.lit("run-") + run),
+            _first=pl.col("_i").min().over("cell_id"),
+        )
+        .filter(pl.col("_block") == pl.col("_block").last().over("cell_id"))
+        .filter(pl.col("_i") == pl.col("_i").max().over(list(ROW_KEY)))
+        .sort(["_first", "_i"])
+        .drop("_i", "_block", "_first", APPEND_KEY)
     )

@@ -338,7 +338,8 @@ class Validator:
                 self.problem(gpath + ("epsilon",), problem)
                 ok = False
                 continue
-            parsed.append((eps if isinstance(eps, str) else float(eps), count))
+            number = _epsilon_number(eps)
+            parsed.append((number if number is not None else eps, count))
         if not ok:
             return None
         return Budget(epsilon=None, groups=tuple(parsed), users_label=label)

@@ -8,7 +8,7 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
 
-from ._align import aligned_truth
+from ._align import aligned_truth, covers_whole_domain, evaluation_positions, rescaled
 
 
 class MSE(Metric):
@@ -33,6 +33,44 @@ class MSE(Metric):
         return float(sq.sum() if self.reduction == "sum" else sq.mean())
 
 
+class L1(Metric):
+    """L1 distance ``sum_v |f'_v - f_v|`` ([A17] §4.1; algorithms.md §6.6), fraction scale by default.
+
+    On a partial estimate (Blender's head list, ``Estimate.items`` set), or with ``top``, only those
+    items are compared, and by default ([A17] §4.1, algorithms.md §5.6) both the truth and the
+    estimate are **rescaled to sum to 1 over them** once the wildcard mass is removed
+    (``rescale: both``); ``truth`` rescales only the truth, ``none`` neither. A full-domain
+    comparison is never rescaled. ``top: k`` restricts the comparison to the k items with the
+    largest true frequency among those the estimate covers: ``l1: {top: 50}`` puts a full-domain
+    oracle and Blender with a 50-record head list on the same footing.
+    """
+
+    name = "l1"
+    params = (
+        Param("reduction", str, "sum", "sum over the items (the L1 norm) or mean", choices=("sum", "mean")),
+        Param("scale", str, "fraction", "fraction (frequencies) or count (users)", choices=("fraction", "count")),
+        Param("rescale", str, "both", "on a partial comparison: rescale both, only the truth, or none", choices=("both", "truth", "none")),
+        Param("top", int, None, "compare only the items with the largest true frequency (null: all)", min=1, nullable=True),
+    )
+
+    def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
+        positions = evaluation_positions(truth, estimate, self.top)
+        if positions.size == 0:
+            return float("nan")  # nothing to compare (e.g. an empty head list)
+        f = aligned_truth(truth, estimate)[positions]
+        est = estimate.item_answers()[positions]
+        if not covers_whole_domain(truth, estimate, positions):
+            if self.rescale in ("both", "truth"):
+                f = rescaled(f)
+            if self.rescale == "both":
+                est = rescaled(est)
+        err = np.abs(est - f)
+        if self.scale == "count":
+            err = err * estimate.n
+        return float(err.sum() if self.reduction == "sum" else err.mean())
+
+
 @hookimpl
 def ldpbench_register_metrics(registry):
     registry.register(MSE)
+    registry.register(L1)

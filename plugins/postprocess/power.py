@@ -1,1 +1,82 @@
-"""Placeholder: being written (registers nothing yet)."""
+"""Power and PowerNS ([W20] §IV, borrowing [JG19]'s Calibrate; algorithms.md §2.10-2.11).
+
+**Power**: count scale, noise ``N(0, s^2)`` with ``s^2 = n q*(1-q*)/(p*-q*)^2`` (V-approx), prior
+``P(k) ∝ k^-alpha`` on ``{1, ..., n}`` with alpha fitted by the mean,
+
+    M(alpha) = sum_k k^(1-alpha) / sum_k k^-alpha = mean_v(f_hat_v),
+
+solved to full precision (M decreases in alpha: bracket by doubling from 2, then Brent). As in
+[W20]'s code, alpha = 1.01 when the mean of the estimates is below 1, where the equation has no
+solution. Each value becomes its posterior mean, computed in log space with safe windows (see
+``_posterior``) instead of the naive O(n d) sum (or [W20]-code's bucketed cache). The output lies
+in [1, n] (Power never outputs 0; the support starts at 1) and is divided by n: non-negative, not
+normalized.
+
+**PowerNS**: Norm-Sub after Power, ``f' = project_to_simplex(Power(f~))``: non-negative and
+sums to 1. (Also available as the pipeline ``[power, norm-sub]``.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.types import Estimate, PostProcessor
+
+from ._posterior import posterior
+from ._simplex import project_to_simplex
+from .calibrate import count_noise_sd
+
+#: [W20]-code's exponent when the mean of the estimates is below 1 (no solution of M(alpha) = mean).
+FALLBACK_ALPHA = 1.01
+
+
+def power_counts(estimate: Estimate, who: str = "power") -> tuple[np.ndarray, dict]:
+    """Power's count-scale output and its diagnostics."""
+    from ldpbench_plugins.priors.families import PowerLaw
+
+    n = int(estimate.n)
+    sigma = count_noise_sd(estimate, who)
+    x = n * np.asarray(estimate.frequencies, dtype=float)
+    prior = PowerLaw()
+    support = (1, max(n, 1))
+    mean = float(x.mean())
+    note = None
+    if mean < 1.0:
+        alpha, note = FALLBACK_ALPHA, "mean of the estimates below 1: alpha = 1.01 ([W20] code)"
+    else:
+        alpha, clamped = prior.fit_alpha(mean, support)
+        if clamped:
+            note = "the mean equation has no solution on {1..n}; alpha clamped"
+    counts = posterior(x, sigma, prior, (alpha,), support).mean
+    info = {"alpha": alpha, "noise_sd": sigma, "support": [1, n], "scale": "count"}
+    if note:
+        info["warnings"] = [note]
+    return counts, info
+
+
+class Power(PostProcessor):
+    """Power [W20]: posterior mean under a power-law prior on {1..n} fitted by the mean."""
+
+    name = "power"
+
+    def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
+        counts, info = power_counts(estimate, self.name)
+        return estimate.replace(frequencies=counts / estimate.n, info={**estimate.info, self.name: info})
+
+
+class PowerNS(PostProcessor):
+    """PowerNS [W20]: Norm-Sub (projection onto the simplex) of Power's output."""
+
+    name = "power-ns"
+
+    def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
+        counts, info = power_counts(estimate, self.name)
+        f = project_to_simplex(counts / estimate.n, 1.0)
+        return estimate.replace(frequencies=f, info={**estimate.info, self.name: info})
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(Power)
+    registry.register(PowerNS)

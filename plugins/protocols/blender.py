@@ -1,1 +1,271 @@
-"""Placeholder: being written (registers nothing yet)."""
+"""Blender: heavy hitters of (query, URL) records in the hybrid opt-in + local model.
+
+[A17] Avent, Korolova, Zeber, Hovden, Livshits, "Blender: Enabling Local Search with a Hybrid
+Differential Privacy Model", USENIX Security 2017 (Fig. 2-7, Theorems 3-6); algorithms.md §5.
+
+Users hold one record each (m_O = m_C = 1 in the paper's experiments). A fraction ``opt_in_fraction``
+of them opts in to a trusted curator (central model); the rest are clients (local model):
+
+1. the opt-in users are split at random into S (``f_o`` of them) and T;
+2. CreateHeadList on S: records whose Laplace-noised count exceeds tau (central, (eps, delta));
+3. EstimateOptinProbabilities on T: Laplace mechanism on the head-list counts (central, (eps, 0)),
+   then the list is cut to the ``head_list_size`` most probable records;
+4. every client runs LocalAlg on the head list (local, (eps, delta): queries with
+   (f_c eps, f_c delta), URLs with the rest), and the server denoises the reports;
+5. BlendProbabilities: per record, inverse-variance weighting of the two estimates (Theorem 6),
+   optionally projected onto the probability simplex.
+
+:meth:`Blender.run` returns three estimates over the same head list, ``opt-in``, ``client`` and
+``blended`` (the columns of [A17] Fig. 9). Each covers the head-list records only (``<*, *>`` is
+excluded; ``Estimate.items`` names the records) and carries in ``info`` the query-level estimates,
+the head-list structure, the wildcard's estimate and the group sizes; ``variance`` holds the
+per-record variance estimates (of the estimate before the optional projection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.errors import ParamError
+from ldpbench.params import Param
+from ldpbench.types import Estimate, Population, Protocol
+from ldpbench_plugins.postprocess._simplex import project_to_simplex
+
+from ._blender_client import (
+    CLIENT_VARIANCES,
+    estimate_client,
+    local_alg_constants,
+    report_histogram_aggregate,
+    report_histogram_per_user,
+)
+from ._blender_headlist import HeadList, create_head_list, laplace_scale, threshold
+from ._blender_optin import estimate_optin
+
+#: The labels of the estimates :meth:`Blender.run` returns.
+GROUPS = ("opt-in", "client", "blended")
+
+
+def blend_weights(var_optin: np.ndarray, var_client: np.ndarray) -> np.ndarray:
+    """``w = var_C / (var_O + var_C)`` ([A17] Fig. 7 line 3; Theorem 6).
+
+    The weight of the opt-in estimate that minimizes ``w^2 var_O + (1 - w)^2 var_C``. Variance
+    estimates are clipped at 0 first (only the printed Theorem-5 variant can make them negative);
+    when both are 0 the two estimates are averaged.
+    """
+    vo = np.clip(np.asarray(var_optin, dtype=float), 0, None)
+    vc = np.clip(np.asarray(var_client, dtype=float), 0, None)
+    total = vo + vc
+    return np.divide(vc, total, out=np.full(total.shape, 0.5), where=total > 0)
+
+
+def blend(
+    p_optin: np.ndarray, var_optin: np.ndarray, p_client: np.ndarray, var_client: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BlendProbabilities ([A17] Fig. 7): the blended estimate, its variance and the weights."""
+    w = blend_weights(var_optin, var_client)
+    p = w * np.asarray(p_optin) + (1 - w) * np.asarray(p_client)
+    var = w**2 * np.clip(var_optin, 0, None) + (1 - w) ** 2 * np.clip(var_client, 0, None)
+    return p, var, w
+
+
+def _project(p: np.ndarray, p_star: float) -> tuple[np.ndarray, float]:
+    """Project ``(p, p_star)`` onto the probability simplex (the wildcard takes part, as in [A17] §4.1)."""
+    out = project_to_simplex(np.append(p, p_star), 1.0)
+    return out[:-1], float(out[-1])
+
+
+class Blender(Protocol):
+    """Blender ([A17]): opt-in users build a head list; clients report on it; both are blended.
+
+    Works on any population: with record structure (``Population.parents``: record -> query) the
+    head list is a query -> URLs map; without it every item is its own query with one URL.
+    """
+
+    name = "blender"
+    params = (
+        Param("delta", float, 1e-5, "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)", min=0, max=1),
+        Param("opt_in_fraction", float, 0.05, "fraction of users who opt in to the trusted curator", min=0, max=1),
+        Param("f_o", float, 0.95, "fraction of the opt-in users used to create the head list", min=0, max=1),
+        Param("f_c", float, 0.85, "fraction of the clients' budget spent on the query", min=0, max=1),
+        Param("head_list_size", int, 50, "M: maximum number of records in the final head list", min=1),
+        Param("m_o", int, 1, "records collected per opt-in user (the privacy proof needs 1)", min=1),
+        Param("m_c", int, 1, "records collected per client (the variance theorems need 1)", min=1),
+        Param("client_variance", str, "exact", "exact (unbiased plug-in) or paper (Theorem 5 as printed)", choices=CLIENT_VARIANCES),
+        Param("project", bool, True, "project each estimate (with <*,*>) onto the probability simplex"),
+        Param("client_sampler", str, "aggregate", "aggregate (exact multinomial) or per-user (LocalAlg on every client)", choices=("aggregate", "per-user")),
+    )
+
+    # -- privacy -------------------------------------------------------------------------------
+    def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
+        """The guarantee each group of users receives at budget ``epsilon`` (for the run manifest).
+
+        The groups are disjoint, so each user gets exactly the guarantee of her own group
+        (parallel composition, [A17] §2).
+        """
+        eps = float(epsilon)
+        eps1, delta1 = eps / self.m_c, self.delta / self.m_c
+        b = laplace_scale(eps, self.m_o) if eps > 0 else float("inf")
+        share_o = self.opt_in_fraction
+        return [
+            {
+                "group": "opt-in, head-list creation (S)",
+                "model": "central",
+                "epsilon": eps,
+                "delta": self.delta,
+                "mechanism": f"CreateHeadList: record counts + Laplace(b={b:.6g}), kept above tau",
+                "share_of_users": round(share_o * self.f_o, 12),
+            },
+            {
+                "group": "opt-in, probability estimation (T)",
+                "model": "central",
+                "epsilon": eps,
+                "delta": 0.0,
+                "mechanism": f"Laplace mechanism on head-list record counts, b={b:.6g}",
+                "share_of_users": round(share_o * (1 - self.f_o), 12),
+            },
+            {
+                "group": "clients",
+                "model": "local",
+                "epsilon": eps,
+                "delta": self.delta,
+                "mechanism": "LocalAlg: two-stage randomized response on the head list",
+                "query_stage": {"epsilon": self.f_c * eps1, "delta": self.f_c * delta1},
+                "url_stage": {"epsilon": (1 - self.f_c) * eps1, "delta": (1 - self.f_c) * delta1},
+                "share_of_users": round(1 - share_o, 12),
+            },
+        ]
+
+    # -- the protocol --------------------------------------------------------------------------
+    def _group_sizes(self, n: int) -> tuple[int, int, int]:
+        n_o = int(round(self.opt_in_fraction * n))
+        n_s = int(round(self.f_o * n_o))
+        n_t, n_c = n_o - n_s, n - n_o
+        if n_t < 2:
+            raise ParamError(
+                f"Blender: the opt-in estimation group T has {n_t} users (n={n}, opt_in_fraction="
+                f"{self.opt_in_fraction}, f_o={self.f_o}); it needs at least 2"
+            )
+        if n_c < 2:
+            raise ParamError(f"Blender: the client group has {n_c} users; it needs at least 2")
+        return n_s, n_t, n_c
+
+    def run(self, population: Population, epsilon: float, rng: np.random.Generator) -> Mapping[str, Estimate]:
+        """Simulate Blender on the population's users; return the ``opt-in``, ``client``, ``blended`` estimates."""
+        tau = threshold(epsilon, self.delta, self.m_o)  # also validates epsilon and delta
+        counts = population.counts
+        parents = population.parents if population.parents is not None else np.arange(population.d)
+        parents = np.asarray(parents, dtype=np.int64)
+        n_s, n_t, n_c = self._group_sizes(population.n)
+
+        # Random split of the users: S and T (opt-in) and C (clients), without replacement.
+        present = np.flatnonzero(counts)
+        rest = counts[present]
+        s_part = rng.multivariate_hypergeometric(rest, n_s, method="marginals")
+        rest = rest - s_part
+        t_part = rng.multivariate_hypergeometric(rest, n_t, method="marginals")
+        c_part = rest - t_part
+        s_counts = np.zeros(population.d, dtype=np.int64)
+        s_counts[present] = s_part
+        t_counts = np.zeros(population.d, dtype=np.int64)
+        t_counts[present] = t_part
+
+        # Opt-in users: head list, then probabilities.
+        candidates = create_head_list(s_counts, epsilon, self.delta, self.m_o, rng)
+        optin = estimate_optin(t_counts, candidates, epsilon, self.m_o, self.head_list_size, rng)
+        head_list = HeadList.build(optin.records, parents)
+
+        # Clients: LocalAlg on the head list, then denoising.
+        consts = local_alg_constants(epsilon, self.delta, self.m_c, self.f_c, head_list)
+        slot_counts = np.bincount(head_list.slot_of(parents)[present], weights=c_part, minlength=head_list.n_slots)
+        slot_counts = np.rint(slot_counts).astype(np.int64)
+        if self.client_sampler == "aggregate":
+            hist = report_histogram_aggregate(slot_counts, head_list, consts, rng)
+        else:
+            hist = report_histogram_per_user(slot_counts, head_list, consts, rng)
+        client = estimate_client(hist, head_list, consts, self.client_variance)
+
+        # Record and query level for each group; <*, *> rides along for the projection.
+        nq = head_list.k - 1
+        rq = head_list.record_query
+        groups: dict[str, dict[str, Any]] = {
+            "opt-in": {
+                "p": optin.p,
+                "var": optin.variance,
+                "star": (optin.p_star, optin.variance_star),
+                # Opt-in query estimates: sums over the query's records, variances summed ([A17] §4.1).
+                "pq": np.bincount(rq, weights=optin.p, minlength=nq),
+                "varq": np.bincount(rq, weights=optin.variance, minlength=nq),
+                "starq": (optin.p_star, optin.variance_star),
+            },
+            "client": {
+                "p": client.p_slot[head_list.record_slots],
+                "var": client.variance_slot[head_list.record_slots],
+                "star": (client.p_star, client.variance_star),
+                "pq": client.p_query[:nq],
+                "varq": client.variance_query[:nq],
+                "starq": (float(client.p_query[-1]), float(client.variance_query[-1])),
+            },
+        }
+        o, c = groups["opt-in"], groups["client"]
+        p, var, w = blend(o["p"], o["var"], c["p"], c["var"])
+        pq, varq, wq = blend(o["pq"], o["varq"], c["pq"], c["varq"])
+        ps, vs, _ = blend(o["star"][0], o["star"][1], c["star"][0], c["star"][1])
+        psq, vsq, _ = blend(o["starq"][0], o["starq"][1], c["starq"][0], c["starq"][1])
+        groups["blended"] = {
+            "p": p, "var": var, "star": (float(ps), float(vs)),
+            "pq": pq, "varq": varq, "starq": (float(psq), float(vsq)),
+            "weights": w, "query_weights": wq,
+        }
+
+        common = {
+            "head_list_size": head_list.size,
+            "head_list_target": self.head_list_size,
+            "head_list_candidates": int(candidates.size),
+            "queries": head_list.queries.tolist(),
+            "item_query": rq.tolist(),
+            "users": {"S": n_s, "T": n_t, "C": n_c},
+            "tau": tau,
+            "t": consts.t,
+            "client_variance": self.client_variance,
+            "client_sampler": self.client_sampler,
+            "projected": bool(self.project),
+            "variance_note": "per-record variance estimates of the estimate before projection",
+        }
+        sizes = {"opt-in": n_s + n_t, "client": n_c, "blended": population.n}
+        out: dict[str, Estimate] = {}
+        for label in GROUPS:
+            g = groups[label]
+            p_rec, p_star = np.asarray(g["p"], dtype=float), g["star"][0]
+            p_query, p_star_q = np.asarray(g["pq"], dtype=float), g["starq"][0]
+            if self.project:
+                p_rec, p_star = _project(p_rec, p_star)
+                p_query, p_star_q = _project(p_query, p_star_q)
+            info = dict(common)
+            info.update(
+                group=label,
+                query_frequencies=p_query.tolist(),
+                query_variance=np.asarray(g["varq"], dtype=float).tolist(),
+                star={"frequency": float(p_star), "variance": float(g["star"][1])},
+                star_query={"frequency": float(p_star_q), "variance": float(g["starq"][1])},
+            )
+            if label == "blended":
+                info.update(weights=g["weights"].tolist(), query_weights=g["query_weights"].tolist())
+            out[label] = Estimate(
+                frequencies=p_rec,
+                n=sizes[label],
+                epsilon=float(epsilon),
+                mechanism=f"blender:{label}",
+                variance=np.asarray(g["var"], dtype=float),
+                items=head_list.records.copy(),
+                info=info,
+            )
+        return out
+
+
+@hookimpl
+def ldpbench_register_protocols(registry):
+    registry.register(Blender)

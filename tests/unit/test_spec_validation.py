@@ -59,7 +59,7 @@ def test_unknown_plugin_names_line_and_suggestion(tmp_path, plugins):
 
 def test_unknown_top_level_key(tmp_path, plugins):
     (msg,) = problems(tmp_path, plugins, GOOD + "epsilon: [1]\n")
-    assert ":15: unknown key 'epsilon'" in msg and "did you mean 'epsilons'" in msg
+    assert ":14: unknown key 'epsilon'" in msg and "did you mean 'epsilons'" in msg
 
 
 def test_unknown_parameter_points_at_its_line(tmp_path, plugins):
@@ -98,7 +98,7 @@ def test_yaml_syntax_error_has_line(tmp_path, plugins):
 
 def test_duplicate_key(tmp_path, plugins):
     (msg,) = problems(tmp_path, plugins, GOOD + "seed: 8\n")
-    assert ":15: duplicate key 'seed'" in msg
+    assert ":14: duplicate key 'seed'" in msg
 
 
 def test_python_tags_are_not_constructed(tmp_path, plugins):

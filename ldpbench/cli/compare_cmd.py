@@ -1,0 +1,71 @@
+"""``ldpbench compare BASELINE CURRENT``: the noise-aware regression gate for CI.
+
+Exit status: 0 when nothing got worse, 1 when a metric is worse beyond its threshold and its noise
+or a row newly fails, 2 on a usage error (unreadable input, bad ``--threshold``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import ExitCode
+
+_EPILOG = """\
+BASELINE and CURRENT are JSON leaderboards (`ldpbench leaderboard DIR --format json`) or results
+directories. Marks: + worse, - better, ! newly failing, x not comparable (plugin version or
+parameters changed). A row is worse only if its mean moved the wrong way by more than the
+threshold AND by more than Z standard errors of the difference.
+
+examples:
+  ldpbench compare reports/baseline.json results/ci --threshold mse:5% --only-changed
+  ldpbench compare old/ new/ --threshold 2% --threshold ndcg:0.01 >> "$GITHUB_STEP_SUMMARY"
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two leaderboards; exit 1 if a metric got worse beyond its noise",
+        description="Compare a current leaderboard with a baseline, noise-aware (like asv compare).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("baseline", metavar="BASELINE", help="JSON leaderboard or results directory")
+    parser.add_argument("current", metavar="CURRENT", help="JSON leaderboard or results directory")
+    parser.add_argument(
+        "-t",
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="[METRIC:]LIMIT",
+        help="how far a mean may move: 'mse:5%%' (relative), 'mse:0.001' (absolute); a bare "
+        "'2%%' sets the default for every metric (default 5%%). Repeatable.",
+    )
+    parser.add_argument(
+        "--z",
+        type=float,
+        default=None,
+        metavar="Z",
+        help="a change must also exceed Z * sqrt(se_baseline² + se_current²) (default 3)",
+    )
+    parser.add_argument(
+        "--format", choices=("markdown", "table", "json"), default="markdown", help="report format"
+    )
+    parser.add_argument(
+        "--only-changed", action="store_true", help="leave unchanged rows out of the report"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..compare import DEFAULT_Z, compare, load_leaderboard, parse_thresholds, render_comparison
+
+    thresholds = parse_thresholds(args.threshold)  # bad syntax fails before any file is read
+    z = DEFAULT_Z if args.z is None else args.z
+    baseline = load_leaderboard(args.baseline, "baseline")
+    current = load_leaderboard(args.current, "current")
+    result = compare(
+        baseline, current, thresholds, z, baseline_name=args.baseline, current_name=args.current
+    )
+    print(render_comparison(result, args.format, only_changed=args.only_changed), end="")
+    return int(ExitCode.REGRESSION if result.regressed else ExitCode.OK)

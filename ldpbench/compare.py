@@ -1,0 +1,449 @@
+"""Baseline vs current leaderboard: the noise-aware regression gate (DESIGN.md step 7).
+
+Each leaderboard row (dataset, users, epsilon, oracle, pipeline, metric) of the baseline is matched
+with the current one and gets a status, marked as asv's ``compare`` marks them:
+
+=================  ====  =====================================================================
+status             mark  when
+=================  ====  =====================================================================
+``failing``        ``!`` repeats fail now (``failed > 0``) and none failed in the baseline
+``not comparable`` ``x`` the fingerprints (plugin names, versions, parameters) or the metric's
+                         direction differ: the numbers measure different things
+``worse``          ``+`` the mean moved the wrong way by more than the threshold **and** by more
+                         than ``z * sqrt(se_b² + se_c²)`` (its statistical noise)
+``better``         ``-`` the same, the right way
+``fixed``          ``-`` failed in the baseline, no failures now
+``missing``              only in the baseline
+``new``                  only in the current leaderboard
+``unchanged``            anything else (within threshold or within noise)
+=================  ====  =====================================================================
+
+Thresholds follow pytest-benchmark's ``--benchmark-compare-fail``: ``mse:5%`` (relative to the
+baseline mean), ``mse:0.001`` (absolute), and a bare ``5%`` or ``0.001`` sets the default for every
+metric (:data:`DEFAULT_THRESHOLD` otherwise). A metric threshold applies to the label itself
+(``set-query(rho=10):2%``) or to every label of a plugin (``set-query:2%``). A row whose standard
+errors are unknown (a single repeat) is judged by the threshold alone, as asv does without stats.
+
+``worse`` and ``failing`` are regressions: :attr:`Comparison.regressed` makes ``ldpbench
+compare`` exit with :attr:`~ldpbench.errors.ExitCode.REGRESSION`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from .errors import UsageError
+from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
+from .store import RESULTS_FILE, ResultsStore, dumps_json
+
+#: The standard-error multiple a change must exceed (``--z``).
+DEFAULT_Z = 3.0
+#: The name of the JSON leaderboard a results directory may carry.
+LEADERBOARD_FILE = "leaderboard.json"
+
+#: Status -> asv-style mark.
+MARKS = {
+    "failing": "!",
+    "worse": "+",
+    "not comparable": "x",
+    "better": "-",
+    "fixed": "-",
+    "missing": " ",
+    "new": " ",
+    "unchanged": " ",
+}
+#: Statuses that fail the gate.
+REGRESSIONS = frozenset({"failing", "worse"})
+_FLOAT_FIELDS = ("epsilon", "mean", "stderr")
+_REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")
+
+
+# ----------------------------------------------------------------------------------------------
+# Thresholds
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """How far a mean may move before it counts: a fraction of the baseline, or an amount."""
+
+    limit: float
+    relative: bool
+
+    def exceeded(self, delta: float, baseline: float) -> bool:
+        """Whether a change ``delta`` (any sign) from ``baseline`` exceeds the threshold."""
+        if self.relative:
+            return abs(delta) > self.limit * abs(baseline)
+        return abs(delta) > self.limit
+
+    def __str__(self) -> str:
+        return f"{self.limit * 100:g}%" if self.relative else f"{self.limit:g}"
+
+
+#: Without ``--threshold``: a change must exceed 5% of the baseline (and its noise).
+DEFAULT_THRESHOLD = Threshold(0.05, relative=True)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The default threshold and per-metric overrides."""
+
+    default: Threshold = DEFAULT_THRESHOLD
+    per_metric: Mapping[str, Threshold] = field(default_factory=dict)
+
+    def for_metric(self, label: str) -> Threshold:
+        """The threshold of a metric label: exact label, then plugin name (``set-query``), then default."""
+        if label in self.per_metric:
+            return self.per_metric[label]
+        return self.per_metric.get(label.split("(", 1)[0], self.default)
+
+    def __str__(self) -> str:
+        parts = [f"{self.default} (default)"] + [f"{m} {t}" for m, t in self.per_metric.items()]
+        return ", ".join(parts)
+
+
+def parse_threshold_value(text: str, where: str) -> Threshold:
+    """``5%`` -> relative 0.05, ``0.001`` -> absolute; anything else is a :class:`UsageError`."""
+    raw = text.strip()
+    relative = raw.endswith("%")
+    number = raw[:-1].strip() if relative else raw
+    try:
+        value = float(number)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or not number:
+        raise UsageError(
+            f"bad threshold '{where}': expected [METRIC:]LIMIT with LIMIT a percentage (5%) "
+            "or a non-negative number (0.001), e.g. --threshold mse:5%"
+        )
+    return Threshold(value / 100 if relative else value, relative)
+
+
+def parse_thresholds(specs: Iterable[str]) -> Thresholds:
+    """Parse ``--threshold`` values: ``mse:5%``, ``mse:0.001``, bare ``5%`` (the default)."""
+    default = DEFAULT_THRESHOLD
+    per_metric: dict[str, Threshold] = {}
+    for spec in specs:
+        metric, sep, value = spec.rpartition(":")
+        if sep and not metric.strip():
+            raise UsageError(f"bad threshold '{spec}': the metric name before ':' is empty")
+        threshold = parse_threshold_value(value, spec)
+        if sep:
+            per_metric[metric.strip()] = threshold
+        else:
+            default = threshold
+    return Thresholds(default, per_metric)
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading either side
+# ----------------------------------------------------------------------------------------------
+
+
+def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[str, Any]]:
+    """Leaderboard rows from a JSON leaderboard file or a results directory.
+
+    A directory is aggregated from its ``results.jsonl`` (the ground truth); without one, its
+    ``leaderboard.json`` is read. Every problem is a :class:`UsageError` naming ``side``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if (path / RESULTS_FILE).is_file():
+            return _normalize(aggregate(ResultsStore(path).load()).to_dicts(), path, side)
+        if (path / LEADERBOARD_FILE).is_file():
+            path = path / LEADERBOARD_FILE
+        else:
+            raise UsageError(f"{side} {path}: a directory with neither {RESULTS_FILE} nor {LEADERBOARD_FILE}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{side} {path}: no such file or directory") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{side} {path}: cannot read it ({exc})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{side} {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise UsageError(
+            f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
+            "`ldpbench leaderboard --format json`)"
+        )
+    return _normalize(data, path, side)
+
+
+def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[str, Any]]:
+    out = []
+    for i, row in enumerate(rows):
+        missing = [k for k in _REQUIRED_FIELDS if k not in row]
+        if missing:
+            raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}")
+        row = dict(row)
+        for key in _FLOAT_FIELDS:
+            value = row[key]
+            if value is not None and not isinstance(value, (int, float)):
+                raise UsageError(f"{side} {path}: row {i}: {key} must be a number or null, got {value!r}")
+            row[key] = math.nan if value is None else float(value)
+        row.setdefault("fingerprint", None)
+        row.setdefault("error", None)
+        row["failed"] = int(row["failed"] or 0)
+        row["repeats"] = int(row["repeats"] or 0)
+        out.append(row)
+    return out
+
+
+def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The identity of a leaderboard row; a NaN epsilon (personalized budgets) is ``None``."""
+    eps = row["epsilon"]
+    return tuple(None if k == "epsilon" and math.isnan(eps) else row[k] for k in GROUP_COLUMNS)
+
+
+def _index(rows: list[dict[str, Any]], path: str, side: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+    index: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = row_key(row)
+        if key in index:
+            raise UsageError(f"{side} {path}: duplicate leaderboard row {_describe_key(key)}")
+        index[key] = row
+    return index
+
+
+def _describe_key(key: tuple[Any, ...]) -> str:
+    return " ".join(f"{k}={v}" for k, v in zip(GROUP_COLUMNS, key))
+
+
+# ----------------------------------------------------------------------------------------------
+# Comparing
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Change:
+    """One matched (or unmatched) leaderboard row and its verdict."""
+
+    key: tuple[Any, ...]
+    status: str
+    baseline: dict[str, Any] | None
+    current: dict[str, Any] | None
+    delta: float = math.nan  # current mean - baseline mean
+    noise: float = math.nan  # z * sqrt(se_b² + se_c²)
+    threshold: Threshold | None = None
+    reason: str = ""
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status]
+
+    @property
+    def relative(self) -> float:
+        """``delta`` as a fraction of the baseline mean (NaN when undefined)."""
+        if self.baseline is None or not math.isfinite(self.delta):
+            return math.nan
+        base = self.baseline["mean"]
+        return self.delta / abs(base) if base else math.nan
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(zip(GROUP_COLUMNS, self.key))
+        side = self.current or self.baseline or {}
+        out.update(
+            status=self.status,
+            mark=self.mark.strip(),
+            greater_is_better=side.get("greater_is_better"),
+            baseline_mean=self.baseline["mean"] if self.baseline else None,
+            baseline_stderr=self.baseline["stderr"] if self.baseline else None,
+            current_mean=self.current["mean"] if self.current else None,
+            current_stderr=self.current["stderr"] if self.current else None,
+            delta=self.delta,
+            relative=self.relative,
+            noise=self.noise,
+            threshold=str(self.threshold) if self.threshold else None,
+            reason=self.reason,
+        )
+        return out
+
+
+#: Severity order used to sort the report: regressions first.
+_ORDER = ("failing", "worse", "not comparable", "better", "fixed", "missing", "new", "unchanged")
+
+
+@dataclass
+class Comparison:
+    """Every row's :class:`Change`, in report order, plus the settings that produced them."""
+
+    changes: list[Change]
+    thresholds: Thresholds
+    z: float
+
+    @property
+    def regressed(self) -> bool:
+        return any(c.status in REGRESSIONS for c in self.changes)
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(_ORDER, 0)
+        for change in self.changes:
+            counts[change.status] += 1
+        return counts
+
+
+def _se(row: Mapping[str, Any]) -> float:
+    se = row["stderr"]
+    return 0.0 if se is None or math.isnan(se) else se
+
+
+def compare_rows(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], thresholds: Thresholds, z: float
+) -> Change:
+    """The verdict on one row present in both leaderboards."""
+    key = row_key(current)
+    # delta is reported for every matched row; only the numeric verdict below acts on it.
+    change = Change(key, "unchanged", dict(baseline), dict(current), delta=current["mean"] - baseline["mean"])
+    if current["failed"] > 0 and baseline["failed"] == 0:
+        total = current["failed"] + current["repeats"]
+        error = f": {current['error']}" if current.get("error") else ""
+        change.status, change.reason = "failing", f"{current['failed']} of {total} repeats fail{error}"
+        return change
+    fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
+    if fb and fc and fb != fc:
+        change.status, change.reason = "not comparable", "fingerprint differs (plugin version or parameters)"
+        return change
+    if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
+        change.status, change.reason = "not comparable", "the metric's direction differs"
+        return change
+    if baseline["failed"] > 0 and current["failed"] == 0:
+        change.status, change.reason = "fixed", "failed in the baseline, no failures now"
+    mb, mc = baseline["mean"], current["mean"]
+    if math.isnan(mb) or math.isnan(mc):
+        if change.status == "unchanged":
+            change.reason = "no successful repeat " + ("in either" if math.isnan(mb) else "now")
+        return change
+    threshold = thresholds.for_metric(current["metric"])
+    delta = mc - mb
+    noise = z * math.sqrt(_se(baseline) ** 2 + _se(current) ** 2)
+    change.delta, change.noise, change.threshold = delta, noise, threshold
+    if change.status == "fixed" or not delta or math.isnan(delta):  # nan: inf - inf
+        return change
+    beyond_threshold = threshold.exceeded(delta, mb)
+    beyond_noise = abs(delta) > noise
+    noise_text = f"{z:g}σ noise ({format_number(noise, 2)})"
+    if beyond_threshold and beyond_noise:
+        worse = delta < 0 if current["greater_is_better"] else delta > 0
+        change.status = "worse" if worse else "better"
+        change.reason = f"beyond {threshold}" + (f" and {noise_text}" if noise else "")
+    else:
+        within = ([] if beyond_threshold else [str(threshold)]) + ([] if beyond_noise else [noise_text])
+        change.reason = "within " + " and ".join(within)
+    if any(math.isnan(r["stderr"]) for r in (baseline, current)):
+        change.reason += "; a standard error is unknown (one repeat): threshold decides"
+    return change
+
+
+def compare(
+    baseline: Sequence[Mapping[str, Any]],
+    current: Sequence[Mapping[str, Any]],
+    thresholds: Thresholds | None = None,
+    z: float = DEFAULT_Z,
+    *,
+    baseline_name: str = "baseline",
+    current_name: str = "current",
+) -> Comparison:
+    """Compare two leaderboards (lists of row dicts, as :func:`load_leaderboard` returns)."""
+    if not (z >= 0 and math.isfinite(z)):
+        raise UsageError(f"--z must be a non-negative number, got {z}")
+    thresholds = thresholds or Thresholds()
+    base = _index([dict(r) for r in baseline], baseline_name, "baseline")
+    cur = _index([dict(r) for r in current], current_name, "current")
+    changes = []
+    for key, brow in base.items():
+        if key in cur:
+            changes.append(compare_rows(brow, cur[key], thresholds, z))
+        else:
+            changes.append(Change(key, "missing", brow, None, reason="not in the current leaderboard"))
+    for key, crow in cur.items():
+        if key not in base:
+            changes.append(Change(key, "new", None, crow, reason="not in the baseline"))
+    changes.sort(key=lambda c: _ORDER.index(c.status))  # stable: spec order within a status
+    return Comparison(changes, thresholds, z)
+
+
+# ----------------------------------------------------------------------------------------------
+# Reporting
+# ----------------------------------------------------------------------------------------------
+
+COMPARE_FORMATS = ("markdown", "table", "json")
+
+
+def verdict(result: Comparison) -> str:
+    """One line: the outcome, the counts, the settings."""
+    counts = result.counts()
+    summary = ", ".join(
+        f"{counts[s]} {'newly failing' if s == 'failing' else s}" for s in _ORDER if counts[s]
+    )
+    summary = summary or "no rows"
+    head = "REGRESSION" if result.regressed else "OK"
+    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g})"
+
+
+def _side_text(row: Mapping[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    if math.isnan(row["mean"]):
+        return f"failed ({row['failed']})" if row["failed"] else "—"
+    text = format_mean_se(row["mean"], row["stderr"])
+    return text + (f" ({row['failed']} failed)" if row["failed"] else "")
+
+
+def _change_text(change: Change) -> str:
+    if not math.isfinite(change.delta):
+        return ""
+    rel = change.relative
+    if math.isfinite(rel):
+        return f"{rel * 100:+.1f}%"
+    return f"{change.delta:+.3g}"
+
+
+def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: bool = False) -> str:
+    """The report: a verdict line, then a table of the rows (only the changed ones if asked)."""
+    if fmt not in COMPARE_FORMATS:
+        raise UsageError(f"unknown compare format '{fmt}' (choose from {', '.join(COMPARE_FORMATS)})")
+    changes = [c for c in result.changes if not (only_changed and c.status == "unchanged")]
+    if fmt == "json":
+        doc = {
+            "verdict": "regression" if result.regressed else "ok",
+            "counts": result.counts(),
+            "z": result.z,
+            "thresholds": {"default": str(result.thresholds.default)}
+            | {m: str(t) for m, t in result.thresholds.per_metric.items()},
+            "rows": [c.as_dict() for c in changes],
+        }
+        return dumps_json(doc, indent=2) + "\n"
+    show_users = any(c.key[1] for c in changes)
+    headers = ["", "dataset"] + (["users"] if show_users else []) + [
+        "ε", "oracle", "pipeline", "metric", "baseline", "current", "change", "status",
+    ]
+    rows = []
+    for c in changes:
+        dataset, users, eps, oracle, pipeline, metric = c.key
+        status = c.status + (f": {c.reason}" if c.reason else "")
+        rows.append(
+            [c.mark, dataset] + ([users] if show_users else []) + [
+                format_epsilon(eps).removeprefix("ε="), oracle, pipeline, metric,
+                _side_text(c.baseline), _side_text(c.current), _change_text(c), status,
+            ]
+        )
+    line = verdict(result)
+    if fmt == "markdown":
+        line = f"**{line.replace(':', '**:', 1)}"
+        if not rows:
+            return f"{line}\n\nNo changed rows.\n"
+        rows = [[str(x).replace("|", "\\|") for x in r] for r in rows]
+        return f"{line}\n\n{tabulate(rows, headers, tablefmt='github', disable_numparse=True)}\n"
+    if not rows:
+        return f"{line}\n\nNo changed rows.\n"
+    return f"{line}\n\n{tabulate(rows, headers, tablefmt='simple', disable_numparse=True)}\n"

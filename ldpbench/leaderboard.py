@@ -1,0 +1,232 @@
+"""The leaderboard: results rows aggregated over repeats, ranked, and rendered.
+
+:func:`aggregate` turns the tidy rows of :mod:`ldpbench.store` into one row per (dataset, users,
+epsilon, oracle, pipeline, metric) with the mean over repeats, its standard error and a 95%
+confidence interval (DESIGN.md step 6). :func:`render` prints it four ways:
+
+- ``table`` (terminal) and ``markdown`` (GitHub) use a layout for people: one table per
+  (dataset, users, metric), one row per oracle + pipeline, one column per epsilon, each cell
+  ``mean ± standard error``. The best mean of each column is marked ``*`` in ``table`` and set in
+  bold in ``markdown``; a cell with failed repeats says how many.
+- ``csv`` and ``json`` stay tidy: one record per leaderboard row, every column
+  (:data:`LEADERBOARD_COLUMNS`). JSON writes NaN as ``null`` and infinity as ``1e999``; it is the
+  format ``ldpbench compare`` reads.
+
+Groups keep the order in which they first appear in the rows, which is the spec's order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+from tabulate import tabulate
+
+from .errors import UsageError
+from .store import dumps_json, rows_to_frame
+
+#: One leaderboard row per combination of these.
+GROUP_COLUMNS = ("dataset", "users", "epsilon", "oracle", "pipeline", "metric")
+#: Mechanisms and pipelines compete within these groups for the ``best`` mark.
+RANK_COLUMNS = ("dataset", "users", "epsilon", "metric")
+#: Confidence level of ``ci_low`` / ``ci_high``.
+CONFIDENCE = 0.95
+
+LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
+    "dataset": pl.String(),
+    "users": pl.String(),
+    "epsilon": pl.Float64(),
+    "oracle": pl.String(),
+    "pipeline": pl.String(),
+    "metric": pl.String(),
+    "greater_is_better": pl.Boolean(),
+    "mean": pl.Float64(),  # over successful repeats; NaN if none succeeded
+    "stderr": pl.Float64(),  # sample std (ddof=1) / sqrt(repeats); NaN for fewer than 2 repeats
+    "ci_low": pl.Float64(),  # mean -/+ t_{0.975, repeats-1} * stderr; NaN for fewer than 2
+    "ci_high": pl.Float64(),
+    "repeats": pl.Int64(),  # successful repeats
+    "failed": pl.Int64(),  # rows with an error
+    "best": pl.Boolean(),
+    "n": pl.Int64(),
+    "d": pl.Int64(),
+    "fingerprint": pl.String(),  # distinct fingerprints of the group joined by "|"
+    "error": pl.String(),  # the first error message of the group, if any
+}
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def aggregate(
+    rows: pl.DataFrame | Iterable[Mapping[str, Any]], order: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """Aggregate result rows over repeats into the leaderboard.
+
+    :param rows: a results frame (:meth:`ldpbench.store.ResultsStore.load`) or row dicts.
+    :param order: cell ids in the spec's order. Cells finish in any order on a process pool, so
+        the file's order is not the spec's; with ``order`` the rows are stably sorted by it first
+        (cells not in it go last, in file order).
+    :returns: one row per (dataset, users, epsilon, oracle, pipeline, metric), columns
+        :data:`LEADERBOARD_COLUMNS`, in order of first appearance.
+
+    ``mean`` and ``stderr`` use the successful repeats only (no error, value not NaN). With one
+    successful repeat the noise is unknown: ``stderr`` and the CI are NaN, not 0 (``ldpbench
+    compare`` then falls back to its threshold alone). ``best`` marks, within each (dataset,
+    users, epsilon, metric), every (oracle, pipeline) whose mean equals the best one in the
+    metric's direction (ties all marked); an all-failed row is never best.
+    """
+    # Imported here: scipy costs a quarter second that `compare` of two JSON files never needs.
+    from scipy.special import stdtrit  # the Student t quantile (scipy.stats is slower to import)
+
+    df = rows if isinstance(rows, pl.DataFrame) else rows_to_frame(rows)
+    if order is not None and not df.is_empty():
+        rank = {cell: i for i, cell in enumerate(order)}
+        df = (
+            df.with_columns(
+                _rank=pl.col("cell_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64)
+            )
+            .sort("_rank", maintain_order=True)
+            .drop("_rank")
+        )
+    value = pl.col("value")
+    ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
+    good = value.filter(ok)
+    # Within a group, sum the repeats in repeat order: a float sum depends on its order, and
+    # cells finish in any order on a process pool; the groups keep their first appearance.
+    if not df.is_empty():
+        df = (
+            df.with_row_index("_i")
+            .with_columns(_first=pl.col("_i").min().over(list(GROUP_COLUMNS)))
+            .sort(["_first", "repeat", "cell_id", "_i"])
+            .drop("_i", "_first")
+        )
+    lb = df.group_by(list(GROUP_COLUMNS), maintain_order=True).agg(
+        greater_is_better=pl.col("greater_is_better").first(),
+        mean=good.mean(),
+        std=good.std(ddof=1),
+        repeats=ok.sum().cast(pl.Int64),
+        failed=pl.col("error").is_not_null().sum().cast(pl.Int64),
+        n=pl.col("n").first(),
+        d=pl.col("d").first(),
+        fingerprint=pl.col("fingerprint").drop_nulls().unique().sort().str.join("|"),
+        error=pl.col("error").drop_nulls().first(),
+    )
+    repeats = lb["repeats"].to_numpy().astype(float)
+    std = lb["std"].fill_null(math.nan).to_numpy().astype(float)
+    mean = lb["mean"].fill_null(math.nan).to_numpy().astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stderr = np.where(repeats >= 2, std / np.sqrt(repeats), math.nan)
+        tq = stdtrit(np.maximum(repeats - 1, 1), 0.5 + CONFIDENCE / 2)
+        half = np.where(repeats >= 2, tq * stderr, math.nan)
+    lb = lb.with_columns(
+        mean=pl.Series(mean, dtype=pl.Float64),
+        stderr=pl.Series(stderr, dtype=pl.Float64),
+        ci_low=pl.Series(mean - half, dtype=pl.Float64),
+        ci_high=pl.Series(mean + half, dtype=pl.Float64),
+        fingerprint=pl.when(pl.col("fingerprint") == "").then(None).otherwise(pl.col("fingerprint")),
+    )
+    # Rank on a signed score so that "best" is always a maximum; NaN means "no score".
+    score = pl.when(pl.col("mean").is_nan()).then(None).otherwise(
+        pl.when(pl.col("greater_is_better")).then(pl.col("mean")).otherwise(-pl.col("mean"))
+    )
+    lb = lb.with_columns(_score=score).with_columns(
+        best=(pl.col("_score") == pl.col("_score").max().over(list(RANK_COLUMNS))).fill_null(False)
+    )
+    return lb.select([pl.col(k).cast(t) for k, t in LEADERBOARD_COLUMNS.items()])
+
+
+# ----------------------------------------------------------------------------------------------
+# Rendering
+# ----------------------------------------------------------------------------------------------
+
+
+def format_number(x: float | None, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, scientific when very small or large."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+def format_epsilon(eps: float | None) -> str:
+    if eps is None or math.isnan(eps):
+        return "ε=personalized"
+    return f"ε={format_number(eps)}"
+
+
+def format_mean_se(mean: float, stderr: float) -> str:
+    """``mean ± stderr`` (the error to 2 significant digits), or just the mean without noise."""
+    if stderr is None or math.isnan(stderr) or math.isnan(mean):
+        return format_number(mean)
+    return f"{format_number(mean)} ± {format_number(stderr, 2)}"
+
+
+def _cell(row: Mapping[str, Any], fmt: str) -> str:
+    if math.isnan(row["mean"]):
+        return f"failed ({row['failed']})" if row["failed"] else "—"
+    text = format_mean_se(row["mean"], row["stderr"])
+    if row["best"]:
+        text = f"**{text}**" if fmt == "markdown" else f"{text} *"
+    if row["failed"]:
+        text += f" ({row['failed']} failed)"
+    return text
+
+
+def _title(dataset: str, users: str, metric: str, gib: bool | None) -> str:
+    parts = [dataset] + ([f"users {users}"] if users else [])
+    direction = "" if gib is None else f" ({'higher' if gib else 'lower'} is better)"
+    return " · ".join(parts) + f" · {metric}{direction}"
+
+
+def _blocks(lb: pl.DataFrame, fmt: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """One (title, headers, rows) per (dataset, users, metric), in order of first appearance."""
+    blocks: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in lb.iter_rows(named=True):
+        block = blocks.setdefault(
+            (row["dataset"], row["users"], row["metric"]),
+            {"gib": row["greater_is_better"], "eps": {}, "rows": {}},
+        )
+        eps = None if row["epsilon"] is None or math.isnan(row["epsilon"]) else row["epsilon"]
+        block["eps"].setdefault(eps, len(block["eps"]))
+        block["rows"].setdefault((row["oracle"], row["pipeline"]), {})[eps] = _cell(row, fmt)
+    out = []
+    for (dataset, users, metric), block in blocks.items():
+        epsilons = list(block["eps"])
+        headers = ["oracle", "pipeline"] + [format_epsilon(e) for e in epsilons]
+        rows = [
+            [oracle, pipeline] + [cells.get(e, "") for e in epsilons]
+            for (oracle, pipeline), cells in block["rows"].items()
+        ]
+        out.append((_title(dataset, users, metric, block["gib"]), headers, rows))
+    return out
+
+
+_FOOTER = "mean ± standard error over repeats; {best} marks the best mean in its column (ties all marked)"
+
+
+def render(lb: pl.DataFrame, fmt: str = "table") -> str:
+    """Render a leaderboard (:func:`aggregate`) as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown leaderboard format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if fmt == "csv":
+        return lb.write_csv()
+    if fmt == "json":
+        return dumps_json(lb.to_dicts(), indent=2) + "\n"
+    if lb.is_empty():
+        return "No results.\n"
+    parts = []
+    for title, headers, rows in _blocks(lb, fmt):
+        align = ["left", "left"] + ["right"] * (len(headers) - 2)
+        if fmt == "markdown":
+            rows = [[c.replace("|", "\\|") for c in r] for r in rows]
+            table = tabulate(rows, headers, tablefmt="github", disable_numparse=True, colalign=align)
+            parts.append(f"### {title}\n\n{table}\n")
+        else:
+            table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True, colalign=align)
+            parts.append(f"{title}\n\n{table}\n")
+    footer = _FOOTER.format(best="bold" if fmt == "markdown" else "*")
+    parts.append(f"_{footer}_\n" if fmt == "markdown" else f"{footer}\n")
+    return "\n".join(parts)

@@ -1,0 +1,66 @@
+"""Shared checks and samplers of the built-in frequency oracles (private)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench.errors import ParamError
+
+
+def check_epsilon(epsilon: float, oracle: str) -> float:
+    """The budget as a float in (0, inf]; ``inf`` means no perturbation (users report the truth)."""
+    eps = float(epsilon)
+    if math.isnan(eps) or eps <= 0:
+        raise ParamError(f"oracle '{oracle}': epsilon must be > 0, got {epsilon!r}", "epsilon")
+    return eps
+
+
+def check_domain(d: int, oracle: str, minimum: int = 1) -> int:
+    """The domain size as an int >= ``minimum``."""
+    if int(d) != d or int(d) < minimum:
+        raise ParamError(f"oracle '{oracle}' needs a domain of at least {minimum} items, got d={d!r}", "d")
+    return int(d)
+
+
+def exp_neg(epsilon: float) -> float:
+    """``exp(-epsilon)``: every constant below is written with it so that large budgets (and
+    ``inf``) neither overflow nor lose precision."""
+    return math.exp(-epsilon)
+
+
+def as_items(values: np.ndarray, d: int) -> np.ndarray:
+    """Users' items as an int64 array, checked to lie in ``[0, d)``."""
+    v = np.asarray(values)
+    if v.ndim != 1:
+        raise ValueError(f"values must be a one-dimensional array of items, got shape {v.shape}")
+    if v.size and not np.issubdtype(v.dtype, np.integer):
+        raise ValueError(f"values must be integers (item indices), got dtype {v.dtype}")
+    v = v.astype(np.int64, copy=False)
+    if v.size and (int(v.min()) < 0 or int(v.max()) >= d):
+        raise ValueError(f"values must lie in [0, {d}), got range [{int(v.min())}, {int(v.max())}]")
+    return v
+
+
+def as_counts(true_counts: np.ndarray, d: int) -> np.ndarray:
+    """True item counts as an int64 array of length ``d``."""
+    c = np.asarray(true_counts)
+    if c.shape != (d,):
+        raise ValueError(f"true_counts must have shape ({d},), got {c.shape}")
+    c = c.astype(np.int64, copy=False)
+    if c.size and int(c.min()) < 0:
+        raise ValueError("true_counts must be non-negative")
+    return c
+
+
+def independent_binomials(counts: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
+    """``c_v ~ Binomial(n_v, p) + Binomial(n - n_v, q)``, independent over ``v``.
+
+    The exact law of the support counts of a pure protocol whose support indicators are
+    independent across values given the inputs (OUE's bits; OLH with an idealized hash).
+    ``counts`` may be ``(..., d)``: independent populations along the leading axes.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = counts.sum(axis=-1, keepdims=True)
+    return (rng.binomial(counts, p) + rng.binomial(n - counts, q)).astype(np.int64)

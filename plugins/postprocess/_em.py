@@ -1,0 +1,373 @@
+"""EM reconstruction from report histograms, and the information operator it leaves behind.
+
+Model ([MHS18] §3; Agrawal et al., SIGMOD 2005). Users are in budget groups g = 1..G; group g has
+n_g users and a channel ``Q_g(y | x)`` (GRR with its own epsilon, HR, or the identity for eps = inf).
+Every user's item is drawn from theta (a point of the simplex), so a report of group g takes the
+value y with probability ``P_g(y; theta) = sum_x Q_g(y|x) theta_x`` -- linear in theta. The
+sufficient statistics are the report histograms ``h_g``; the log-likelihood is
+
+    L(theta) = sum_g sum_y h_g[y] log P_g(y; theta).
+
+EM (one E+M step, algorithms.md §4.3)::
+
+    theta_x <- theta_x * m_x(theta),   m_x(theta) = (1/N) sum_g sum_y h_g[y] Q_g(y|x) / P_g(y; theta)
+
+i.e. ``m = (1/N) sum_g backward_g(h_g / forward_g(theta))``: one forward and one backward pass of
+each group's channel, O(d x G) per iteration for GRR (O(K log K) per group for HR), never an N x d
+or d x d matrix. ``m`` is the gradient of L/N, and ``theta . m = 1`` for every theta on the
+simplex, so the update stays on the simplex and L never decreases (the EM property).
+
+The fixed point is the constrained MLE: the KKT conditions with multiplier 1 (= theta . m) are
+``m_x <= 1`` for all x and ``m_x = 1`` where ``theta_x > 0``. Components the MLE puts on the
+boundary converge sublinearly (algorithms.md §4.3), so the stopping rule is on the change of theta:
+``max_x |theta_x^{t+1} - theta_x^t| < tol / d``, or ``max_iter`` iterations.
+
+GRR channels (and the identity) share the structure ``Q(y|x) = q + (p - q)[x = y]``: all such
+groups are stacked into one ``(G, d)`` array and updated together (:class:`_GRRStack`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ldpbench.errors import UsageError
+from ldpbench.types import Channel, Estimate
+
+#: Default stopping tolerance (relative to 1/d) and iteration cap (algorithms.md §4.3).
+DEFAULT_TOL = 1e-8
+DEFAULT_MAX_ITER = 10_000
+
+
+@dataclass(frozen=True)
+class Group:
+    """The sufficient statistics of one budget group: its report histogram and channel."""
+
+    histogram: np.ndarray
+    channel: Channel
+    n: int
+    epsilon: float
+
+    @property
+    def grr_like(self) -> bool:
+        """``Q(y|x) = q + (p - q)[x = y]`` on a square channel (GRR, or the identity for eps = inf)."""
+        ch = self.channel
+        return (
+            hasattr(ch, "p")
+            and hasattr(ch, "q")
+            and ch.n_items == ch.n_reports
+            and np.isfinite(float(ch.p))
+            and np.isfinite(float(ch.q))
+        )
+
+    @property
+    def exact(self) -> bool:
+        """Users who sent their true value (identity channel)."""
+        return self.grr_like and float(self.channel.q) == 0.0 and float(self.channel.p) == 1.0
+
+
+def groups_of(estimate: Estimate, method: str = "em") -> list[Group]:
+    """The budget groups of an estimate: its ``parts``, or the estimate itself when it has none.
+
+    :raises UsageError: when a group has no finite report space (OUE, OLH report sets or hashes,
+        not values of a finite alphabet with a channel matrix).
+    """
+    parts = estimate.parts or (estimate,)
+    groups = []
+    for part in parts:
+        if part.report_histogram is None or part.channel is None:
+            raise UsageError(
+                f"post-processor '{method}' needs each report's likelihood: an oracle with a finite "
+                f"report space and a channel (grr, hr); '{part.mechanism or 'this oracle'}' "
+                f"(epsilon={part.epsilon:g}) provides no report histogram/channel"
+            )
+        hist = np.asarray(part.report_histogram, dtype=float)
+        if hist.shape != (part.channel.n_reports,):
+            raise ValueError(
+                f"report histogram of length {hist.size} does not match the channel's {part.channel.n_reports} reports"
+            )
+        groups.append(Group(hist, part.channel, int(part.n), float(part.epsilon)))
+    d = {g.channel.n_items for g in groups}
+    if len(d) != 1:
+        raise ValueError(f"budget groups disagree on the domain size: {sorted(d)}")
+    return groups
+
+
+class _GRRStack:
+    """All GRR-like groups as arrays: ``P = q + (p - q) theta`` for each group row at once."""
+
+    def __init__(self, groups: Sequence[Group]):
+        self.q = np.array([float(g.channel.q) for g in groups])[:, None]
+        self.delta = np.array([float(g.channel.p) - float(g.channel.q) for g in groups])[:, None]
+        self.h = np.stack([g.histogram for g in groups])
+        self.observed = self.h > 0
+        self.n = np.array([g.n for g in groups], dtype=float)
+
+    def report_probabilities(self, theta: np.ndarray) -> np.ndarray:
+        # forward of Q(y|x) = q + (p-q)[x=y] on a point of the simplex (sum theta = 1)
+        return self.q + self.delta * theta[None, :]
+
+    def gradient(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
+        """``sum_g backward_g(h_g / P_g)`` and the log-likelihood, at ``theta``."""
+        P = self.report_probabilities(theta)
+        ratio = np.divide(self.h, P, out=np.zeros_like(self.h), where=self.observed)
+        grad = (self.delta * ratio).sum(axis=0) + float((self.q[:, 0] * ratio.sum(axis=1)).sum())
+        loglik = float((self.h * np.log(np.where(self.observed, P, 1.0))).sum())
+        return grad, loglik
+
+
+def _generic_gradient(groups: Sequence[Group], theta: np.ndarray) -> tuple[np.ndarray, float]:
+    grad = np.zeros(theta.size)
+    loglik = 0.0
+    for g in groups:
+        P = np.asarray(g.channel.forward(theta), dtype=float)
+        observed = g.histogram > 0
+        ratio = np.divide(g.histogram, P, out=np.zeros_like(g.histogram), where=observed)
+        grad += np.asarray(g.channel.backward(ratio), dtype=float)
+        loglik += float((g.histogram * np.log(np.where(observed, P, 1.0))).sum())
+    return grad, loglik
+
+
+class Likelihood:
+    """``L(theta)`` and ``m(theta) = grad L / N`` for a list of groups (GRR-like ones vectorized)."""
+
+    def __init__(self, groups: Sequence[Group]):
+        self.groups = list(groups)
+        self.d = self.groups[0].channel.n_items
+        self.n = int(sum(g.n for g in self.groups))
+        stacked = [g for g in self.groups if g.grr_like]
+        self.stack = _GRRStack(stacked) if stacked else None
+        self.others = [g for g in self.groups if not g.grr_like]
+
+    def mean_gradient(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
+        """``(m(theta), L(theta))``."""
+        grad = np.zeros(self.d)
+        loglik = 0.0
+        if self.stack is not None:
+            g, ll = self.stack.gradient(theta)
+            grad += g
+            loglik += ll
+        if self.others:
+            g, ll = _generic_gradient(self.others, theta)
+            grad += g
+            loglik += ll
+        return grad / self.n, loglik
+
+
+@dataclass
+class EMResult:
+    """The EM fixed point and its diagnostics."""
+
+    theta: np.ndarray
+    iterations: int
+    converged: bool
+    loglik: float
+    #: ``m(theta)``, the mean gradient at the returned theta (KKT: <= 1, = 1 on the support)
+    m: np.ndarray
+    #: log-likelihood of every iterate, when asked for
+    trace: list[float] = field(default_factory=list)
+
+    @property
+    def kkt_violation(self) -> float:
+        """``max(max_x (m_x - 1)^+, max_{x: theta_x > 1e-6/d} |m_x - 1|)``: zero at the exact MLE."""
+        d = self.theta.size
+        support = self.theta > 1e-6 / d
+        up = float(np.max(self.m - 1.0, initial=0.0))
+        on = float(np.max(np.abs(self.m[support] - 1.0), initial=0.0))
+        return max(up, on)
+
+    def info(self, tol: float, max_iter: int) -> dict:
+        return {
+            "em_iterations": int(self.iterations),
+            "em_converged": bool(self.converged),
+            "em_loglik": float(self.loglik),
+            "em_stopping_rule": f"max |theta change| < {tol:g}/d, at most {max_iter} iterations",
+            "em_kkt_violation": float(self.kkt_violation),
+        }
+
+
+def run_em(
+    groups: Sequence[Group],
+    tol: float = DEFAULT_TOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    theta0: np.ndarray | None = None,
+    trace: bool = False,
+) -> EMResult:
+    """EM reconstruction (maximum likelihood on the simplex) from the groups' report histograms."""
+    lik = Likelihood(groups)
+    d = lik.d
+    if lik.n <= 0:
+        raise ValueError("EM needs at least one report")
+    theta = np.full(d, 1.0 / d) if theta0 is None else np.asarray(theta0, dtype=float) / np.sum(theta0)
+    threshold = tol / d
+    lls: list[float] = []
+    converged = False
+    iterations = 0
+    m, loglik = lik.mean_gradient(theta)
+    for iterations in range(1, max_iter + 1):
+        if trace:
+            lls.append(loglik)
+        new = theta * m
+        new /= new.sum()  # exact arithmetic keeps the sum at 1; this removes round-off drift
+        change = float(np.max(np.abs(new - theta)))
+        theta = new
+        m, loglik = lik.mean_gradient(theta)
+        if change < threshold:
+            converged = True
+            break
+    if trace:
+        lls.append(loglik)
+    return EMResult(theta=theta, iterations=iterations, converged=converged, loglik=loglik, m=m, trace=lls)
+
+
+# ----------------------------------------------------------------------------------------------
+# The Fisher information at theta, as an operator (for the second-order correction)
+# ----------------------------------------------------------------------------------------------
+
+
+class Information:
+    """Per-user information ``J(theta)`` of the groups, as an operator on R^d.
+
+    - finite-budget groups: the **expected** information
+      ``J_g = sum_y Q_g(y|.) Q_g(y|.)^T / P_g(y; theta)`` with weight n_g / N;
+    - eps = inf groups (identity channel): the **observed** information
+      ``diag(h_g / theta^2) / N`` -- the expected one, ``diag(n_g / theta) / N``, is infinite on the
+      components the MLE puts on the boundary, where no exact user reported.
+
+    For GRR-like groups ``J_g = q^2 S 11^T + q (p-q) (1 s^T + s 1^T) + (p-q)^2 diag(s)`` with
+    ``s = 1/P_g`` and ``S = sum(s)``: a diagonal plus a matrix of rank <= 2, so solves are exact by
+    the Woodbury identity in O(d G^2). Other channels (HR) go through preconditioned conjugate
+    gradients with ``matvec`` = one forward and one backward pass per group.
+    """
+
+    def __init__(self, groups: Sequence[Group], theta: np.ndarray):
+        self.d = theta.size
+        n = float(sum(g.n for g in groups))
+        self.diag = np.zeros(self.d)  # exact diagonal part (GRR-like groups)
+        columns = [np.ones(self.d)]  # U = [1, s_1, s_2, ...]
+        c00 = 0.0
+        c0g = []
+        self.generic: list[tuple[float, Group, np.ndarray]] = []
+        for g in groups:
+            w = g.n / n
+            if g.exact:
+                observed = g.histogram > 0
+                self.diag += np.divide(
+                    g.histogram, n * theta**2, out=np.zeros(self.d), where=observed & (theta > 0)
+                )
+            elif g.grr_like:
+                p, q = float(g.channel.p), float(g.channel.q)
+                s = 1.0 / (q + (p - q) * theta)
+                self.diag += w * (p - q) ** 2 * s
+                c00 += w * q * q * float(s.sum())
+                c0g.append(w * q * (p - q))
+                columns.append(s)
+            else:
+                P = np.asarray(g.channel.forward(theta), dtype=float)
+                self.generic.append((w, g, 1.0 / P))
+        k = len(columns)
+        self.U = np.stack(columns, axis=1)  # (d, k)
+        self.C = np.zeros((k, k))
+        self.C[0, 0] = c00
+        for i, c in enumerate(c0g, start=1):
+            self.C[0, i] = self.C[i, 0] = c
+
+    # -- products and solves --------------------------------------------------------------------
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        out = self.diag * v + self.U @ (self.C @ (self.U.T @ v))
+        for w, g, inv_p in self.generic:
+            out += w * np.asarray(g.channel.backward(inv_p * np.asarray(g.channel.forward(v), dtype=float)))
+        return out
+
+    def solve(self, rhs: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """``J^{-1} rhs`` restricted to the ``active`` components (the others are set to 0)."""
+        if not self.generic:
+            return self._woodbury(rhs, active)
+        return self._pcg(rhs, active)
+
+    def _woodbury(self, rhs: np.ndarray, active: np.ndarray) -> np.ndarray:
+        # (D + U C U^T)^{-1} = D^{-1} - D^{-1} U (I + C U^T D^{-1} U)^{-1} C U^T D^{-1}
+        out = np.zeros(self.d)
+        dinv = 1.0 / self.diag[active]
+        U = self.U[active]
+        y = dinv * rhs[active]
+        small = np.eye(self.C.shape[0]) + self.C @ (U.T @ (dinv[:, None] * U))
+        out[active] = y - dinv * (U @ np.linalg.solve(small, self.C @ (U.T @ y)))
+        return out
+
+    def _pcg(self, rhs: np.ndarray, active: np.ndarray, rtol: float = 1e-10, max_iter: int = 5000) -> np.ndarray:
+        # Jacobi preconditioner: the exact diagonal of the GRR-like part, plus for every other
+        # channel the scalar mean eigenvalue of its term, estimated on a probe vector.
+        probe = np.where(active, 1.0, 0.0)
+        probe -= probe.mean()
+        extra = 0.0
+        if np.any(probe):
+            gen = np.zeros(self.d)
+            for w, g, inv_p in self.generic:
+                gen += w * np.asarray(g.channel.backward(inv_p * np.asarray(g.channel.forward(probe), dtype=float)))
+            extra = max(float(probe @ gen) / float(probe @ probe), 0.0)
+        precond = self.diag + ((self.U @ self.C) * self.U).sum(axis=1) + extra
+        precond = np.where(precond > 0, precond, 1.0)
+
+        def A(v: np.ndarray) -> np.ndarray:
+            full = np.where(active, v, 0.0)
+            return np.where(active, self.matvec(full), 0.0)
+
+        b = np.where(active, rhs, 0.0)
+        x = np.zeros(self.d)
+        r = b.copy()
+        z = r / precond
+        p = z.copy()
+        rz = float(r @ z)
+        stop = rtol * float(np.linalg.norm(b))
+        for _ in range(max_iter):
+            if float(np.linalg.norm(r)) <= stop:
+                break
+            Ap = A(p)
+            alpha = rz / float(p @ Ap)
+            x += alpha * p
+            r -= alpha * Ap
+            z = r / precond
+            rz_new = float(r @ z)
+            p = z + (rz_new / rz) * p
+            rz = rz_new
+        return x
+
+
+def newton_step(groups: Sequence[Group], theta: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """The Newton step of L/N from ``theta`` within the hyperplane ``sum = 1``.
+
+    ``Delta = J^{-1} (m - lam 1)`` with ``lam`` such that ``sum(Delta) = 0``; components with no
+    information at all (no group can report on them) are left out (Delta = 0 there).
+
+    :returns: ``(Delta, lam, active)``.
+    """
+    info = Information(groups, theta)
+    # A component carries information if a finite-budget GRR group sees it (always) or an exact
+    # user reported it; other channels (HR) see every component.
+    active = info.diag > 0
+    if info.generic:
+        active[:] = True
+    if active.sum() < 2:
+        return np.zeros(theta.size), 1.0, active
+    a = info.solve(m, active)
+    b = info.solve(np.ones(theta.size), active)
+    lam = float(a.sum() / b.sum())
+    delta = a - lam * b
+    return delta, lam, active
+
+
+def sample_histograms(groups: Sequence[Group], theta: np.ndarray, rng: np.random.Generator) -> list[Group]:
+    """Report histograms of fresh users drawn i.i.d. from ``theta``, with the groups' channels.
+
+    A user drawn from theta reports y with probability ``P_g(y; theta)`` independently of the
+    others, so each group's histogram is Multinomial(n_g, forward_g(theta)) -- exact for any channel.
+    """
+    out = []
+    for g in groups:
+        P = np.clip(np.asarray(g.channel.forward(theta), dtype=float), 0.0, None)
+        hist = rng.multinomial(g.n, P / P.sum()).astype(float)
+        out.append(Group(hist, g.channel, g.n, g.epsilon))
+    return out

@@ -1,0 +1,245 @@
+"""compare: threshold syntax, the noise-aware verdict per row, loading both sides, the report."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ldpbench.compare import (
+    DEFAULT_THRESHOLD,
+    Threshold,
+    Thresholds,
+    compare,
+    compare_rows,
+    load_leaderboard,
+    parse_thresholds,
+    render_comparison,
+)
+from ldpbench.errors import ExitCode, UsageError
+from ldpbench.leaderboard import aggregate, render
+from ldpbench.store import ResultsStore
+
+
+def lb_row(mean, stderr=0.01, metric="mse", gib=False, failed=0, repeats=10, fingerprint="f1",
+           oracle="grr", pipeline="base", epsilon=1.0, users="", error=None):
+    return dict(dataset="zipf", users=users, epsilon=epsilon, oracle=oracle, pipeline=pipeline,
+                metric=metric, greater_is_better=gib, mean=mean, stderr=stderr, repeats=repeats,
+                failed=failed, fingerprint=fingerprint, error=error)
+
+
+def verdict_of(base, cur, thresholds=None, z=3.0):
+    return compare_rows(base, cur, thresholds or Thresholds(), z)
+
+
+# -- thresholds --------------------------------------------------------------------------------
+
+
+def test_threshold_syntax():
+    t = parse_thresholds(["mse:5%", "l1:0.001", "2%", "set-query(rho=10):10%"])
+    assert t.default == Threshold(0.02, relative=True)
+    assert t.per_metric["mse"] == Threshold(0.05, relative=True)
+    assert t.per_metric["l1"] == Threshold(0.001, relative=False)
+    assert t.for_metric("set-query(rho=10)") == Threshold(0.10, relative=True)
+    assert str(t.default) == "2%" and str(t.per_metric["l1"]) == "0.001"
+    assert parse_thresholds([]).default == DEFAULT_THRESHOLD
+    assert parse_thresholds(["0.5"]).default == Threshold(0.5, relative=False)
+
+
+def test_a_plugin_name_threshold_covers_its_labels():
+    t = parse_thresholds(["set-query:1%", "set-query(rho=10):3%"])
+    assert t.for_metric("set-query(rho=5)") == Threshold(0.01, True)
+    assert t.for_metric("set-query(rho=10)") == Threshold(0.03, True)  # exact label wins
+    assert t.for_metric("mse") == DEFAULT_THRESHOLD
+
+
+@pytest.mark.parametrize("bad", ["mse:abc", "mse:-1%", ":5%", "mse:", "nan%", "inf", "mse:%", "5%%"])
+def test_bad_threshold_syntax_is_a_usage_error(bad):
+    with pytest.raises(UsageError, match="threshold") as info:
+        parse_thresholds([bad])
+    assert info.value.exit_code == ExitCode.USAGE
+
+
+def test_relative_and_absolute_threshold_tests():
+    assert Threshold(0.05, True).exceeded(0.051, 1.0) and not Threshold(0.05, True).exceeded(0.049, -1.0)
+    assert Threshold(0.05, True).exceeded(1e-9, 0.0)  # from zero any change is relative infinity
+    assert Threshold(0.01, False).exceeded(-0.011, 100.0) and not Threshold(0.01, False).exceeded(0.009, 0)
+
+
+# -- one row -----------------------------------------------------------------------------------
+
+
+def test_worse_needs_both_threshold_and_noise():
+    base = lb_row(1.0, stderr=0.01)
+    assert verdict_of(base, lb_row(1.10, stderr=0.01)).status == "worse"  # 10% > 5%, 0.1 > 3*0.014
+    within_noise = verdict_of(base, lb_row(1.10, stderr=0.05))  # 0.1 < 3*sqrt(.01²+.05²) = 0.153
+    assert within_noise.status == "unchanged" and "noise" in within_noise.reason
+    within_threshold = verdict_of(lb_row(1.0, stderr=1e-4), lb_row(1.03, stderr=1e-4))  # 3% < 5%
+    assert within_threshold.status == "unchanged" and "5%" in within_threshold.reason
+
+
+def test_z_sets_how_many_standard_errors_count():
+    base, cur = lb_row(1.0, stderr=0.02), lb_row(1.1, stderr=0.02)  # |Δ| = 0.1 = 3.54 σ
+    assert verdict_of(base, cur, z=3).status == "worse"
+    assert verdict_of(base, cur, z=4).status == "unchanged"
+
+
+def test_direction_comes_from_greater_is_better():
+    up = verdict_of(lb_row(0.5, gib=True, metric="ndcg"), lb_row(0.6, gib=True, metric="ndcg"))
+    down = verdict_of(lb_row(0.5, gib=True, metric="ndcg"), lb_row(0.4, gib=True, metric="ndcg"))
+    assert (up.status, up.mark, down.status, down.mark) == ("better", "-", "worse", "+")
+    assert verdict_of(lb_row(0.5), lb_row(0.4)).status == "better"  # lower mse is better
+
+
+def test_absolute_threshold_per_metric():
+    t = parse_thresholds(["mse:0.2"])
+    assert verdict_of(lb_row(1.0), lb_row(1.15), t).status == "unchanged"
+    assert verdict_of(lb_row(1.0), lb_row(1.25), t).status == "worse"
+
+
+def test_one_repeat_falls_back_to_the_threshold():
+    change = verdict_of(lb_row(1.0, stderr=math.nan, repeats=1), lb_row(1.2, stderr=math.nan, repeats=1))
+    assert change.status == "worse" and "unknown" in change.reason
+    assert verdict_of(lb_row(1.0, stderr=math.nan), lb_row(1.02, stderr=math.nan)).status == "unchanged"
+
+
+def test_newly_failing_wins_over_everything():
+    now = lb_row(1.0, failed=2, repeats=8, error="ValueError: bad", fingerprint="f2")
+    change = verdict_of(lb_row(1.0), now)
+    assert (change.status, change.mark) == ("failing", "!")
+    assert "2 of 10 repeats fail: ValueError: bad" in change.reason
+    all_failed = verdict_of(lb_row(1.0), lb_row(math.nan, failed=10, repeats=0, stderr=math.nan))
+    assert all_failed.status == "failing"
+
+
+def test_failing_in_both_is_not_a_new_regression():
+    change = verdict_of(lb_row(math.nan, failed=3, repeats=0), lb_row(math.nan, failed=3, repeats=0))
+    assert change.status == "unchanged" and "no successful repeat" in change.reason
+
+
+def test_no_longer_failing_is_fixed():
+    assert verdict_of(lb_row(math.nan, failed=3, repeats=0), lb_row(1.0)).status == "fixed"
+    assert verdict_of(lb_row(5.0, failed=1), lb_row(1.0)).mark == "-"
+
+
+def test_a_different_fingerprint_is_not_comparable():
+    change = verdict_of(lb_row(1.0), lb_row(2.0, fingerprint="f2"))
+    assert (change.status, change.mark) == ("not comparable", "x")
+    assert verdict_of(lb_row(1.0, fingerprint=None), lb_row(2.0)).status == "worse"  # unknown: compared
+    assert verdict_of(lb_row(1.0), lb_row(2.0, gib=True)).status == "not comparable"
+
+
+def test_identical_rows_are_unchanged_without_a_reason():
+    change = verdict_of(lb_row(1.0), lb_row(1.0))
+    assert change.status == "unchanged" and change.reason == "" and change.delta == 0
+
+
+def test_infinite_means_do_not_crash():
+    assert verdict_of(lb_row(math.inf), lb_row(math.inf)).status == "unchanged"
+    assert verdict_of(lb_row(1.0), lb_row(math.inf)).status == "worse"
+
+
+# -- whole leaderboards ------------------------------------------------------------------------
+
+
+def test_compare_matches_rows_and_reports_missing_and_new():
+    base = [lb_row(1.0, oracle="grr"), lb_row(1.0, oracle="oue"), lb_row(1.0, epsilon=math.nan, users="N")]
+    cur = [lb_row(1.0, oracle="oue"), lb_row(1.5, oracle="grr"), lb_row(1.0, oracle="olh"),
+           lb_row(1.0, epsilon=math.nan, users="N")]
+    result = compare(base, cur)
+    statuses = [(c.key[3], c.status) for c in result.changes]
+    assert statuses == [("grr", "worse"), ("olh", "new"), ("oue", "unchanged"), ("grr", "unchanged")]
+    assert result.regressed
+    assert result.counts()["new"] == 1
+    gone = compare(base, cur[:1] + cur[3:])
+    assert [c.status for c in gone.changes].count("missing") == 1 and not gone.regressed
+
+
+def test_duplicate_rows_and_bad_z_are_usage_errors():
+    with pytest.raises(UsageError, match="duplicate"):
+        compare([lb_row(1.0), lb_row(2.0)], [lb_row(1.0)])
+    with pytest.raises(UsageError, match="--z"):
+        compare([lb_row(1.0)], [lb_row(1.0)], z=-1)
+
+
+def test_report_markdown_lines():
+    result = compare([lb_row(1.0), lb_row(2.0, oracle="oue")], [lb_row(1.5), lb_row(2.0, oracle="oue")])
+    text = render_comparison(result, "markdown")
+    lines = text.splitlines()
+    assert lines[0].startswith("**REGRESSION**: 1 worse, 1 unchanged")
+    assert lines[2].startswith("|    | dataset   | ε   | oracle   | pipeline   | metric   | baseline")
+    assert lines[4].startswith("| +  | zipf      | 1   | grr      | base       | mse      | 1 ± 0.01 ")
+    assert "+50.0%" in lines[4] and "worse: beyond 5% and 3σ noise" in lines[4]
+    assert len(lines) == 6
+    changed = render_comparison(result, "markdown", only_changed=True).splitlines()
+    assert len(changed) == 5 and "oue" not in "".join(changed)
+    ok = compare([lb_row(1.0)], [lb_row(1.0)])
+    assert render_comparison(ok, "markdown", only_changed=True).splitlines() == [
+        "**OK**: 1 unchanged (threshold 5% (default); noise z = 3)", "", "No changed rows."
+    ]
+
+
+def test_report_json_and_table():
+    result = compare([lb_row(1.0)], [lb_row(1.0, failed=1, repeats=9)])
+    doc = json.loads(render_comparison(result, "json"))
+    assert doc["verdict"] == "regression" and doc["counts"]["failing"] == 1
+    assert doc["rows"][0]["mark"] == "!" and doc["rows"][0]["baseline_mean"] == 1.0
+    table = render_comparison(result, "table")
+    assert table.startswith("REGRESSION: 1 newly failing")
+    assert any(line.startswith("!") for line in table.splitlines())
+    with pytest.raises(UsageError):
+        render_comparison(result, "html")
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def _results_dir(path, values):
+    store = ResultsStore(path)
+    for i, v in enumerate(values):
+        store.append([dict(cell_id=f"c{i}", dataset="zipf", users="", epsilon=math.inf, oracle="grr",
+                           pipeline="base", metric="mse", greater_is_better=False, repeat=i, value=v,
+                           error=None, simulation="aggregate", n=10, d=4, fingerprint="f1", elapsed=0.0)])
+    return path
+
+
+def test_a_json_leaderboard_round_trips_into_compare(tmp_path):
+    run = _results_dir(tmp_path / "run", [1.0, 1.1, 0.9, 1.05])
+    path = tmp_path / "lb.json"
+    path.write_text(render(aggregate(ResultsStore(run).load()), "json"))
+    from_file = load_leaderboard(path)
+    from_dir = load_leaderboard(run)
+    assert from_file[0]["epsilon"] == math.inf and from_file[0]["mean"] == pytest.approx(1.0125)
+    result = compare(from_file, from_dir)
+    assert [c.status for c in result.changes] == ["unchanged"] and not result.regressed
+
+
+def test_a_directory_falls_back_to_its_leaderboard_json(tmp_path):
+    (tmp_path / "leaderboard.json").write_text(json.dumps([lb_row(1.0)]))
+    assert load_leaderboard(tmp_path)[0]["mean"] == 1.0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(UsageError, match="neither"):
+        load_leaderboard(empty)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"rows": []}', "not a JSON leaderboard"),
+        ('[{"dataset": "zipf"}]', "row 0 lacks"),
+        (json.dumps([lb_row("big")]), "mean must be a number"),
+    ],
+)
+def test_unreadable_leaderboards_are_usage_errors(tmp_path, content, message):
+    path = tmp_path / "lb.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        load_leaderboard(path, "baseline")
+
+
+def test_a_missing_file_names_the_side(tmp_path):
+    with pytest.raises(UsageError, match="current .*no such file"):
+        load_leaderboard(tmp_path / "nope.json", "current")

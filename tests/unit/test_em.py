@@ -1,0 +1,250 @@
+"""EM reconstruction and its corrections (plugins/postprocess/em.py; acceptance A16, §E).
+
+- with one budget and an interior solution, EM equals GRR's matrix-inversion estimate;
+- the log-likelihood never decreases; every output lies on the simplex;
+- the fixed point satisfies the KKT conditions of the constrained MLE;
+- eps = inf users are handled without division by zero (pure exact users give their histogram);
+- the structured (GRR) and generic (channel operator) code paths agree, for EM and for the
+  Newton step behind em-corrected, and the Newton step equals a dense solve;
+- oracles without a finite channel are refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpbench.errors import UsageError
+from ldpbench.groups import exact_estimate, simulate_groups
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.simulate import simulate
+from ldpbench.types import Channel, Estimate, Population
+from ldpbench_plugins.postprocess._em import Group, Information, groups_of, newton_step, run_em
+
+PLUGINS = build_plugins()
+
+
+def grr(d, eps):
+    return PLUGINS.create("oracle", "grr", {}, d=d, epsilon=eps)
+
+
+def post(name, **params):
+    return PLUGINS.create("postprocessor", name, params)
+
+
+def zipf_population(d: int, n: int, s: float = 1.0) -> Population:
+    w = np.arange(1, d + 1, dtype=float) ** -s
+    counts = np.floor(n * w / w.sum()).astype(np.int64)
+    counts[0] += n - counts.sum()
+    return Population(counts)
+
+
+def mixed_estimate(d=40, seed=0, mix=(300, 300, 30, 12)) -> Estimate:
+    """A small-sample, mixed-budget GRR estimate in the [MHS18] shape (many boundary zeros)."""
+    pop = zipf_population(d, 100_000)
+    groups = [(0.1, mix[0]), (2.0, mix[1]), (math.log(d), mix[2]), (math.inf, mix[3])]
+    return simulate_groups(lambda e: grr(d, e), pop, groups, np.random.default_rng(seed))
+
+
+class Opaque(Channel):
+    """A channel seen only through forward/backward (forces the generic code path)."""
+
+    def __init__(self, inner: Channel):
+        self.inner = inner
+        self.n_items, self.n_reports = inner.n_items, inner.n_reports
+
+    def forward(self, theta):
+        return self.inner.forward(theta)
+
+    def backward(self, w):
+        return self.inner.backward(w)
+
+
+def opaque(groups):
+    return [Group(g.histogram, Opaque(g.channel), g.n, g.epsilon) for g in groups]
+
+
+# -- A16 --------------------------------------------------------------------------------------
+
+
+def test_single_budget_interior_em_equals_matrix_inversion():
+    d, n = 5, 100_000
+    pop = Population(np.array([24_000, 22_000, 20_000, 18_000, 16_000]))
+    est = simulate(grr(d, 2.0), pop.counts, np.random.default_rng(1))
+    assert np.all(est.frequencies > 0.05)  # interior
+    out = post("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    assert out.info["em_converged"]
+    assert np.max(np.abs(out.frequencies - est.frequencies)) <= 1e-6
+
+
+def test_loglikelihood_never_decreases_and_iterates_stay_on_the_simplex():
+    est = mixed_estimate()
+    groups = groups_of(est)
+    result = run_em(groups, tol=1e-10, max_iter=3000, trace=True)
+    ll = np.array(result.trace)
+    assert len(ll) > 10
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll[:-1]))
+    assert ll[-1] > ll[0]
+    # every iterate on the simplex: re-run a few steps and inspect them
+    for steps in (1, 2, 5, 50, 500):
+        theta = run_em(groups, tol=0.0, max_iter=steps).theta
+        assert np.all(theta >= 0) and abs(theta.sum() - 1) <= 1e-12
+
+
+@pytest.mark.parametrize("name", ["em", "em-corrected", "em-bootstrap"])
+def test_outputs_lie_on_the_simplex(name):
+    params = {"replicates": 3} if name == "em-bootstrap" else {}
+    for seed in range(3):
+        out = post(name, **params).apply(mixed_estimate(seed=seed), np.random.default_rng(seed))
+        f = out.frequencies
+        assert np.all(f >= 0) and abs(f.sum() - 1) <= 1e-12
+        assert out.info["em_iterations"] >= 1 and "em_loglik" in out.info
+
+
+def test_fixed_point_satisfies_kkt():
+    for seed in range(3):
+        result = run_em(groups_of(mixed_estimate(seed=seed)), tol=1e-12, max_iter=200_000)
+        assert result.converged
+        m, theta = result.m, result.theta
+        # stationarity with multiplier theta . m = 1, dual feasibility m <= 1, complementary slackness
+        assert theta @ m == pytest.approx(1.0, abs=1e-12)
+        assert np.max(m) <= 1 + 1e-6
+        support = theta > 1e-4
+        assert np.max(np.abs(m[support] - 1)) <= 1e-6
+        assert result.kkt_violation <= 1e-5
+        assert np.any(theta < 1e-6)  # a boundary solution: the test exercises both KKT cases
+
+
+def test_exact_users_only_give_their_histogram():
+    counts = np.array([5, 0, 3, 2, 0])
+    est = exact_estimate(counts)
+    with np.errstate(all="raise"):
+        out = post("em").apply(est, np.random.default_rng(0))
+        corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+    assert np.allclose(out.frequencies, counts / 10, atol=1e-12)
+    assert np.allclose(corrected.frequencies, counts / 10, atol=1e-12)
+
+
+def test_exact_users_mixed_with_grr_need_no_division_by_zero():
+    with np.errstate(divide="raise", invalid="raise"):
+        out = post("em-corrected").apply(mixed_estimate(seed=4), np.random.default_rng(0))
+    assert np.all(np.isfinite(out.frequencies))
+
+
+def test_exact_users_pin_their_items():
+    # An exact report of item v means theta_v >= (its count) / N at the MLE.
+    est = mixed_estimate(seed=5)
+    exact = est.parts[-1].report_histogram
+    theta = post("em").apply(est, np.random.default_rng(0)).frequencies
+    assert np.all(theta[exact > 0] >= exact[exact > 0] / est.n - 1e-12)
+
+
+# -- code paths ----------------------------------------------------------------------------------
+
+
+def test_generic_channel_path_equals_the_grr_path():
+    groups = groups_of(mixed_estimate(seed=6))
+    a = run_em(groups, tol=1e-10)
+    b = run_em(opaque(groups), tol=1e-10)
+    assert a.iterations == b.iterations
+    assert np.allclose(a.theta, b.theta, atol=1e-13)
+    da, la, _ = newton_step(groups, a.theta, a.m)
+    db, lb, _ = newton_step(opaque(groups), a.theta, a.m)
+    assert la == pytest.approx(lb, rel=1e-7)
+    assert np.allclose(da, db, atol=1e-7 * np.max(np.abs(da)))
+
+
+def test_newton_step_equals_a_dense_constrained_solve():
+    groups = groups_of(mixed_estimate(d=12, seed=7))
+    result = run_em(groups, tol=1e-10)
+    theta, m = result.theta, result.m
+    delta, lam, active = newton_step(groups, theta, m)
+    n = sum(g.n for g in groups)
+    J = np.zeros((12, 12))
+    for g in groups:
+        Q = g.channel.dense()  # (reports, items)
+        if g.exact:
+            J += np.diag(np.where(g.histogram > 0, g.histogram / (n * theta**2), 0.0))
+        else:
+            P = Q @ theta
+            J += (g.n / n) * (Q.T / P) @ Q
+    idx = np.flatnonzero(active)
+    Ja = J[np.ix_(idx, idx)]
+    # KKT system of "maximize m.D - D'JD/2 subject to sum(D) = 0"
+    kkt = np.block([[Ja, np.ones((idx.size, 1))], [np.ones((1, idx.size)), np.zeros((1, 1))]])
+    sol = np.linalg.solve(kkt, np.concatenate([m[idx], [0.0]]))
+    assert np.allclose(delta[idx], sol[:-1], rtol=1e-8, atol=1e-10)
+    assert lam == pytest.approx(-sol[-1], rel=1e-8)
+    assert abs(delta.sum()) <= 1e-10
+
+
+def test_information_operator_matches_its_dense_form():
+    groups = groups_of(mixed_estimate(d=9, seed=8))
+    theta = run_em(groups, tol=1e-8).theta
+    info = Information(groups, theta)
+    dense = np.stack([info.matvec(e) for e in np.eye(9)], axis=1)
+    assert np.allclose(dense, dense.T, atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(dense) > 0)
+
+
+def test_hr_reports_are_reconstructed():
+    d = 20
+    hr = PLUGINS.create("oracle", "hr", {}, d=d, epsilon=2.0)
+    pop = zipf_population(d, 50_000)
+    est = simulate(hr, pop.counts, np.random.default_rng(3))
+    out = post("em", tol=1e-10).apply(est, np.random.default_rng(0))
+    corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+    assert np.abs(out.frequencies - pop.frequencies).sum() < 0.1
+    assert abs(corrected.frequencies.sum() - 1) <= 1e-12 and np.all(corrected.frequencies >= 0)
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+def test_oracle_without_channel_is_refused_clearly():
+    est = Estimate(np.full(4, 0.25), n=100, epsilon=1.0, mechanism="oue", p_star=0.5, q_star=0.27)
+    for name in ("em", "em-corrected", "em-bootstrap"):
+        with pytest.raises(UsageError, match="finite report space"):
+            post(name).apply(est, np.random.default_rng(0))
+
+
+def test_groups_of_uses_parts_or_the_estimate_itself():
+    est = mixed_estimate(seed=9)
+    assert [g.epsilon for g in groups_of(est)] == [p.epsilon for p in est.parts]
+    single = est.parts[0]
+    assert len(groups_of(single)) == 1 and groups_of(single)[0].n == single.n
+
+
+# -- em-corrected ------------------------------------------------------------------------------
+
+
+def test_correction_vanishes_at_an_interior_mle():
+    d = 5
+    pop = Population(np.array([24_000, 22_000, 20_000, 18_000, 16_000]))
+    est = simulate(grr(d, 2.0), pop.counts, np.random.default_rng(2))
+    em = post("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    corrected = post("em-corrected", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    assert np.max(np.abs(corrected.frequencies - em.frequencies)) <= 1e-10
+
+
+def test_correction_lifts_the_boundary_and_lowers_the_rest():
+    est = mixed_estimate(d=40, seed=10)
+    em = post("em").apply(est, np.random.default_rng(0)).frequencies
+    corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+    change = corrected.frequencies - em
+    boundary = em < 1e-6
+    assert boundary.sum() >= 3 and corrected.info["correction_l1"] > 0
+    assert np.all(change[boundary] >= 0) and np.any(change[boundary] > 0)
+    assert change[em > 0.05].sum() < 0
+
+
+def test_scale_multiplies_the_correction_before_projection():
+    est = mixed_estimate(d=40, seed=11)
+    em = post("em").apply(est, np.random.default_rng(0)).frequencies
+    one = post("em-corrected").apply(est, np.random.default_rng(0)).frequencies - em
+    three = post("em-corrected", scale=3.0).apply(est, np.random.default_rng(0)).frequencies - em
+    zero = post("em-corrected", scale=0.0).apply(est, np.random.default_rng(0)).frequencies - em
+    assert np.allclose(zero, 0, atol=1e-15)
+    assert np.allclose(three, 3 * one, rtol=1e-6, atol=1e-12)  # no clipping at these sizes

@@ -1,0 +1,63 @@
+"""L1 (algorithms.md §6.6, §5.6; acceptance A15): hand-computed examples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpbench.types import Estimate, Population
+from ldpbench_plugins.metrics.error import L1, MSE
+
+RNG = np.random.default_rng(0)
+TRUTH = Population(np.array([50, 30, 20]))
+
+
+def l1(**params) -> L1:
+    values = {p.name: p.default for p in L1.params}
+    values.update(params)
+    return L1(**values)
+
+
+def est(freqs, items=None, n=100) -> Estimate:
+    return Estimate(np.asarray(freqs, dtype=float), n=n, epsilon=1.0, items=items)
+
+
+def test_full_domain_by_hand():
+    e = est([0.4, 0.4, 0.1])
+    assert l1().score(TRUTH, e, RNG) == pytest.approx(0.3)
+    assert l1(reduction="mean").score(TRUTH, e, RNG) == pytest.approx(0.1)
+    assert l1(scale="count").score(TRUTH, e, RNG) == pytest.approx(30.0)
+    assert l1(scale="count", reduction="mean").score(TRUTH, e, RNG) == pytest.approx(10.0)
+    # a full-domain comparison is never rescaled, even when the estimate does not sum to 1
+    assert l1().score(TRUTH, est([0.8, 0.6, 0.4]), RNG) == pytest.approx(0.3 + 0.3 + 0.2)
+
+
+def test_partial_estimate_rescales_both_by_default():
+    e = est([0.6, 0.2], items=np.array([0, 2]))  # truth restricted: [0.5, 0.2] -> [5/7, 2/7]
+    both = abs(0.75 - 5 / 7) + abs(0.25 - 2 / 7)
+    assert l1().score(TRUTH, e, RNG) == pytest.approx(both)
+    assert l1(rescale="truth").score(TRUTH, e, RNG) == pytest.approx(abs(0.6 - 5 / 7) + abs(0.2 - 2 / 7))
+    assert l1(rescale="none").score(TRUTH, e, RNG) == pytest.approx(0.1)
+
+
+def test_top_restricts_to_the_truly_largest_items():
+    e = est([0.4, 0.4, 0.1])  # top 2 true items: 0 and 1 -> truth [0.625, 0.375], estimate [0.5, 0.5]
+    assert l1(top=2).score(TRUTH, e, RNG) == pytest.approx(0.25)
+    assert l1(top=3).score(TRUTH, e, RNG) == pytest.approx(0.3)  # the whole domain: no rescaling
+    # on a partial estimate, top picks among the covered items
+    e = est([0.6, 0.2], items=np.array([2, 0]))  # covers items 2 (0.2) and 0 (0.5)
+    assert l1(top=1).score(TRUTH, e, RNG) == pytest.approx(0.0)  # item 0 alone: both rescale to 1
+
+
+def test_edge_cases():
+    assert math.isnan(l1().score(TRUTH, est([], items=np.array([], dtype=int)), RNG))
+    with pytest.raises(ValueError, match="rescale"):
+        l1().score(TRUTH, est([-0.1, 0.05], items=np.array([0, 1])), RNG)
+
+
+def test_registered_next_to_mse(plugins):
+    assert plugins.get("metric", "l1").cls is L1
+    assert plugins.get("metric", "mse").cls is MSE
+    assert L1.greater_is_better is False

@@ -1,0 +1,182 @@
+"""NDCG@k (algorithms.md §6.5, acceptance A15): flat, query-only and [A17]'s list of lists."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldpbench.types import Estimate, Population
+from ldpbench_plugins.metrics.ranking import NDCG, EstimateSize, ndcg, within_group_ndcg
+
+RNG = np.random.default_rng(0)
+
+
+def metric(**params) -> NDCG:
+    values = {p.name: p.default for p in NDCG.params}
+    values.update(params)
+    return NDCG(**values)
+
+
+def est(freqs, items=None, info=None, steps=()) -> Estimate:
+    return Estimate(np.asarray(freqs, dtype=float), n=100, epsilon=1.0, items=items, info=info or {}, steps=steps)
+
+
+def test_a15_value():
+    truth = Population(np.array([50, 30, 20]))  # a, b, c
+    # estimated order (b, a, c)
+    assert metric(k=3).score(truth, est([0.3, 0.4, 0.1]), RNG) == pytest.approx(0.893497, abs=5e-7)
+    # by hand: gains 2^rel - 1, discounts log2(i + 1)
+    g = lambda r: 2**r - 1  # noqa: E731
+    dcg = g(0.3) + g(0.5) / math.log2(3) + g(0.2) / 2
+    idcg = g(0.5) + g(0.3) / math.log2(3) + g(0.2) / 2
+    assert metric(k=3).score(truth, est([0.3, 0.4, 0.1]), RNG) == pytest.approx(dcg / idcg, rel=1e-12)
+
+
+def test_perfect_ranking_is_one_and_swaps_decrease_it():
+    f = RNG.dirichlet(np.ones(30))
+    truth = Population(np.rint(f * 1e6).astype(int))
+    rel = truth.frequencies
+    order = np.argsort(-rel, kind="stable")
+    assert metric(k=10).score(truth, est(rel), RNG) == pytest.approx(1.0)
+    assert metric(k=10).score(truth, est(rel * 0.5 + 0.01), RNG) == pytest.approx(1.0)  # order only
+    base = 1.0
+    scores = rel.copy()
+    # Swapping the estimates of two items at ranks i < j <= k (different relevance) lowers NDCG.
+    for i, j in [(0, 1), (2, 7), (0, 9), (4, 5)]:
+        s = scores.copy()
+        s[order[i]], s[order[j]] = s[order[j]], s[order[i]]
+        assert metric(k=10).score(truth, est(s), RNG) < base
+    # and successive swaps of a ranked list keep lowering it
+    values = []
+    s = scores.copy()
+    for i in range(5):
+        s[order[i]], s[order[i + 1]] = s[order[i + 1]], s[order[i]]
+        values.append(metric(k=None).score(truth, est(s), RNG))
+    assert all(b < a for a, b in zip([1.0] + values, values))
+
+
+def test_ties_are_broken_by_item_position():
+    truth = Population(np.array([10, 30, 20]))
+    # all scores equal: ranking is 0, 1, 2
+    g = lambda r: 2**r - 1  # noqa: E731
+    rel = np.array([10, 30, 20]) / 60
+    dcg = g(rel[0]) + g(rel[1]) / math.log2(3) + g(rel[2]) / 2
+    idcg = g(rel[1]) + g(rel[2]) / math.log2(3) + g(rel[0]) / 2
+    assert metric(k=3).score(truth, est([0.2, 0.2, 0.2]), RNG) == pytest.approx(dcg / idcg)
+
+
+def test_k_beyond_the_list_and_none_agree():
+    truth = Population(np.array([5, 4, 3, 2, 1]))
+    e = est([0.1, 0.3, 0.2, 0.25, 0.15])
+    assert metric(k=50).score(truth, e, RNG) == pytest.approx(metric(k=None).score(truth, e, RNG))
+    assert metric(k=1).score(truth, e, RNG) == pytest.approx((2 ** (4 / 15) - 1) / (2 ** (5 / 15) - 1))
+
+
+def test_partial_estimate_uses_rescaled_shares_of_its_items():
+    truth = Population(np.array([40, 30, 20, 10]))
+    e = est([0.1, 0.3], items=np.array([2, 0]))  # ranks item 0 above item 2: perfect
+    assert metric(k=2).score(truth, e, RNG) == pytest.approx(1.0)
+    e = est([0.3, 0.1], items=np.array([2, 0]))
+    rel = np.array([20, 40]) / 60  # shares within the evaluated universe
+    expected = ndcg(rel, np.array([0.3, 0.1]), 2)
+    assert metric(k=2).score(truth, e, RNG) == pytest.approx(expected)
+    assert metric().score(truth, est([], items=np.array([], dtype=int)), RNG) != metric().score(truth, e, RNG)
+    assert math.isnan(metric().score(truth, est([], items=np.array([], dtype=int)), RNG))
+
+
+def records(n_queries: int, max_urls: int, rng: np.random.Generator) -> Population:
+    sizes = rng.integers(1, max_urls + 1, n_queries)
+    parents = np.repeat(np.arange(n_queries), sizes)
+    counts = rng.integers(0, 1000, parents.size)
+    counts[0] += 1
+    return Population(counts, parents=parents)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 12), st.sampled_from([1, 3, 5, None]))
+def test_list_of_lists_is_at_most_query_only(seed, n_queries, k):
+    rng = np.random.default_rng(seed)
+    truth = records(n_queries, 5, rng)
+    e = est(rng.random(truth.d))
+    lol = metric(k=k, structure="list-of-lists").score(truth, e, rng)
+    q = metric(k=k, structure="queries").score(truth, e, rng)
+    assert lol <= q + 1e-12
+    # ideal_inner: estimated divides by a smaller ideal, so it is never below the default
+    assert metric(k=k, structure="list-of-lists", ideal_inner="estimated").score(truth, e, rng) >= lol - 1e-12
+
+
+def test_list_of_lists_equals_query_only_when_every_url_list_is_perfect():
+    rng = np.random.default_rng(7)
+    truth = records(20, 6, rng)
+    # scores: a shuffled query order, URLs perfectly ordered within each query
+    query_score = rng.permutation(20).astype(float)
+    s = query_score[truth.parents] * 1e3 + truth.counts / 1e4
+    e = est(s)
+    q = metric(k=5, structure="queries").score(truth, e, rng)
+    assert q < 1
+    assert metric(k=5, structure="list-of-lists").score(truth, e, rng) == pytest.approx(q, rel=1e-12)
+    # misorder one URL list of a top query: list-of-lists drops below query-only
+    top_q = int(np.argmax(query_score))
+    urls = np.flatnonzero(truth.parents == top_q)
+    if urls.size > 1 and len(set(truth.counts[urls])) > 1:
+        s2 = s.copy()
+        s2[urls] = query_score[top_q] * 1e3 - truth.counts[urls] / 1e4
+        assert metric(k=5, structure="list-of-lists").score(truth, est(s2), rng) < q
+
+
+def test_without_parents_every_structure_is_flat():
+    truth = Population(np.array([9, 7, 5, 3, 1]))
+    e = est([0.1, 0.3, 0.2, 0.25, 0.15])
+    flat = metric(k=3).score(truth, e, RNG)
+    assert metric(k=3, structure="queries").score(truth, e, RNG) == pytest.approx(flat)
+    assert metric(k=3, structure="list-of-lists").score(truth, e, RNG) == pytest.approx(flat)
+
+
+def test_within_group_ndcg_by_hand():
+    group = np.array([0, 0, 0, 1, 1, 2])
+    rel = np.array([0.5, 0.3, 0.2, 0.0, 0.0, 1.0])
+    scores = np.array([0.3, 0.5, 0.2, 0.1, 0.9, 0.0])
+    out = within_group_ndcg(group, rel, scores, 3)
+    assert out[0] == pytest.approx(0.893497, abs=5e-7)
+    assert out[1] == 1.0  # nothing relevant: nothing to misplace
+    assert out[2] == 1.0
+
+
+def test_protocol_query_scores_are_used_unless_post_processed():
+    truth = Population(np.array([50, 10, 30, 10]), parents=np.array([0, 0, 1, 1]))
+    # record sums rank query 0 (0.6) above query 1 (0.4); the protocol's query estimates say otherwise
+    info = {"queries": [0, 1], "query_frequencies": [0.3, 0.7]}
+    e = est([0.5, 0.1, 0.3, 0.1], info=info)
+    wrong = metric(k=2, structure="queries").score(truth, e, RNG)
+    right = metric(k=2, structure="queries", query_scores="sum").score(truth, e, RNG)
+    assert right == pytest.approx(1.0) and wrong < 1
+    assert metric(k=2, structure="queries").score(truth, e.replace(steps=("norm-sub",)), RNG) == pytest.approx(1.0)
+
+
+def test_on_blender_output(plugins):
+    rng = np.random.default_rng(3)
+    pq = np.arange(1, 201) ** -1.0
+    pu = np.arange(1, 6) ** -1.5
+    p = (pq[:, None] / pq.sum() * (pu / pu.sum())[None, :]).ravel()
+    truth = Population(rng.multinomial(500_000, p), parents=np.repeat(np.arange(200), 5))
+    out = plugins.create("protocol", "blender", {"head_list_size": 30}).run(truth, 4.0, rng)
+    for e in out.values():
+        flat = metric(k=10).score(truth, e, rng)
+        q = metric(k=10, structure="queries").score(truth, e, rng)
+        lol = metric(k=10, structure="list-of-lists").score(truth, e, rng)
+        assert 0.5 < flat <= 1 and 0.5 < lol <= q + 1e-12 <= 1 + 1e-12
+
+
+def test_estimate_size():
+    truth = Population(np.array([5, 4, 3]))
+    assert EstimateSize().score(truth, est([0.1, 0.2, 0.3]), RNG) == 3
+    assert EstimateSize().score(truth, est([0.1], items=np.array([2])), RNG) == 1
+
+
+def test_registered(plugins):
+    assert plugins.get("metric", "ndcg").cls.greater_is_better is True
+    assert plugins.get("metric", "estimate-size").cls.greater_is_better is True
