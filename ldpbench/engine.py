@@ -157,10 +157,9 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
         )
 
     def greater(plugins: Plugins | None, metric: Entry) -> bool:
-        try:
-            return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
-        except Exception:
-            return False
+        # The spec validator already checked the name; without plugins (they failed to load)
+        # the direction is unknown and the row is a failure anyway.
+        return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
 
     plugins: Plugins | None = None
     try:

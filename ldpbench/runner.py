@@ -127,8 +127,10 @@ def run_spec(
     started = time.perf_counter()
     out = Path(out_dir) if out_dir else default_out_dir(spec)
     store = ResultsStore(out)
+    cells = list(expand(spec))
     store.write_manifest(
         {
+            "cell_order": [c.cell_id for c in cells],
             "ldpbench_version": __version__,
             "spec": spec.resolved,
             "seed": spec.seed,
@@ -140,7 +142,6 @@ def run_spec(
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
-    cells = list(expand(spec))
     expected = {(p.label, m.label) for p in spec.pipelines for m in spec.metrics}
     done = set() if rerun else set(store.done_cells(expected))
     todo = [c for c in cells if c.cell_id not in done]
@@ -169,11 +170,17 @@ def run_spec(
         runner.close()
     ids = {c.cell_id for c in cells}
     df = store.load()
-    df = df.filter(df["cell_id"].is_in(list(ids)))
+    # Only this spec's cells, pipelines and metrics: a results folder may hold rows of an earlier
+    # version of the spec (another seed, a pipeline since removed).
+    df = df.filter(
+        df["cell_id"].is_in(list(ids))
+        & df["pipeline"].is_in([p.label for p in spec.pipelines])
+        & df["metric"].is_in([m.label for m in spec.metrics])
+    )
     failed = int(df["error"].is_not_null().sum())
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
-    board = aggregate(df)
+    board = aggregate(df, order=[c.cell_id for c in cells])
     return RunOutcome(
         spec=spec,
         out_dir=out,

@@ -47,15 +47,21 @@ def _discounts(m: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, m + 2))
 
 
-def ranking(scores: np.ndarray) -> np.ndarray:
-    """Positions by decreasing score, ties broken by position (the deterministic order NDCG uses)."""
+def ranking(scores: np.ndarray, k: int | None = None) -> np.ndarray:
+    """The first ``k`` positions (all if ``None``) by decreasing score, ties broken by position
+    (the deterministic order NDCG uses). O(d) selection, then a sort of the selected few."""
     scores = np.asarray(scores, dtype=float)
+    if k is not None and k < scores.size:
+        kth = np.partition(scores, scores.size - k)[scores.size - k]  # the k-th largest score
+        candidates = np.flatnonzero(scores >= kth)  # all ties at the boundary take part
+        order = candidates[np.lexsort((candidates, -scores[candidates]))]
+        return order[:k]
     return np.lexsort((np.arange(scores.size), -scores))
 
 
 def dcg(relevance: np.ndarray, scores: np.ndarray, k: int | None, factors: np.ndarray | None = None) -> float:
     """``sum_{i<=k} gain(rel of the item at rank i) / log2(i + 1) [* factor of that item]``."""
-    order = ranking(scores)[: (k if k is not None else None)]
+    order = ranking(scores, k)
     terms = _gain(np.asarray(relevance, dtype=float)[order]) * _discounts(order.size)
     if factors is not None:
         terms = terms * np.asarray(factors, dtype=float)[order]
@@ -126,8 +132,16 @@ class NDCG(Metric):
         if self.structure == "queries":
             return ndcg(rel_q, score_q, self.k)
 
-        share = np.divide(rel, rel_q[group], out=np.zeros_like(rel), where=rel_q[group] > 0)
-        inner = within_group_ndcg(group, share, scores, self.k)
+        # Inner NDCG^q only for the queries that can enter the top k of either ranking.
+        needed = np.zeros(query_ids.size, dtype=bool)
+        needed[ranking(score_q, self.k)] = True
+        if self.ideal_inner == "estimated":
+            needed[ranking(rel_q, self.k)] = True
+        mine = needed[group]
+        share = np.divide(rel, rel_q[group], out=np.zeros_like(rel), where=rel_q[group] > 0)[mine]
+        sub_group = np.cumsum(needed)[group[mine]] - 1
+        inner = np.ones(query_ids.size)
+        inner[needed] = within_group_ndcg(sub_group, share, scores[mine], self.k)
         ideal_factors = inner if self.ideal_inner == "estimated" else None
         ideal = dcg(rel_q, rel_q, self.k, ideal_factors)
         return dcg(rel_q, score_q, self.k, inner) / ideal if ideal > 0 else float("nan")

@@ -49,6 +49,7 @@ from ldpbench.types import PriorFamily
 GL_ORDER = 8
 SIGMA_PANELS = 2.0
 BLEND_ORDER = 7
+BLEND_PANELS = 12
 #: Panels next to a singularity grow geometrically: a panel [t, GROWTH * t] (distances from it).
 GROWTH = 2.0
 #: Distance from a rough point at which the blend between exact integers and quadrature is centred,
@@ -109,7 +110,7 @@ def _integers(a: float, b: float) -> np.ndarray:
 def _side_distances(hcap: float, reach: float) -> np.ndarray:
     """Panel edges as distances from a rough point: fine steps through the blend, then
     geometric growth (see GROWTH), then steps of ``hcap``, up to ``reach``."""
-    out = [np.arange(_Q_START, _Z_END, BLEND)]
+    out = [np.linspace(_Q_START, _Z_END, BLEND_PANELS + 1)[:-1]]
     d = _Z_END
     geo = []
     while d < reach and d * (GROWTH - 1) < hcap:

@@ -31,7 +31,8 @@ from ._simplex import project_to_simplex
 
 _EM_PARAMS = (
     Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d", min=0.0),
-    Param("max_iter", int, DEFAULT_MAX_ITER, "iteration cap of EM", min=1),
+    Param("max_iter", int, DEFAULT_MAX_ITER, "cap on the number of EM maps evaluated", min=1),
+    Param("accelerate", bool, True, "SQUAREM extrapolation (same fixed point, fewer EM maps)"),
 )
 
 
@@ -44,8 +45,11 @@ class EM(PostProcessor):
     name = "em"
     params = _EM_PARAMS
 
+    def _run(self, groups):
+        return run_em(groups, tol=self.tol, max_iter=self.max_iter, accelerate=self.accelerate)
+
     def fit(self, estimate: Estimate):
-        return run_em(groups_of(estimate, self.name), tol=self.tol, max_iter=self.max_iter)
+        return self._run(groups_of(estimate, self.name))
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         result = self.fit(estimate)
@@ -70,7 +74,7 @@ class EMCorrected(EM):
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         groups = groups_of(estimate, self.name)
-        result = run_em(groups, tol=self.tol, max_iter=self.max_iter)
+        result = self._run(groups)
         n = sum(g.n for g in groups)
         delta, lam, active = newton_step(groups, result.theta, result.m)
         bias = delta / n
@@ -98,10 +102,10 @@ class EMBootstrap(EM):
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         groups = groups_of(estimate, self.name)
-        result = run_em(groups, tol=self.tol, max_iter=self.max_iter)
+        result = self._run(groups)
         total = np.zeros(result.theta.size)
         for _ in range(self.replicates):
-            boot = run_em(sample_histograms(groups, result.theta, rng), tol=self.tol, max_iter=self.max_iter)
+            boot = self._run(sample_histograms(groups, result.theta, rng))
             total += boot.theta
         bias = total / self.replicates - result.theta
         corrected = project_to_simplex(result.theta - bias)
