@@ -377,7 +377,10 @@ class Information:
             if float(np.linalg.norm(r)) <= stop:
                 break
             Ap = A(p)
-            alpha = rz / float(p @ Ap)
+            curvature = float(p @ Ap)
+            if not curvature > 0:  # J is positive definite on the active set; round-off only
+                break
+            alpha = rz / curvature
             x += alpha * p
             r -= alpha * Ap
             z = r / precond

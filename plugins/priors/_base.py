@@ -9,7 +9,9 @@ posterior engine of Calibrate (``ldpbench_plugins.postprocess._posterior``):
   family's unconstrained coordinates, started from the mean-variance solution. [JG19] uses
   gradient ascent without details; the gradient here is exact when the family provides
   :meth:`grad_log_weight` (d/dtheta log L = sum_i E[g(f) | x_i] - d E_prior[g]) and a central
-  difference otherwise. The result is never worse (in likelihood) than the starting point.
+  difference otherwise. During the search the likelihood and its gradient are interpolated from
+  Chebyshev nodes in x (``interpolated_posterior``, exact to ~1e-13 per item); the result is
+  never worse (in likelihood) than the starting point.
 
 A subclass implements ``log_weight`` and ``fit_mean_variance`` and, optionally, the hints.
 """
@@ -23,7 +25,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 
 from ldpbench.types import PriorFamily
-from ldpbench_plugins.postprocess._posterior import build_rule, posterior, prior_sums
+from ldpbench_plugins.postprocess._posterior import build_rule, interpolated_posterior, posterior, prior_sums
 
 #: log of the weight ratio beyond which counts are ignored (see PriorFamily.effective_support).
 NEGLIGIBLE = 700.0
@@ -81,7 +83,7 @@ class PriorFamilyBase(PriorFamily):
 
         def value(u: np.ndarray) -> tuple[float, np.ndarray | None]:
             theta = self.from_unconstrained(u)
-            post = posterior(x, sigma, self, theta, support, grad=analytic)
+            post = interpolated_posterior(x, sigma, self, theta, support, grad=analytic)
             f = -float(post.log_marginal.sum()) / d
             if not analytic:
                 return f, None

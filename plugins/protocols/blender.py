@@ -116,7 +116,7 @@ class Blender(Protocol):
                 "model": "central",
                 "epsilon": eps,
                 "delta": self.delta,
-                "mechanism": f"CreateHeadList: record counts + Laplace(b={b:.6g}), kept above tau",
+                "algorithm": f"CreateHeadList: record counts + Laplace(b={b:.6g}), kept above tau",
                 "share_of_users": round(share_o * self.f_o, 12),
             },
             {
@@ -124,7 +124,7 @@ class Blender(Protocol):
                 "model": "central",
                 "epsilon": eps,
                 "delta": 0.0,
-                "mechanism": f"Laplace mechanism on head-list record counts, b={b:.6g}",
+                "algorithm": f"Laplace mechanism on head-list record counts, b={b:.6g}",
                 "share_of_users": round(share_o * (1 - self.f_o), 12),
             },
             {
@@ -132,7 +132,7 @@ class Blender(Protocol):
                 "model": "local",
                 "epsilon": eps,
                 "delta": self.delta,
-                "mechanism": "LocalAlg: two-stage randomized response on the head list",
+                "algorithm": "LocalAlg: two-stage randomized response on the head list",
                 "query_stage": {"epsilon": self.f_c * eps1, "delta": self.f_c * delta1},
                 "url_stage": {"epsilon": (1 - self.f_c) * eps1, "delta": (1 - self.f_c) * delta1},
                 "share_of_users": round(1 - share_o, 12),

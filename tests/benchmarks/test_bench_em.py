@@ -1,0 +1,53 @@
+"""Cost per estimate of EM and its corrections ([MHS18]), at d = 224 (adult) and d = 16,470 (Retail).
+
+Workloads (GRR, aggregate path, the estimate drawn once outside the timed body):
+
+- ``mix-1070``: [MHS18]'s personalized budgets, N = 1070 users drawn from the population
+  (500 at eps 0.1, 500 at 2, 50 at ln d, 20 at inf) -- the small-sample setting;
+- ``eps2-full``: every user of the population at eps = 2 (adult: n = 48,842; Retail: n = 908,577).
+
+Figures::
+
+    .venv/bin/pytest tests/benchmarks/test_bench_em.py --benchmark-enable --benchmark-only
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpbench.groups import simulate_groups
+from ldpbench.pluginmanager import build_plugins
+
+PLUGINS = build_plugins()
+MIX = [(0.1, 500), (2.0, 500), ("ln", 50), (math.inf, 20)]
+
+
+def _estimate(dataset: str, workload: str):
+    pop = PLUGINS.create("dataset", dataset, {}).load(np.random.default_rng(0))
+    make = lambda eps: PLUGINS.create("oracle", "grr", {}, d=pop.d, epsilon=eps)  # noqa: E731
+    if workload == "mix-1070":
+        groups = [(math.log(pop.d) if eps == "ln" else eps, n) for eps, n in MIX]
+    else:
+        groups = [(2.0, pop.n)]
+    return simulate_groups(make, pop, groups, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("dataset", ["adult", "retail"])
+@pytest.mark.parametrize("workload", ["mix-1070", "eps2-full"])
+@pytest.mark.parametrize("method", ["em", "em-corrected"])
+def test_bench_em(benchmark, dataset, workload, method):
+    est = _estimate(dataset, workload)
+    post = PLUGINS.create("postprocessor", method, {})
+    out = benchmark(post.apply, est, np.random.default_rng(0))
+    benchmark.extra_info.update({k: out.info[k] for k in ("em_iterations", "em_converged")})
+    assert abs(out.frequencies.sum() - 1) <= 1e-9
+
+
+def test_bench_em_bootstrap_adult(benchmark):
+    est = _estimate("adult", "mix-1070")
+    post = PLUGINS.create("postprocessor", "em-bootstrap", {"replicates": 20})
+    out = benchmark(post.apply, est, np.random.default_rng(0))
+    assert abs(out.frequencies.sum() - 1) <= 1e-9
