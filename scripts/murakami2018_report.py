@@ -151,24 +151,38 @@ SCALES = (1, 10, 30, 100, 200, 300, 400, 500, 1000)
 
 
 def scale_scan(plugins, pop, repeats: int = 200) -> dict:
-    em = plugins.create("postprocessor", "em", {})
-    corrected = {s: plugins.create("postprocessor", "em-corrected", {"scale": float(s)}) for s in SCALES}
+    """Paired MSE change of project(theta - s * Delta / N) vs EM for several s (one EM per repeat).
+
+    Same computation as the ``em-corrected`` plugin with ``scale = s`` (checked against the plugin
+    at s = 1 in every repeat), without re-running EM for each s.
+    """
+    from ldpbench_plugins.postprocess._em import groups_of, newton_step, run_em
+    from ldpbench_plugins.postprocess._simplex import project_to_simplex
+
+    plugin = plugins.create("postprocessor", "em-corrected", {})
     truth = pop.frequencies
     base, diffs, l1 = [], {s: [] for s in SCALES}, []
     for est in estimates(plugins, pop, repeats, 11):
-        f_em = em.apply(est, None).frequencies
-        e = ((f_em - truth) ** 2).sum()
+        groups = groups_of(est)
+        result = run_em(groups)
+        delta, _, _ = newton_step(groups, result.theta, result.m)
+        e = float(((result.theta - truth) ** 2).sum())
         base.append(e)
-        for s, post in corrected.items():
-            out = apply_pipeline([post], est, None)
-            diffs[s].append(((out.frequencies - truth) ** 2).sum() - e)
+        for s in SCALES:
+            corrected = project_to_simplex(result.theta - s * delta / est.n)
+            diffs[s].append(float(((corrected - truth) ** 2).sum()) - e)
             if s == 1:
-                l1.append(out.info["correction_l1"])
+                check = plugin.apply(est, None)
+                assert np.allclose(check.frequencies, corrected, atol=1e-12)
+                l1.append(check.info["correction_l1"])
     mean_em = float(np.mean(base))
     return {
         "em": mean_em,
         "correction_l1_scale1": float(np.mean(l1)),
-        "scan": {s: (float(np.mean(d)), float(np.std(d, ddof=1) / math.sqrt(len(d))), float(np.mean(d)) / mean_em) for s, d in diffs.items()},
+        "scan": {
+            s: (float(np.mean(d)), float(np.std(d, ddof=1) / math.sqrt(len(d))), float(np.mean(d)) / mean_em)
+            for s, d in diffs.items()
+        },
     }
 
 

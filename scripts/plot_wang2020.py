@@ -5,7 +5,9 @@
 
 One figure per query type (metric): error vs epsilon, one panel per (dataset, oracle), one line
 per post-processing pipeline with +-1 standard-error bars; plus ``summary.md`` with, for each
-(dataset, metric), the winning pipeline per (oracle, epsilon) and each pipeline's mean rank.
+(dataset, metric), the winning pipeline per (oracle, epsilon) and each pipeline's mean rank, and
+``bias.md``, the bias of each method on rare and on frequent items (the slides' experiment, run
+here directly through the plugins with fixed seeds).
 """
 
 from __future__ import annotations
@@ -107,6 +109,48 @@ def summary(lb: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def bias_table(trials: int = 200, epsilon: float = 1.0, seed: int = 20200223) -> str:
+    """[W20] slides 9-10: mean bias of each method on the 500 rarest and the 10 most frequent items.
+
+    The slides' setting (Zipf s = 1.5, d = 1024, n = 10^6), eps = 1, every oracle on the aggregate
+    path; ``bias = mean over trials of mean over the items of (f'_v - f_v)``, with its standard
+    error over trials and z = bias / SE.
+    """
+    from ldpbench.engine import apply_pipeline
+    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.seeding import rng_for
+    from ldpbench.simulate import simulate
+
+    plugins = build_plugins()
+    pop = plugins.create("dataset", "zipf", {"d": 1024, "n": 1_000_000, "s": 1.5}).load(None)
+    f = pop.frequencies
+    order = np.argsort(-f, kind="stable")
+    groups = {"500 rarest": order[-500:], "10 most frequent": order[:10]}
+    methods = ["base", "base-pos", "norm", "norm-sub", "mle-apx", "power-ns"]
+    lines = [
+        f"| oracle | method | " + " | ".join(f"bias on {g} (z)" for g in groups) + " |",
+        "|---|---|" + "---|" * len(groups),
+    ]
+    for oracle_name in ("grr", "olh", "oue", "hr"):
+        oracle = plugins.create("oracle", oracle_name, {}, d=pop.d, epsilon=epsilon)
+        bias = {(m, g): np.empty(trials) for m in methods for g in groups}
+        for t in range(trials):
+            est = simulate(oracle, pop.counts, rng_for(seed, "bias", oracle_name, t), "aggregate")
+            for m in methods:
+                out = apply_pipeline([plugins.create("postprocessor", m)], est, rng_for(seed, "bias-pp", t))
+                answers = out.item_answers()
+                for g, items in groups.items():
+                    bias[m, g][t] = np.mean(answers[items] - f[items])
+        for m in methods:
+            cells = []
+            for g in groups:
+                b = bias[m, g]
+                se = b.std(ddof=1) / np.sqrt(trials)
+                cells.append(f"{b.mean():+.2e} ({b.mean() / se:+.0f})")
+            lines.append(f"| {oracle_name} | {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
     results, out = Path(argv[1]), Path(argv[2])
     out.mkdir(parents=True, exist_ok=True)
@@ -118,6 +162,8 @@ def main(argv: list[str]) -> int:
         print("wrote", plot_metric(lb, metric, out))
     (out / "summary.md").write_text(summary(lb))
     print("wrote", out / "summary.md")
+    (out / "bias.md").write_text(bias_table())
+    print("wrote", out / "bias.md")
     return 0
 
 

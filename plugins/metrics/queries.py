@@ -34,16 +34,15 @@ class _Subsets:
         self._truth: tuple[bytes, np.ndarray] | None = None
         rows = []
         for _ in range(queries):  # a loop over queries, not items: each draw is vectorized
-            chosen = rng.choice(d, size, replace=False)
-            if self.complement:
-                keep = np.ones(d, dtype=bool)
-                keep[chosen] = False
-                rows.append(np.flatnonzero(keep))
-            else:
-                rows.append(np.sort(chosen))
+            keep = np.zeros(d, dtype=bool)
+            keep[rng.choice(d, size, replace=False)] = True
+            # The sorted column indices of S or of its complement (a mask is cheaper than a sort).
+            rows.append(np.flatnonzero(~keep if self.complement else keep))
         width = rows[0].size
-        indptr = np.arange(queries + 1) * width
-        self.matrix = sparse.csr_matrix((np.ones(queries * width), np.concatenate(rows), indptr), shape=(queries, d))
+        index_type = np.int32 if max(d, queries * width) < 2**31 else np.int64
+        indices = np.concatenate(rows).astype(index_type)
+        indptr = np.arange(queries + 1, dtype=index_type) * width
+        self.matrix = sparse.csr_matrix((np.ones(indices.size), indices, indptr), shape=(queries, d))
 
     def true_sums(self, f: np.ndarray) -> np.ndarray:
         """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks)."""

@@ -34,14 +34,24 @@ class HRChannel(Channel):
 
     ``forward(theta)[y] = sum(theta)/K + delta/K * FWHT(theta padded to rows 1..d)[y]`` and
     ``backward(w)[v] = sum(w)/K + delta/K * FWHT(w)[v + 1]`` (H_K is symmetric): O(K log K) each.
+    Small channels (K d <= 2^16) keep the dense matrix instead: a matrix product is faster than
+    log K NumPy passes there, and EM calls these maps thousands of times.
     """
+
+    _DENSE_MAX = 1 << 16
 
     def __init__(self, d: int, size: int, delta: float):
         self.n_items, self.n_reports = int(d), int(size)
         self.delta = float(delta)
+        self._matrix = None
+        if self.n_items * self.n_reports <= self._DENSE_MAX:
+            rows = fwht(np.eye(self.n_reports)[1 : self.n_items + 1])  # H_K[v + 1, :]
+            self._matrix = (1.0 + self.delta * rows.T) / self.n_reports
 
     def forward(self, theta: np.ndarray) -> np.ndarray:
         theta = np.asarray(theta, dtype=float)
+        if self._matrix is not None:
+            return self._matrix @ theta
         padded = np.zeros((self.n_reports,) + theta.shape[1:])
         padded[1 : self.n_items + 1] = theta
         transformed = np.moveaxis(fwht(np.moveaxis(padded, 0, -1)), -1, 0)
@@ -49,6 +59,8 @@ class HRChannel(Channel):
 
     def backward(self, w: np.ndarray) -> np.ndarray:
         w = np.asarray(w, dtype=float)
+        if self._matrix is not None:
+            return self._matrix.T @ w
         transformed = np.moveaxis(fwht(np.moveaxis(w, 0, -1)), -1, 0)
         return (w.sum(axis=0) + self.delta * transformed[1 : self.n_items + 1]) / self.n_reports
 

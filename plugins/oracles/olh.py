@@ -116,7 +116,7 @@ class OLH(Oracle):
         return independent_binomials(as_counts(true_counts, self.d), self._p, self._q, rng)
 
     # -- exact audit ------------------------------------------------------------------------------
-    def output_table(self) -> tuple[np.ndarray, np.ndarray]:
+    def output_table(self, merged: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The exact law of a report under the idealized protocol (a uniformly random function).
 
         While ``g^(d+1) <= 65536``, rows are all outputs ``(H, y)``: the ``g^d`` functions
@@ -125,11 +125,11 @@ class OLH(Oracle):
         pattern are merged — ``2^d`` rows, row ``sum_v [H(v) = y] 2^v``, weight
         ``g (g-1)^(d - |s|) / g^d`` per pattern — which leaves every likelihood ratio unchanged
         (within a pattern ``P(output | v)`` is the same for all outputs), so the epsilon-LDP audit
-        and the support probabilities are the same.
+        and the support probabilities are the same. ``merged`` forces one layout (``None``: automatic).
         """
         g, d = self.buckets, self.d
         q_g = self._grr_q
-        if self._full_table:
+        if not self._merged(merged):
             funcs = np.arange(g**d)
             table = (funcs[:, None] // g ** np.arange(d)[None, :]) % g  # H(v) per function
             rows_S = table[:, None, :] == np.arange(g)[None, :, None]  # (function, y, v)
@@ -144,16 +144,15 @@ class OLH(Oracle):
         P = weight[:, None] * np.where(S, self._p, q_g)
         return P, S
 
-    @property
-    def _full_table(self) -> bool:
-        return self.buckets ** (self.d + 1) <= _FULL_TABLE_MAX
+    def _merged(self, merged: bool | None) -> bool:
+        return self.buckets ** (self.d + 1) > _FULL_TABLE_MAX if merged is None else bool(merged)
 
-    def output_rows(self, reports: OLHReports) -> np.ndarray:
-        """Row of :meth:`output_table` of each report (the seed's function restricted to D)."""
+    def output_rows(self, reports: OLHReports, merged: bool | None = None) -> np.ndarray:
+        """Row of :meth:`output_table` (same ``merged``) of each report: the seed's function on D."""
         g = self.buckets
         table = _hashing.hash_table(reports.seeds, self._keys, g)
         y = np.asarray(reports.y, dtype=np.int64)
-        if self._full_table:
+        if not self._merged(merged):
             return (table * g ** np.arange(self.d)).sum(axis=1) * g + y
         return ((table == y[:, None]) << np.arange(self.d)).sum(axis=1)
 

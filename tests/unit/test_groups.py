@@ -132,3 +132,12 @@ def test_combine_rejects_nothing_and_keeps_parts():
 def test_non_positive_budget_is_refused():
     with pytest.raises(ValueError, match="positive"):
         simulate_groups(grr(POP.d), POP, [(0.0, 10)], np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("oracle", ["grr", "oue", "olh", "hr"])
+def test_every_oracle_handles_groups(oracle):
+    make = lambda eps: PLUGINS.create("oracle", oracle, {}, d=POP.d, epsilon=eps)  # noqa: E731
+    est = simulate_groups(make, POP, [(1.0, 200), (4.0, 100), (math.inf, 30)], np.random.default_rng(8))
+    assert [p.epsilon for p in est.parts] == [1.0, 4.0, math.inf]
+    assert est.frequencies.shape == (POP.d,) and np.all(np.isfinite(est.frequencies))
+    assert est.parts[0].mechanism == oracle and est.mechanism == oracle

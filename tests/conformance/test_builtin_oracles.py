@@ -1,0 +1,22 @@
+"""Every built-in oracle passes the conformance kit (ldpbench.testing), as a third party's would.
+
+The list comes from the registry at collection time (every oracle of the ldpbench distribution),
+plus OLH with g = 2 (the non-default parameter path; same p*, q* as HR).
+"""
+
+from __future__ import annotations
+
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.testing import parametrize_with_checks
+
+_PLUGINS = build_plugins()
+_BUILTIN = [info.name for info in _PLUGINS.registry("oracle") if info.origin.distribution == "ldpbench"]
+
+
+@parametrize_with_checks([*_BUILTIN, ("olh", {"g": 2})], plugins=_PLUGINS)
+def test_builtin_oracle_conforms(plugin, check):
+    check()
+
+
+def test_every_builtin_oracle_is_checked():
+    assert {"grr", "olh", "oue", "hr"} <= set(_BUILTIN)
