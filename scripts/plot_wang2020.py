@@ -104,7 +104,8 @@ def summary(lb: pl.DataFrame) -> str:
                     ranks.setdefault(p, []).append(r)
             lines.append("| " + " | ".join(row) + " |")
         mean_rank = sorted((np.mean(v), p) for p, v in ranks.items())
-        lines.append("\nmean rank (1 = best) over oracles and budgets: " + ", ".join(f"{p} {r:.1f}" for r, p in mean_rank))
+        ranked = ", ".join(f"{p} {r:.1f}" for r, p in mean_rank)
+        lines.append(f"\nmean rank (1 = best) over oracles and budgets: {ranked}")
         lines.append("")
     return "\n".join(lines)
 

@@ -21,6 +21,8 @@ Path_ = tuple[Any, ...]
 MAX_SPEC_BYTES = 1_000_000
 #: Refuse documents that expand to more nodes than this (alias bombs).
 MAX_NODES = 200_000
+#: Refuse values nested deeper than this (a spec needs about 5 levels; a recursive alias is infinite).
+MAX_DEPTH = 50
 
 
 class Document:
@@ -66,6 +68,9 @@ def parse_document(text: str, filename: str = "<spec>") -> Document:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+    except RecursionError:
+        # PyYAML's parser and composer recurse once per nesting level.
+        raise SpecError(f"{filename}:1: the spec is nested too deeply (at most {MAX_DEPTH} levels)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -95,6 +100,11 @@ class _Walker:
         self.count += 1
         if self.count > MAX_NODES:
             raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: the spec is too large (over {MAX_NODES:,} values; aliases?)")
+        if len(path) > MAX_DEPTH:  # also ends a recursive alias (&a [*a]), which nests forever
+            raise SpecError(
+                f"{self.filename}:{node.start_mark.line + 1}: the spec is nested too deeply "
+                f"(at most {MAX_DEPTH} levels; a recursive alias?)"
+            )
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
             try:

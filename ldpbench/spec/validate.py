@@ -221,6 +221,12 @@ class Validator:
             self.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
             return None
         given = dict(resolved.given)
+        for key, value in given.items():
+            # No size in a benchmark is this large; refuse it here rather than let a plugin try
+            # to allocate it (d: 1e12) or a loop run for ever.
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_USERS:
+                self.problem(ppath + (key,), f"'{key}' is too large: {value:,} (at most {MAX_USERS:,})")
+                return None
         for p in info.params:
             if p.name not in given:
                 continue

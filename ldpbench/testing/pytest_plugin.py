@@ -5,11 +5,22 @@
 - ``ldpbench_rng``: a ``numpy.random.Generator`` seeded from ``--ldpbench-seed`` (default 0) and
   the test's node id: reproducible, independent across tests, and unaffected by test order.
 - ``ldpbench_seed``: that seed as an int (print it in failure messages to replay a test).
+- ``ldpbench_leaderboard``: a function ``check(spec, baseline, thresholds=(), ...)`` that runs a
+  spec (or a list of specs) in the test's temp dir, compares its leaderboard with a committed
+  baseline exactly as ``ldpbench compare`` does, and fails the test with the Markdown comparison
+  when a row got worse beyond its threshold and its noise, or newly fails. With
+  ``--ldpbench-update-baseline`` it writes the baseline instead (docs/ci.md)::
+
+      def test_leaderboard(ldpbench_leaderboard):
+          ldpbench_leaderboard("specs/ci.yaml", "reports/ci-baseline/leaderboard.json",
+                               thresholds=["mse:5%"])
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=0,
         help="base seed of the ldpbench_rng fixture (default 0); vary it to re-run statistical tests",
+    )
+    group.addoption(
+        "--ldpbench-update-baseline",
+        action="store_true",
+        default=False,
+        help="ldpbench_leaderboard writes the current leaderboard to the baseline instead of comparing",
     )
 
 
@@ -47,3 +64,70 @@ def ldpbench_rng(ldpbench_seed: int) -> np.random.Generator:
 def ldpbench_plugins() -> Plugins:
     """Every installed ldpbench plugin, freshly discovered for this test."""
     return build_plugins()
+
+
+def _option(config: pytest.Config, name: str, default: object) -> object:
+    try:
+        return config.getoption(name)
+    except ValueError:  # the plugin is used through an import, not registered: no option
+        return default
+
+
+@pytest.fixture
+def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., object]:
+    """Run a leaderboard and fail the test when it regressed against a baseline.
+
+    Call it as ``check(spec, baseline, thresholds=(), z=5.0, workers=1, executor=None,
+    plugins_dirs=(), seed=None)``; ``spec`` may be a list of specs (merged into one leaderboard).
+    Relative paths are taken from the pytest root directory. Returns the
+    :class:`~ldpbench.testing.leaderboard_check.LeaderboardCheck` (its ``markdown`` holds the
+    changed rows) when nothing regressed.
+    """
+    from ldpbench.errors import LdpbenchError, SpecError
+
+    from .leaderboard_check import GATE_Z, check_leaderboard
+
+    root = Path(str(request.config.rootpath))
+    update = bool(_option(request.config, "--ldpbench-update-baseline", False))
+
+    def resolve(path: str | Path) -> Path:
+        path = Path(path)
+        return path if path.is_absolute() else root / path
+
+    def check(
+        spec: str | Path | Sequence[str | Path],
+        baseline: str | Path,
+        thresholds: Sequence[str] = (),
+        *,
+        z: float = GATE_Z,
+        workers: int | None = 1,
+        executor: str | None = None,
+        plugins_dirs: Sequence[str | Path] = (),
+        seed: int | None = None,
+    ) -> object:
+        specs = [spec] if isinstance(spec, (str, Path)) else list(spec)
+        try:
+            result = check_leaderboard(
+                [resolve(s) for s in specs],
+                resolve(baseline),
+                out=tmp_path / "ldpbench-leaderboard",
+                thresholds=thresholds,
+                z=z,
+                workers=workers,
+                executor=executor,
+                plugins_dirs=[resolve(d) for d in plugins_dirs],
+                seed=seed,
+                update=update,
+            )
+        except SpecError as exc:
+            pytest.fail("ldpbench spec error:\n" + "\n".join(exc.problems), pytrace=False)
+        except LdpbenchError as exc:
+            pytest.fail(f"ldpbench: {exc}", pytrace=False)
+        if result.regressed:
+            pytest.fail(
+                f"ldpbench leaderboard regressed against {result.baseline}:\n\n{result.markdown}",
+                pytrace=False,
+            )
+        return result
+
+    return check

@@ -16,6 +16,9 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Executor
 
+#: At most this many local workers (a typo must not fork a process per cell).
+MAX_WORKERS = 512
+
 
 class InProcess(Executor):
     """Run cells one after another in this process (debugging, profiling, tiny specs)."""
@@ -31,7 +34,7 @@ class ProcessPool(Executor):
     """Run cells on a pool of local worker processes (default: one per core)."""
 
     name = "process-pool"
-    params = (Param("workers", int, 0, "number of worker processes (0 = one per core)", min=0),)
+    params = (Param("workers", int, 0, "number of worker processes (0 = one per core)", min=0, max=MAX_WORKERS),)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -20,6 +20,10 @@ from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg, 
 
 #: Budget of expected (user, position) pairs per chunk of the per-user path.
 _PAIRS_PER_CHUNK = 1 << 22
+#: Above this q, Bernoulli positions come from one uniform per position (timed: a geometric draw
+#: costs about as much as five uniforms), in blocks of _DENSE_BLOCK positions.
+_DENSE_ABOVE = 0.2
+_DENSE_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -41,18 +45,24 @@ class OUEReports:
 
 
 def bernoulli_positions(length: int, q: float, rng: np.random.Generator) -> np.ndarray:
-    """Sorted positions of the ones among ``length`` i.i.d. Bernoulli(q) trials, in O(length * q).
+    """Sorted positions of the ones among ``length`` i.i.d. Bernoulli(q) trials.
 
-    The gaps between consecutive ones of a Bernoulli process are i.i.d. Geometric(q) (counting the
-    trial that succeeds), so cumulative sums of geometric draws give the ones exactly; draws that
-    land beyond ``length`` are discarded (the process is memoryless, so this does not bias the
-    ones inside).
+    For small q, in O(length * q): the gaps between consecutive ones of a Bernoulli process are
+    i.i.d. Geometric(q) (counting the trial that succeeds), so cumulative sums of geometric draws
+    give the ones exactly; draws that land beyond ``length`` are discarded (the process is
+    memoryless, so this does not bias the ones inside). For q above :data:`_DENSE_ABOVE` a uniform
+    per position is cheaper than a geometric per one; it is drawn in blocks to bound memory.
     """
     if length <= 0 or q <= 0:
         return np.zeros(0, dtype=np.int64)
     if q >= 1:
         return np.arange(length, dtype=np.int64)
     parts = []
+    if q > _DENSE_ABOVE:
+        for start in range(0, length, _DENSE_BLOCK):
+            block = min(_DENSE_BLOCK, length - start)
+            parts.append(np.flatnonzero(rng.random(block) < q) + start)
+        return np.concatenate(parts)
     start = 0
     while start < length:
         expected = (length - start) * q

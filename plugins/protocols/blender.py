@@ -72,6 +72,24 @@ def blend(
     return p, var, w
 
 
+def split_users(
+    counts: np.ndarray, n_s: int, n_t: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Record counts of S, T (the opt-in users) and C (the rest) for a uniformly random split.
+
+    The opt-in users are ``n_s + n_t`` users drawn without replacement, in random order (the first
+    ``n_s`` form S): O(|O| log d) work besides three length-d bincounts.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    n = int(ends[-1]) if ends.size else 0
+    optin_users = rng.choice(n, n_s + n_t, replace=False, shuffle=True)
+    records = np.searchsorted(ends, optin_users, side="right")
+    s_counts = np.bincount(records[:n_s], minlength=counts.size).astype(np.int64)
+    t_counts = np.bincount(records[n_s:], minlength=counts.size).astype(np.int64)
+    return s_counts, t_counts, counts - s_counts - t_counts
+
+
 def _project(p: np.ndarray, p_star: float) -> tuple[np.ndarray, float]:
     """Project ``(p, p_star)`` onto the probability simplex (the wildcard takes part, as in [A17] §4.1)."""
     out = project_to_simplex(np.append(p, p_star), 1.0)
@@ -161,17 +179,9 @@ class Blender(Protocol):
         parents = np.asarray(parents, dtype=np.int64)
         n_s, n_t, n_c = self._group_sizes(population.n)
 
-        # Random split of the users: S and T (opt-in) and C (clients), without replacement.
-        present = np.flatnonzero(counts)
-        rest = counts[present]
-        s_part = rng.multivariate_hypergeometric(rest, n_s, method="marginals")
-        rest = rest - s_part
-        t_part = rng.multivariate_hypergeometric(rest, n_t, method="marginals")
-        c_part = rest - t_part
-        s_counts = np.zeros(population.d, dtype=np.int64)
-        s_counts[present] = s_part
-        t_counts = np.zeros(population.d, dtype=np.int64)
-        t_counts[present] = t_part
+        s_counts, t_counts, c_counts = split_users(counts, n_s, n_t, rng)
+        present = np.flatnonzero(c_counts)
+        c_part = c_counts[present]
 
         # Opt-in users: head list, then probabilities.
         candidates = create_head_list(s_counts, epsilon, self.delta, self.m_o, rng)

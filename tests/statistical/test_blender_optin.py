@@ -76,3 +76,23 @@ def test_head_list_creation_thresholds_noisy_counts():
         rate = create_head_list(counts, EPS, DELTA, 1, rng).size / 10_000
         expected = stats.laplace.sf(tau - c, scale=b)
         assert abs(rate - expected) <= 5.5 * np.sqrt(expected * (1 - expected) / 10_000)
+
+
+def test_user_split_is_a_uniform_random_subset():
+    """S, T and C partition the users; S's record counts are hypergeometric: E = n_S f, z-test."""
+    from ldpbench_plugins.protocols.blender import split_users
+
+    rng = np.random.default_rng(71)
+    counts = rng.integers(0, 400, 60)
+    n = int(counts.sum())
+    n_s, n_t, trials = 900, 100, 400
+    s_sum = np.zeros(counts.size)
+    for _ in range(trials):
+        s, t, c = split_users(counts, n_s, n_t, rng)
+        assert s.sum() == n_s and t.sum() == n_t and np.all(c >= 0)
+        np.testing.assert_array_equal(s + t + c, counts)
+        s_sum += s
+    f = counts / n
+    var = n_s * f * (1 - f) * (n - n_s) / (n - 1)  # hypergeometric
+    z = (s_sum / trials - n_s * f) / np.sqrt(np.where(var > 0, var, 1) / trials)
+    assert np.abs(z).max() <= 5.5

@@ -6,8 +6,8 @@ it by Pearson's chi-square (cells with expected count < 5 merged), pass if p >= 
 called in batches where the oracle offers a batched form (the same code as the single draw); the
 public methods are also called one draw at a time, 5,000 times (the conformance kit does the same).
 
-Seeds come from the ``ldpbench_rng`` fixture (``--ldpbench-seed`` with
-``-p ldpbench.testing.pytest_plugin`` re-runs everything with other seeds).
+Seeds come from the ``ldpbench_rng`` fixture of ldpbench's pytest plugin (``--ldpbench-seed=N``
+re-runs everything with other seeds).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from ldpbench.testing.pytest_plugin import ldpbench_rng, ldpbench_seed  # noqa: F401 (fixtures)
 from ldpbench.testing.stats import categorical_law, exact_distribution_test, law_of_sum
 from ldpbench_plugins.oracles import _hadamard, _hashing
 from ldpbench_plugins.oracles._common import independent_binomials

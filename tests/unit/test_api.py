@@ -42,7 +42,8 @@ def ldpbench_register_oracles(registry):
     registry.register(ToyOUE)
 
 
-PLUGINS = build_plugins(extra=[types.SimpleNamespace(__name__="toy_oue", ldpbench_register_oracles=ldpbench_register_oracles)])
+TOY_PLUGIN = types.SimpleNamespace(__name__="toy_oue", ldpbench_register_oracles=ldpbench_register_oracles)
+PLUGINS = build_plugins(extra=[TOY_PLUGIN])
 F_HAT = np.random.default_rng(3).normal(1 / 200, 0.01, 200)
 KW = dict(n=100_000, epsilon=1.0, oracle="toy-oue", plugins=PLUGINS)
 

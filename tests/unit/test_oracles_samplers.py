@@ -22,9 +22,10 @@ def test_bernoulli_positions_are_sorted_distinct_and_in_range():
             assert pos.size == (length if q == 1.0 else 0)
 
 
-def test_bernoulli_positions_hit_each_position_with_probability_q():
+@pytest.mark.parametrize("q", [0.05, 0.3])  # geometric gaps / one uniform per position
+def test_bernoulli_positions_hit_each_position_with_probability_q(q):
     rng = np.random.default_rng(1)
-    length, q, reps = 40, 0.3, 20_000
+    length, reps = 40, 20_000
     hits = np.zeros(length)
     for _ in range(reps):
         hits[bernoulli_positions(length, q, rng)] += 1

@@ -1,0 +1,343 @@
+"""Run a leaderboard of one or more specs and gate it against a committed baseline.
+
+A CI leaderboard is often more than one grid: EM needs an oracle with a channel (GRR, HR), Blender
+takes other metrics than a pure oracle, so ldpbench's own CI leaderboard is three specs
+(``specs/ci*.yaml``). :func:`run_leaderboard` runs several specs into one folder and writes one
+merged leaderboard; :func:`check_leaderboard` then compares it with a baseline exactly as
+``ldpbench compare`` does. The pytest plugin (:mod:`ldpbench.testing.pytest_plugin`) wraps it in
+the ``ldpbench_leaderboard`` fixture, so a plugin repository can gate its leaderboard in pytest.
+
+Layout of ``OUT`` after a run::
+
+    OUT/leaderboard.json   every spec's leaderboard rows, merged (what `ldpbench compare` reads)
+    OUT/leaderboard.md     the same as Markdown tables
+    OUT/manifest.json      the run manifests of every spec (resolved spec, seed, plugins and
+                           versions, commit, machine), under "runs"
+    OUT/<spec name>/       each spec's own results folder (results.jsonl, manifest.json, ...)
+
+From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed)::
+
+    python -m ldpbench.testing.leaderboard_check specs/ci.yaml specs/ci-em.yaml --out results/ci
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
+from ..store import SCHEMA_VERSION, ResultsStore, dumps_json
+
+LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_MD = "leaderboard.md"
+MANIFEST_JSON = "manifest.json"
+#: ``kind`` of a merged manifest (a single run's manifest has none).
+MERGED_KIND = "ldpbench-leaderboard"
+#: The noise multiple of the gate. A leaderboard has hundreds of rows and each row's standard
+#: error is itself estimated from 10-20 repeats, so 3 standard errors flag a row by chance in
+#: most runs; 5 keeps the chance of a false alarm per run well under 1% (docs/ci.md).
+GATE_Z = 5.0
+
+
+@dataclass
+class SpecRun:
+    """One spec of a leaderboard run."""
+
+    name: str
+    spec_path: str
+    out_dir: Path
+    cells_total: int
+    cells_run: int
+    failed_rows: int
+    errors: list[str]
+    seconds: float
+    rows: list[dict[str, Any]]
+
+
+@dataclass
+class LeaderboardRun:
+    """The outcome of :func:`run_leaderboard`."""
+
+    out_dir: Path
+    runs: list[SpecRun]
+    rows: list[dict[str, Any]]  #: the merged leaderboard (JSON-ready dicts)
+    seconds: float = 0.0
+
+    @property
+    def failed_rows(self) -> int:
+        return sum(r.failed_rows for r in self.runs)
+
+    @property
+    def errors(self) -> list[str]:
+        return [e for r in self.runs for e in r.errors]
+
+    @property
+    def exit_code(self) -> int:
+        return int(ExitCode.PLUGIN if self.failed_rows else ExitCode.OK)
+
+    @property
+    def leaderboard_path(self) -> Path:
+        return self.out_dir / LEADERBOARD_JSON
+
+
+def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any, list[str]]:
+    """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
+    from ..cli._common import plugin_dirs_for
+    from ..pluginmanager import build_plugins
+    from ..spec.validate import load_spec
+
+    args = argparse.Namespace(plugins_dir=list(plugins_dirs), trust_spec_plugins=False)
+    dirs = plugin_dirs_for(str(spec_path), args)
+    plugins = build_plugins(dirs)
+    return plugins, load_spec(spec_path, plugins), dirs
+
+
+def run_leaderboard(
+    specs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    executor: str | None = None,
+    plugins_dirs: Sequence[str | Path] = (),
+    seed: int | None = None,
+    progress: bool | None = False,
+    rerun: bool = False,
+) -> LeaderboardRun:
+    """Run ``specs`` (each into ``out/<spec name>/``) and write the merged leaderboard to ``out``.
+
+    Every spec is validated before the first one runs, so a typo in the third spec costs no
+    time. ``seed`` replaces every spec's seed (to check that another seed is within the noise).
+    Raises :class:`~ldpbench.errors.SpecError` or :class:`~ldpbench.errors.UsageError`; a plugin
+    that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
+    """
+    from ..leaderboard import render
+    from ..runner import git_commit, machine_info, run_spec
+    from .. import __version__
+
+    if not specs:
+        raise UsageError("name at least one spec")
+    if seed is not None and not (0 <= seed < 2**63):
+        raise UsageError(f"--seed must be between 0 and {2**63 - 1}, got {seed}")
+    started = time.perf_counter()
+    out = Path(out)
+    loaded = []
+    problems: list[str] = []
+    for path in specs:
+        try:
+            plugins, spec, dirs = _load(path, [str(d) for d in plugins_dirs])
+        except SpecError as exc:
+            problems.extend(exc.problems)
+            continue
+        if seed is not None:
+            spec = dataclasses.replace(spec, seed=seed, resolved={**spec.resolved, "seed": seed})
+        loaded.append((str(path), plugins, spec, dirs))
+    if problems:
+        raise SpecError(problems)
+    names = [spec.name for _, _, spec, _ in loaded]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two specs share a name ({', '.join(names)}); each needs its own results folder")
+
+    runs: list[SpecRun] = []
+    merged: list[dict[str, Any]] = []
+    frames = []
+    manifests: dict[str, Any] = {}
+    for path, plugins, spec, dirs in loaded:
+        outcome = run_spec(
+            spec, plugins, out / spec.name, workers=workers, executor=executor,
+            plugins_dirs=dirs, progress=progress, rerun=rerun,
+        )
+        text = render(outcome.leaderboard, "json")
+        (outcome.out_dir / LEADERBOARD_JSON).write_text(text, encoding="utf-8")
+        rows = outcome.leaderboard.to_dicts()
+        runs.append(
+            SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
+                    outcome.failed_rows, list(outcome.errors), outcome.seconds, rows)
+        )
+        merged.extend(rows)
+        frames.append(outcome.leaderboard)
+        run_manifest = ResultsStore(outcome.out_dir).read_manifest()
+        run_manifest.pop("cell_order", None)  # hundreds of hashes; the run folder keeps them
+        manifests[spec.name] = run_manifest
+    _check_unique(merged, runs)
+
+    import polars as pl
+
+    board = pl.concat(frames, how="vertical")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / LEADERBOARD_JSON).write_text(render(board, "json"), encoding="utf-8")
+    (out / LEADERBOARD_MD).write_text(render(board, "markdown"), encoding="utf-8")
+    first = next(iter(manifests.values()), {})
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": MERGED_KIND,
+        "specs": [r.spec_path for r in runs],
+        "seed_override": seed,
+        "ldpbench_version": __version__,
+        "commit": first.get("commit") or git_commit(Path.cwd()),
+        "machine": first.get("machine") or machine_info(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "runs": manifests,
+    }
+    (out / MANIFEST_JSON).write_text(dumps_json(manifest, indent=2) + "\n", encoding="utf-8")
+    return LeaderboardRun(out, runs, merged, time.perf_counter() - started)
+
+
+def _check_unique(rows: Iterable[dict[str, Any]], runs: Sequence[SpecRun]) -> None:
+    from ..compare import _describe_key, row_key
+
+    seen: set[tuple[Any, ...]] = set()
+    for row in rows:
+        key = row_key({**row, "epsilon": float("nan") if row["epsilon"] is None else row["epsilon"]})
+        if key in seen:
+            raise UsageError(
+                f"the specs {', '.join(r.spec_path for r in runs)} produce the same leaderboard row "
+                f"twice ({_describe_key(key)}); give them different datasets or mechanisms"
+            )
+        seen.add(key)
+
+
+# ----------------------------------------------------------------------------------------------
+# The gate
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LeaderboardCheck:
+    """A leaderboard run and its comparison with the baseline."""
+
+    run: LeaderboardRun
+    comparison: Any  #: ldpbench.compare.Comparison
+    markdown: str
+    baseline: Path
+    updated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.comparison is not None and self.comparison.regressed)
+
+    @property
+    def exit_code(self) -> int:
+        if self.regressed:
+            return int(ExitCode.REGRESSION)
+        return int(ExitCode.OK)
+
+
+def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
+    """Copy a run's merged leaderboard (and manifest) to ``baseline``.
+
+    The manifest goes next to it: ``manifest.json`` beside a ``leaderboard.json``, otherwise
+    ``<stem>.manifest.json``.
+    """
+    baseline = Path(baseline)
+    baseline.parent.mkdir(parents=True, exist_ok=True)
+    baseline.write_text((run.out_dir / LEADERBOARD_JSON).read_text(encoding="utf-8"), encoding="utf-8")
+    manifest = baseline.with_name(
+        MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}"
+    )
+    manifest.write_text((run.out_dir / MANIFEST_JSON).read_text(encoding="utf-8"), encoding="utf-8")
+    return baseline
+
+
+def check_leaderboard(
+    specs: str | Path | Sequence[str | Path],
+    baseline: str | Path,
+    *,
+    out: str | Path,
+    thresholds: Sequence[str] = (),
+    z: float = GATE_Z,
+    workers: int | None = 1,
+    executor: str | None = None,
+    plugins_dirs: Sequence[str | Path] = (),
+    seed: int | None = None,
+    update: bool = False,
+) -> LeaderboardCheck:
+    """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
+
+    :param thresholds: ``--threshold`` values: ``"mse:5%"``, ``"ndcg:0.01"``, a bare ``"2%"``.
+    :param z: the noise multiple (``--z``), :data:`GATE_Z` by default.
+    :param update: write the run's leaderboard to ``baseline`` instead of comparing (the way to
+        create or refresh a baseline).
+    :raises UsageError: no baseline file (and ``update`` not set), or bad thresholds.
+    """
+    from ..compare import compare, load_leaderboard, parse_thresholds, render_comparison
+
+    parsed = parse_thresholds(thresholds)  # bad syntax fails before anything runs
+    specs = [specs] if isinstance(specs, (str, Path)) else list(specs)
+    baseline = Path(baseline)
+    if not update and not baseline.is_file():
+        raise UsageError(
+            f"no baseline leaderboard at {baseline}; create it with update=True "
+            "(pytest --ldpbench-update-baseline), or copy one written by a run"
+        )
+    run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
+    if update:
+        write_baseline(run, baseline)
+        return LeaderboardCheck(run, None, f"baseline {baseline} written ({len(run.rows)} rows)\n", baseline, updated=True)
+    base_rows = load_leaderboard(baseline, "baseline")
+    current = load_leaderboard(run.leaderboard_path, "current")
+    result = compare(
+        base_rows, current, parsed, z,
+        baseline_name=str(baseline), current_name=str(run.leaderboard_path),
+    )
+    markdown = render_comparison(result, "markdown", only_changed=True)
+    return LeaderboardCheck(run, result, markdown, baseline)
+
+
+# ----------------------------------------------------------------------------------------------
+# python -m ldpbench.testing.leaderboard_check
+# ----------------------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m ldpbench.testing.leaderboard_check",
+        description="Run one or more specs into OUT/<spec name>/ and write the merged leaderboard "
+        "OUT/leaderboard.json (for `ldpbench compare`), OUT/leaderboard.md and OUT/manifest.json.",
+        epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked).",
+    )
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="YAML spec files")
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder")
+    p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: one per core)")
+    p.add_argument("--executor", metavar="NAME", help="executor plugin (in-process, process-pool, dask)")
+    p.add_argument("--seed", type=int, metavar="S", help="replace every spec's seed")
+    p.add_argument("--rerun", action="store_true", help="recompute every cell")
+    p.add_argument("--plugins-dir", action="append", default=[], metavar="DIR", help="load plugins from DIR (repeatable)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.workers is not None and args.workers < 0:
+            raise UsageError("--workers must be 0 (one per core) or more")
+        run = run_leaderboard(
+            args.specs, args.out, workers=args.workers, executor=args.executor,
+            plugins_dirs=args.plugins_dir, seed=args.seed, progress=None, rerun=args.rerun,
+        )
+    except SpecError as exc:
+        print("\n".join(exc.problems), file=sys.stderr)
+        return int(exc.exit_code)
+    except LdpbenchError as exc:
+        print(f"ldpbench: error: {exc}", file=sys.stderr)
+        return int(exc.exit_code)
+    for r in run.runs:
+        print(
+            f"ldpbench: {r.name}: {r.cells_total} cells ({r.cells_run} run) in {r.seconds:.1f} s"
+            + (f"; {r.failed_rows} rows failed" if r.failed_rows else ""),
+            file=sys.stderr,
+        )
+    for err in list(dict.fromkeys(run.errors))[:10]:
+        print(f"  {err}", file=sys.stderr)
+    print(f"ldpbench: {len(run.rows)} leaderboard rows in {run.leaderboard_path} ({run.seconds:.1f} s)", file=sys.stderr)
+    return run.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Speed of every oracle's two simulation paths, including the aggregate path at Kosarak scale.
+
+Figures (users per second = n / mean time)::
+
+    .venv/bin/pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable --benchmark-only \\
+        --benchmark-columns=mean,min,rounds
+
+Per-user sizes are chosen so that one run takes well under a second (the per-user path is O(n) for
+GRR and HR and O(n d) for OUE and OLH). The Kosarak-scale aggregate runs use d = 41,270 items and
+n = 8,019,015 users (a Zipf(1) stand-in; the aggregate cost depends on d and, for HR, on K = 65,536,
+not on the shape).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.simulate import simulate
+from ldpbench_plugins.datasets.synthetic import apportion
+
+PLUGINS = build_plugins()
+ORACLES = ("grr", "oue", "olh", "hr")
+KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
+
+#: (d, n) of the per-user benchmarks
+PER_USER = {"grr": (1_000, 1_000_000), "hr": (1_000, 1_000_000), "oue": (1_000, 20_000), "olh": (1_000, 20_000)}
+
+
+def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:
+    return apportion(np.arange(1, d + 1, dtype=float) ** -s, n)
+
+
+KOSARAK = zipf_counts(KOSARAK_D, KOSARAK_N)
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_bench_per_user(benchmark, name):
+    d, n = PER_USER[name]
+    oracle = PLUGINS.create("oracle", name, d=d, epsilon=1.0)
+    counts = zipf_counts(d, n)
+    rng = np.random.default_rng(0)
+    benchmark.extra_info.update(path="per-user", d=d, n=n, epsilon=1.0)
+    est = benchmark(simulate, oracle, counts, rng, "per-user")
+    assert est.n == n
+
+
+@pytest.mark.parametrize("name", ORACLES)
+def test_bench_aggregate_small(benchmark, name):
+    d, n = 1_000, 1_000_000
+    oracle = PLUGINS.create("oracle", name, d=d, epsilon=1.0)
+    counts = zipf_counts(d, n)
+    rng = np.random.default_rng(0)
+    benchmark.extra_info.update(path="aggregate", d=d, n=n, epsilon=1.0)
+    est = benchmark(simulate, oracle, counts, rng, "aggregate")
+    assert est.n == n
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+@pytest.mark.parametrize("name", ORACLES)
+def test_bench_aggregate_kosarak(benchmark, name, eps):
+    oracle = PLUGINS.create("oracle", name, d=KOSARAK_D, epsilon=eps)
+    rng = np.random.default_rng(0)
+    benchmark.extra_info.update(path="aggregate", d=KOSARAK_D, n=KOSARAK_N, epsilon=eps)
+    est = benchmark(simulate, oracle, KOSARAK, rng, "aggregate")
+    assert est.n == KOSARAK_N
