@@ -208,9 +208,13 @@ class Plugin(ABC):
     algorithm_version: ClassVar[str] = "1"
 
     def __init__(self, **params: Any) -> None:
-        for key, value in params.items():
+        # Declared defaults fill in what is not given, so that ``NormSub()`` built by hand behaves
+        # like one built from a spec (``plugins.create`` validates and passes every value).
+        values = {p.name: p.default for p in type(self).params if not p.required}
+        values.update(params)
+        for key, value in values.items():
             setattr(self, key, value)
-        self._param_values = dict(params)
+        self._param_values = values
 
     def get_params(self) -> dict[str, Any]:
         return dict(self._param_values)

@@ -176,10 +176,7 @@ def figure9(seed: int = 2017) -> str:
     cols = {}
     for group, est in out.items():
         # aol-queries: one record per query, so the query-level estimates are per record
-        q = dict(zip(est.info["queries"], est.info["query_frequencies"]))
-        cols[group] = q
-        if group != "blended":
-            cols[group + " (records)"] = dict(zip(est.items.tolist(), est.frequencies.tolist()))
+        cols[group] = dict(zip(est.info["queries"], est.info["query_frequencies"]))
     top = np.argsort(-f, kind="stable")[:10]
     head = ["query", "p (true)", "blended", "opt-in", "client"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
