@@ -48,7 +48,8 @@ def paired_table(df: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     """Mean, SE and the paired difference to ``em`` (by repeat) per group and pipeline."""
     df = df.filter(pl.col("metric") == METRIC)
     em = df.filter(pl.col("pipeline") == "em").select(group + ["repeat", pl.col("value").alias("em")])
-    joined = df.join(em, on=group + ["repeat"], how="inner").with_columns((pl.col("value") - pl.col("em")).alias("diff"))
+    joined = df.join(em, on=group + ["repeat"], how="inner")
+    joined = joined.with_columns((pl.col("value") - pl.col("em")).alias("diff"))
     return (
         joined.group_by(group + ["pipeline"], maintain_order=True)
         .agg(
@@ -68,7 +69,8 @@ def markdown(table: pl.DataFrame, group: list[str]) -> str:
     for r in table.iter_rows(named=True):
         diff = "—" if r["pipeline"] == "em" else f"{r['diff']:+.3e} ± {r['diff_se']:.1e}"
         rel = "—" if r["pipeline"] == "em" else f"{100 * r['relative']:+.1f}%"
-        cells = [str(r[g]) for g in group] + [r["pipeline"], str(r["repeats"]), f"{r['mean']:.4e} ± {r['se']:.1e}", diff, rel]
+        mse = f"{r['mean']:.4e} ± {r['se']:.1e}"
+        cells = [str(r[g]) for g in group] + [r["pipeline"], str(r["repeats"]), mse, diff, rel]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -84,7 +86,9 @@ def sweep_figure(table: pl.DataFrame, key: str, values: list[float], xlabel: str
         ax.errorbar(values, mean, yerr=se, label=pipe, color=colour, marker=marker, ms=4, lw=1, capsize=2)
         if pipe != "em":
             rel = rows["relative"].to_numpy()[order] * 100
-            rel_se = rows["diff_se"].to_numpy()[order] / rows.filter(pl.col("pipeline") == pipe)["mean"].to_numpy()[order] * 100
+            em_mean = table.filter(pl.col("pipeline") == "em")
+            em_order = [em_mean["users"].to_list().index(k) for k in values_keys(values, key)]
+            rel_se = rows["diff_se"].to_numpy()[order] / em_mean["mean"].to_numpy()[em_order] * 100
             bx.errorbar(values, rel, yerr=rel_se, label=pipe, color=colour, marker=marker, ms=4, lw=1, capsize=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -199,32 +203,50 @@ def main(argv: list[str] | None = None) -> int:
     failed = main_df.filter(pl.col("error").is_not_null())
     if failed.height:
         print("warning: failed rows:", failed["error"].unique().to_list())
-    parts += ["## N = 1070, personalized budgets (specs/murakami2018_small_samples.yaml)\n",
-              markdown(paired_table(main_df, ["dataset"]), ["dataset"]), ""]
+    parts += [
+        "## N = 1070, personalized budgets (specs/murakami2018_small_samples.yaml)\n",
+        markdown(paired_table(main_df, ["dataset"]), ["dataset"]),
+        "",
+    ]
 
     n_df = ResultsStore(args.results / "murakami2018_n_sweep").load()
     n_table = paired_table(n_df, ["users"])
     parts += ["## N sweep, adult (specs/murakami2018_n_sweep.yaml)\n", markdown(n_table, ["users"]), ""]
-    sweep_figure(n_table, "N=", [200, 500, 1070, 2000, 5000, 10000, 20000], "N (users per repeat)",
-                 args.out / "murakami2018_n_sweep.png", "adult (d = 224), [MHS18] budget mix, GRR: MSE vs N (mean ± SE, 100 repeats)")
+    sweep_figure(
+        n_table, "N=", [200, 500, 1070, 2000, 5000, 10000, 20000], "N (users per repeat)",
+        args.out / "murakami2018_n_sweep.png",
+        "adult (d = 224), [MHS18] budget mix, GRR: MSE vs N (mean ± SE, 100 repeats)",
+    )
 
     e_df = ResultsStore(args.results / "murakami2018_eps_sweep").load()
     e_table = paired_table(e_df, ["users"])
-    parts += ["## One budget for all 1070 users, adult (specs/murakami2018_eps_sweep.yaml)\n", markdown(e_table, ["users"]), ""]
-    sweep_figure(e_table, "eps=", [0.5, 1, 2, 4, math.log(224), 8], "epsilon (all N = 1070 users)",
-                 args.out / "murakami2018_eps_sweep.png", "adult (d = 224), one budget, N = 1070, GRR: MSE vs epsilon (mean ± SE, 100 repeats)")
+    parts += [
+        "## One budget for all 1070 users, adult (specs/murakami2018_eps_sweep.yaml)\n",
+        markdown(e_table, ["users"]),
+        "",
+    ]
+    sweep_figure(
+        e_table, "eps=", [0.5, 1, 2, 4, math.log(224), 8], "epsilon (all N = 1070 users)",
+        args.out / "murakami2018_eps_sweep.png",
+        "adult (d = 224), one budget, N = 1070, GRR: MSE vs epsilon (mean ± SE, 100 repeats)",
+    )
 
     if args.extra:
         plugins = build_plugins()
         for name, pop in populations(plugins).items():
             dec = bias_decomposition(plugins, pop)
-            parts += [f"## EM bias/variance at N = 1070, {name} (400 repeats)\n",
-                      "| quantity | value |", "|---|---|"] + [f"| {k} | {v:.4g} |" for k, v in dec.items()] + [""]
+            parts += [f"## EM bias/variance at N = 1070, {name} (400 repeats)\n", "| quantity | value |", "|---|---|"]
+            parts += [f"| {k} | {v:.4g} |" for k, v in dec.items()] + [""]
             scan = scale_scan(plugins, pop)
-            parts += [f"## em-corrected scale scan, {name} (200 repeats, paired with em; EM MSE {scan['em']:.4e}; "
-                      f"mean L1 of the correction at scale 1: {scan['correction_l1_scale1']:.2e})\n",
-                      "| scale | paired MSE diff ± SE | relative |", "|---|---|---|"]
-            parts += [f"| {s} | {d:+.3e} ± {se:.1e} | {100 * r:+.2f}% |" for s, (d, se, r) in scan["scan"].items()] + [""]
+            parts += [
+                f"## em-corrected scale scan, {name} (200 repeats, paired with em; EM MSE {scan['em']:.4e}; "
+                f"mean L1 of the correction at scale 1: {scan['correction_l1_scale1']:.2e})\n",
+                "| scale | paired MSE diff ± SE | relative |",
+                "|---|---|---|",
+            ]
+            for s, (d, se, r) in scan["scan"].items():
+                parts.append(f"| {s} | {d:+.3e} ± {se:.1e} | {100 * r:+.2f}% |")
+            parts.append("")
             print(name, dec, scan)
     path = args.out / "murakami2018_tables.md"
     path.write_text("\n".join(parts) + "\n")

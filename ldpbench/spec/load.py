@@ -7,10 +7,12 @@ gets its 1-based line number. A node budget stops alias bombs ("billion laughs")
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.reader
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from ..errors import SpecError
@@ -64,8 +66,40 @@ def read_document(path: str | Path) -> Document:
     return parse_document(text, str(path))
 
 
+#: Flow brackets outside quoted strings and comments (a cheap look before PyYAML parses).
+_FLOW_TOKENS = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|#[^\n]*|[\[\]{}]""")
+
+
+def _check_flow_depth(text: str, filename: str) -> None:
+    """Refuse deeply nested flow collections before PyYAML sees them.
+
+    PyYAML's scanner needs seconds for ``[[[[...]]]]`` a thousand deep (before it fails with a
+    RecursionError), so a 2 kB file would hold the validator up; a spec needs a few levels.
+    """
+    depth = 0
+    for match in _FLOW_TOKENS.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, match.start()) + 1
+                raise SpecError(f"{filename}:{line}: the spec is nested too deeply (at most {MAX_DEPTH} levels)")
+        elif token in ("]", "}"):
+            depth = max(0, depth - 1)
+
+
 def parse_document(text: str, filename: str = "<spec>") -> Document:
-    loader = yaml.SafeLoader(text)
+    _check_flow_depth(text, filename)
+    try:
+        # The reader checks for unprintable characters as soon as it is built.
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, max(0, exc.position)) + 1
+        raise SpecError(
+            f"{filename}:{line}: invalid YAML: character U+{exc.character:04X} is not allowed in YAML text"
+            if isinstance(exc.character, int)
+            else f"{filename}:{line}: invalid YAML: {exc.reason}"
+        ) from None
     try:
         node = loader.get_single_node()
     except RecursionError:

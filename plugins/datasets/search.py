@@ -147,7 +147,7 @@ class SyntheticSearch(Dataset):
     The defaults are sized like [A17]'s AOL sample (657,427 users) and were chosen so that, at
     eps = 4, a 50-record head list is first reached at about 4.5% opt-in, as [A17] reports for AOL
     (its Fig. 13a line for 50 records starts at 4.5%); URLs are concentrated (exponent 2: the top
-    URL of a query takes 61% of its clicks). It is a stand-in, not AOL.
+    URL of a query takes 63% of its clicks). It is a stand-in, not AOL.
     """
 
     name = "synthetic-search"

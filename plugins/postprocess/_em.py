@@ -331,7 +331,8 @@ class Information:
                 columns.append(s)
             else:
                 P = np.asarray(g.channel.forward(theta), dtype=float)
-                self.generic.append((w, g, 1.0 / P))
+                # reports impossible under theta carry no expected information (skip them)
+                self.generic.append((w, g, np.divide(1.0, P, out=np.zeros_like(P), where=P > 0)))
         k = len(columns)
         self.U = np.stack(columns, axis=1)  # (d, k)
         self.C = np.zeros((k, k))

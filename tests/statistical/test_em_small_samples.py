@@ -40,7 +40,8 @@ def apportion(weights: np.ndarray, n: int) -> np.ndarray:
 
 
 def mix(K: int, scale: float) -> list[tuple[float, int]]:
-    return [(0.1, round(500 * scale)), (2.0, round(500 * scale)), (math.log(K), round(50 * scale)), (math.inf, round(20 * scale))]
+    sizes = [round(c * scale) for c in (500, 500, 50, 20)]
+    return list(zip([0.1, 2.0, math.log(K), math.inf], sizes))
 
 
 def runs(pop: Population, groups, repeats: int, seed: int):
