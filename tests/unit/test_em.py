@@ -304,3 +304,53 @@ def test_rilstone_plug_in_reduces_to_minus_q_times_mean_score():
     bias = Qm @ (term1 - term2) / n
     assert np.allclose(bias, -Qm @ qbar / n, rtol=1e-9, atol=1e-15)
     assert np.abs(qbar).max() > 1e-3  # a boundary MLE: the plug-in does not vanish
+
+
+# -- the generic (HR) path: KKT and monotone likelihood at a boundary fixed point -----------------
+
+
+def test_hr_fixed_point_satisfies_kkt_and_likelihood_never_decreases():
+    d = 24
+    hr = PLUGINS.create("oracle", "hr", {}, d=d, epsilon=1.0)
+    pop = zipf_population(d, 100_000, s=1.5)
+    users = np.random.default_rng(13).multivariate_hypergeometric(pop.counts, 400)
+    groups = groups_of(simulate(hr, users, np.random.default_rng(14)))
+    assert not groups[0].grr_like  # the channel-operator path
+    traced = run_em(groups, tol=1e-10, max_iter=20_000, trace=True)
+    ll = np.array(traced.trace)
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll[:-1])) and ll[-1] > ll[0]
+    result = run_em(groups, tol=1e-12, max_iter=100_000)
+    assert result.converged
+    theta, m = result.theta, result.m
+    assert np.all(theta >= 0) and abs(theta.sum() - 1) <= 1e-12
+    assert theta @ m == pytest.approx(1.0, abs=1e-12)
+    assert result.kkt_dual <= 1e-6
+    assert np.max(np.abs(m[theta > 1e-4] - 1)) <= 1e-6
+    assert np.any(theta < 1e-8)  # the boundary case is exercised
+
+
+# -- what the estimate records -------------------------------------------------------------------
+
+
+def test_info_records_iterations_convergence_and_the_stopping_rule():
+    est = mixed_estimate(seed=15)
+    capped = post("em", max_iter=3).apply(est, np.random.default_rng(0)).info
+    assert capped["em_iterations"] == 3 and capped["em_converged"] is False
+    full = post("em").apply(est, np.random.default_rng(0)).info
+    assert full["em_converged"] is True and 3 < full["em_iterations"] <= 10_000
+    assert full["em_stopping_rule"] == "max |theta change| < 1e-08/d, at most 10000 iterations"
+    assert full["em_kkt_dual"] <= 1e-6 and full["em_kkt_slack"] <= 1e-8
+
+
+# -- the paper's error measure -------------------------------------------------------------------
+
+
+def test_mse_sum_is_the_squared_l2_norm_of_the_error():
+    """[MHS18]'s MSE is E||theta_hat - theta||^2 (summed over items): ``mse: {reduction: sum}``."""
+    pop = Population(np.array([5, 3, 2, 0]))
+    est = Estimate(np.array([0.6, 0.1, 0.1, 0.2]), n=10, epsilon=1.0)
+    summed = PLUGINS.create("metric", "mse", {"reduction": "sum"}).score(pop, est, np.random.default_rng(0))
+    mean = PLUGINS.create("metric", "mse", {}).score(pop, est, np.random.default_rng(0))
+    expected = 0.1**2 + 0.2**2 + 0.1**2 + 0.2**2
+    assert summed == pytest.approx(expected, rel=1e-12)
+    assert mean == pytest.approx(expected / 4, rel=1e-12)
