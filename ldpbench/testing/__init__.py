@@ -39,13 +39,6 @@ from .checks import (
     postprocessor_checks,
 )
 
-__all__ = [
-    "CheckSkipped",
-    "OracleCheckConfig",
-    "PostprocessorCheckConfig",
-    "check_oracle",
-    "check_postprocessor",
-    "oracle_checks",
-    "parametrize_with_checks",
-    "postprocessor_checks",
-]
+from . import checks, stats
+
+__all__ = [*checks.__all__, "stats"]
