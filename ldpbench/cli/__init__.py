@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from .. import __version__
@@ -36,12 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ldpbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.endswith(f"{name.replace('-', '_')}_cmd"):
-                continue  # subcommand not written yet
-            raise
+        module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}_cmd")
         module.register(sub)
     return parser
 
@@ -64,6 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ldpbench: interrupted (finished cells are saved; run again to resume)", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `ldpbench plugins --json | head`: the reader left; exit quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return int(ExitCode.OK)
+    except Exception:  # noqa: BLE001 - a bug of ours must not exit 1, which means "regression"
+        traceback.print_exc()
+        print(
+            "ldpbench: internal error (a bug in ldpbench, not in your input; please report it with the "
+            "traceback above)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.INTERNAL)
 
 
 if __name__ == "__main__":  # pragma: no cover
