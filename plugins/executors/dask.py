@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -60,13 +61,17 @@ class DaskExecutor(Executor):
                 return Client(address, timeout="30s", set_as_default=False)
             except (OSError, TimeoutError) as exc:
                 raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-        self._cluster = LocalCluster(
-            n_workers=self.workers or (os.cpu_count() or 1),
-            threads_per_worker=self.threads_per_worker,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
+        with warnings.catch_warnings():
+            # Without a dashboard the scheduler still serves HTTP on :8787 and warns when another
+            # cluster holds that port; it then takes a free one, which is all we need.
+            warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+            self._cluster = LocalCluster(
+                n_workers=self.workers or (os.cpu_count() or 1),
+                threads_per_worker=self.threads_per_worker,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
         return Client(self._cluster, set_as_default=False)
 
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
