@@ -22,7 +22,7 @@ Path_ = tuple[Any, ...]
 #: Refuse spec files larger than this before parsing them (a spec is a page of YAML).
 MAX_SPEC_BYTES = 1_000_000
 #: Refuse documents that expand to more nodes than this (alias bombs).
-MAX_NODES = 200_000
+MAX_NODES = 50_000
 #: Refuse values nested deeper than this (a spec needs about 5 levels; a recursive alias is infinite).
 MAX_DEPTH = 50
 

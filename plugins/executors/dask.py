@@ -10,7 +10,7 @@ To use a cluster you already run, point the executor at its scheduler::
 or ``ldpbench run spec.yaml --executor dask`` with ``LDPBENCH_DASK_SCHEDULER`` set. Every worker
 needs the same ldpbench and plugin distributions installed as the client (a ``--plugins-dir``
 must exist at the same absolute path on every worker). Numbers do not depend on the executor:
-each cell's random stream is keyed by the spec seed and the cell's identity (docs/ci.md).
+each cell's random stream is keyed by the spec seed and the cell's identity (docs/scale-out.md).
 """
 
 from __future__ import annotations

@@ -170,6 +170,9 @@ def mutated_texts(draw: st.DrawFn) -> str:
     return draw(st.text(max_size=200))
 
 
+#: The slowest case so far (seconds), printed with the case counts.
+SLOWEST = [0.0]
+
 LOCATED = re.compile(r"^(?P<file>.+?):(?P<line>\d+): \S")
 
 
@@ -189,6 +192,7 @@ def _check(path: Path, plugins: Any, data: bytes) -> str:
         assert count_cells(spec) >= 1
         outcome = "valid"
     elapsed = time.perf_counter() - started
+    SLOWEST[0] = max(SLOWEST[0], elapsed)
     assert elapsed < MAX_SECONDS_PER_CASE, f"{elapsed:.1f} s to {outcome} {data[:200]!r}"
     return outcome
 
@@ -222,7 +226,7 @@ def test_structured_mutations_end_in_a_located_spec_error(plugins, case_file):
         outcomes[_check(case_file, plugins, text.encode("utf-8", "surrogatepass"))] += 1
 
     case()
-    print(f"\nstructured spec fuzz: {sum(outcomes.values())} cases, {dict(outcomes)}")
+    print(f"\nstructured spec fuzz: {sum(outcomes.values())} cases, {dict(outcomes)}, slowest {SLOWEST[0]:.2f} s")
     assert sum(outcomes.values()) >= STRUCTURED_CASES * 0.9
     assert outcomes["rejected"] > outcomes["valid"]  # the mutations do break specs
     assert _maxrss_mb() - rss_before < 300, "the fuzz cases held too much memory"
@@ -238,7 +242,7 @@ def test_text_mutations_end_in_a_located_spec_error(plugins, case_file):
         outcomes[_check(case_file, plugins, text.encode("utf-8", "surrogatepass"))] += 1
 
     case()
-    print(f"\ntext spec fuzz: {sum(outcomes.values())} cases, {dict(outcomes)}")
+    print(f"\ntext spec fuzz: {sum(outcomes.values())} cases, {dict(outcomes)}, slowest {SLOWEST[0]:.2f} s")
     assert sum(outcomes.values()) >= TEXT_CASES * 0.9
     assert outcomes["rejected"] > 0
     assert _maxrss_mb() - rss_before < 300, "the fuzz cases held too much memory"
