@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="Z",
-        help="a change must also exceed Z * sqrt(se_baseline² + se_current²) (default 3)",
+        help="a change must also exceed Z * sqrt(se_baseline² + se_current²) (default 5)",
     )
     parser.add_argument(
         "--format", choices=("markdown", "table", "json"), default="markdown", help="report format"

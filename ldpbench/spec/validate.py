@@ -299,7 +299,7 @@ class Validator:
             return out
         value = data["users"]
         if isinstance(value, list):
-            configs = [("users", ("users",), value)]
+            configs = [(None, ("users",), value)]  # labelled by its groups below
         elif isinstance(value, dict) and value:
             configs = [(str(label), ("users", label), groups) for label, groups in value.items()]
         else:
@@ -312,7 +312,7 @@ class Validator:
                 out.append(budget)
         return out
 
-    def groups(self, label: str, path: tuple[Any, ...], groups: Any) -> Budget | None:
+    def groups(self, label: str | None, path: tuple[Any, ...], groups: Any) -> Budget | None:
         if not isinstance(groups, list) or not groups:
             self.problem(path, "a users configuration must be a non-empty list of {epsilon, count} groups")
             return None
@@ -348,6 +348,8 @@ class Validator:
             parsed.append((number if number is not None else eps, count))
         if not ok:
             return None
+        if label is None:  # an unnamed mix is named by what it is: "500@0.1+500@2+50@ln(d)"
+            label = "+".join(f"{count}@{format_value(eps)}" for eps, count in parsed)
         return Budget(epsilon=None, groups=tuple(parsed), users_label=label)
 
     # -- requirements ------------------------------------------------------------------------

@@ -28,17 +28,42 @@ To register a plugin for the length of one test, build the plugins with it and d
 
 from __future__ import annotations
 
-from .checks import (
-    CheckSkipped,
-    OracleCheckConfig,
-    PostprocessorCheckConfig,
-    check_oracle,
-    check_postprocessor,
-    oracle_checks,
-    parametrize_with_checks,
-    postprocessor_checks,
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import checks, stats
+    from .checks import (
+        CheckSkipped,
+        OracleCheckConfig,
+        PostprocessorCheckConfig,
+        check_oracle,
+        check_postprocessor,
+        oracle_checks,
+        parametrize_with_checks,
+        postprocessor_checks,
+    )
+
+#: ``checks.__all__``, re-exported. Loaded on first use (PEP 562), not with the package: every
+#: pytest session in an environment with ldpbench installed imports the pytest plugin
+#: (``ldpbench.testing.pytest_plugin``), and the kit's SciPy-stats and hypothesis imports would
+#: add about 2 s to each of them.
+_CHECKS = (
+    "CheckSkipped",
+    "OracleCheckConfig",
+    "PostprocessorCheckConfig",
+    "check_oracle",
+    "check_postprocessor",
+    "oracle_checks",
+    "parametrize_with_checks",
+    "postprocessor_checks",
 )
+__all__ = [*_CHECKS, "stats"]
 
-from . import checks, stats
 
-__all__ = [*checks.__all__, "stats"]
+def __getattr__(name: str) -> Any:
+    if name in _CHECKS:
+        return getattr(importlib.import_module(f"{__name__}.checks"), name)
+    if name in ("checks", "stats"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,7 +36,7 @@ def test_identical_leaderboards_exit_0(tmp_path):
     out = ldpbench(tmp_path, "compare", "base.json", "base.json")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "**OK**: 3 unchanged (threshold 5% (default); noise z = 3)"
+    assert lines[0] == "**OK**: 3 unchanged (threshold 5% (default); noise z = 5)"
     assert lines[2].split("|")[1:4] == ["    ", " dataset   ", " ε   "]
     assert len(lines) == 2 + 2 + 3
 
@@ -49,11 +49,11 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == (
-        "**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 3)"
+        "**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5)"
     )
     cells = [c.strip() for c in lines[4].split("|")[1:-1]]
     assert cells == ["+", "zipf", "1", "grr", "base", "mse", "1 ± 0.01", "1.3 ± 0.01", "+30.0%",
-                     "worse: beyond 10% and 3σ noise (0.042)"]
+                     "worse: beyond 10% and 5σ noise (0.071)"]
     assert lines[5].startswith("| -  | zipf      | 1   | oue      |")
     assert len(lines) == 6  # --only-changed: the unchanged olh row is left out
 
@@ -63,7 +63,7 @@ def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):
     write(tmp_path, "cur.json", [lb_row("grr", 1.15, stderr=0.05)])  # +15%, but only 2.1 σ
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "unchanged: within 3σ noise (0.21)" in out.stdout
+    assert "unchanged: within 5σ noise (0.35)" in out.stdout
     strict = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--z", "2", "--format", "table")
     assert strict.returncode == 1
     assert strict.stdout.startswith("REGRESSION: 1 worse")

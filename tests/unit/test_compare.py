@@ -170,13 +170,13 @@ def test_report_markdown_lines():
     assert lines[0].startswith("**REGRESSION**: 1 worse, 1 unchanged")
     assert lines[2].startswith("|    | dataset   | ε   | oracle   | pipeline   | metric   | baseline")
     assert lines[4].startswith("| +  | zipf      | 1   | grr      | base       | mse      | 1 ± 0.01 ")
-    assert "+50.0%" in lines[4] and "worse: beyond 5% and 3σ noise" in lines[4]
+    assert "+50.0%" in lines[4] and "worse: beyond 5% and 5σ noise" in lines[4]
     assert len(lines) == 6
     changed = render_comparison(result, "markdown", only_changed=True).splitlines()
     assert len(changed) == 5 and "oue" not in "".join(changed)
     ok = compare([lb_row(1.0)], [lb_row(1.0)])
     assert render_comparison(ok, "markdown", only_changed=True).splitlines() == [
-        "**OK**: 1 unchanged (threshold 5% (default); noise z = 3)", "", "No changed rows."
+        "**OK**: 1 unchanged (threshold 5% (default); noise z = 5)", "", "No changed rows."
     ]
 
 

@@ -1,0 +1,149 @@
+"""``ldpbench report RESULTS --out DIR``: Markdown with leaderboard tables and metric-vs-epsilon PNGs."""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ldpbench.cli import main
+from ldpbench.store import RESULTS_FILE
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+SPEC = """\
+name: report-demo
+seed: 8
+repeats: 3
+datasets:
+  - zipf: {d: 16, n: 3000, s: 1.2}
+  - uniform: {d: 16, n: 3000}
+epsilons: [0.5, 2, 8]
+oracles: [grr, oue]
+pipelines: [base, norm-sub]
+metrics: [mse, l1]
+"""
+
+
+def cli(capsys, *args):
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk; asserts the file is a well-formed PNG start."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC, f"{path.name} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    assert data[-8:-4] == b"IEND"  # written to the end
+    return struct.unpack(">II", data[16:24])
+
+
+def run_spec_text(root: Path, name: str, text: str) -> Path:
+    (root / f"{name}.yaml").write_text(text)
+    code = main(["run", str(root / f"{name}.yaml"), "--out", str(root / name), "--workers", "1",
+                 "--no-progress", "--format", "json"])
+    assert code == 0
+    return root / name
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """Two results folders: the two-dataset spec, and a one-dataset, one-metric version of it."""
+    root = tmp_path_factory.mktemp("report")
+    run_spec_text(root, "two", textwrap.dedent(SPEC))
+    one = textwrap.dedent(SPEC).replace("  - uniform: {d: 16, n: 3000}\n", "").replace("[mse, l1]", "[mse]")
+    run_spec_text(root, "one", one.replace("report-demo", "one"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def two_report(results):
+    """``ldpbench report two --out two-report`` (exit code, stderr, out dir)."""
+    out = results / "two-report"
+    code = main(["report", str(results / "two"), "--out", str(out)])
+    return code, out
+
+
+def test_report_writes_markdown_and_one_png_per_metric(two_report):
+    code, out = two_report
+    assert code == 0
+    md = (out / "report.md").read_text()
+    pngs = sorted(out.glob("*.png"))
+    assert [p.name for p in pngs] == ["fig-l1.png", "fig-mse.png"]
+    for png in pngs:
+        width, height = png_size(png)
+        assert width > 300 and height > 200
+    # The markdown embeds every figure by its relative name, under a heading per metric.
+    assert re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md) == ["fig-mse.png", "fig-l1.png"]
+    assert "## mse" in md and "## l1" in md
+    # The leaderboard tables: one per (dataset, metric), one column per epsilon, best in bold.
+    assert md.count("#### zipf(d=16,n=3000,s=1.2) · mse (lower is better)") == 1
+    assert md.count("#### uniform(d=16,n=3000) · l1 (lower is better)") == 1
+    header = next(line for line in md.splitlines() if line.startswith("| oracle"))
+    assert [c.strip() for c in header.strip("|").split("|")] == ["oracle", "pipeline", "ε=0.5", "ε=2", "ε=8"]
+    rows = [line for line in md.splitlines() if line.startswith("| grr") or line.startswith("| oue")]
+    assert len(rows) == 2 * 2 * 2 * 2  # (dataset, metric) tables x (oracle, pipeline) rows
+    assert sum(line.count("**") // 2 for line in rows) >= 2 * 2 * 3  # a bold best per column
+    assert "seed 8" in md and "Failures" not in md
+
+
+def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
+    # Without --out the report goes to RESULTS/report.
+    code, _, err = cli(capsys, "report", results / "one")
+    assert code == 0, err
+    assert "1 figures" in err
+    one = results / "one" / "report"
+    assert (one / "report.md").is_file() and [p.name for p in one.glob("*.png")] == ["fig-mse.png"]
+    # One dataset instead of two: the same metric's figure is narrower by about one panel.
+    one_w, one_h = png_size(one / "fig-mse.png")
+    two_w, two_h = png_size(two_report[1] / "fig-mse.png")
+    assert two_h == one_h and two_w > one_w * 1.4
+
+
+def test_a_leaderboard_json_also_makes_a_report(results, capsys):
+    code, _, err = cli(capsys, "report", results / "one" / "leaderboard.json", "--out", results / "from-json")
+    assert code == 0, err
+    assert [p.name for p in (results / "from-json").glob("*.png")] == ["fig-mse.png"]
+    assert "fig-mse.png" in (results / "from-json" / "report.md").read_text()
+
+
+def _dir(tmp_path: Path, name: str, results: str | None = None) -> Path:
+    (tmp_path / name).mkdir()
+    if results is not None:
+        (tmp_path / name / RESULTS_FILE).write_text(results)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: d / "nowhere", "no such file or directory"),
+        (lambda d: _dir(d, "empty"), "neither results.jsonl nor leaderboard.json"),
+        (lambda d: _dir(d, "junk", "hello\n"), "not an ldpbench results file"),
+        (lambda d: _dir(d, "future", '{"schema_version": 99, "kind": "ldpbench-results"}\n'),
+         "newer than the version"),
+    ],
+    ids=["missing", "empty-dir", "not-results", "newer-schema"],
+)
+def test_bad_results_exit_2_without_traceback(tmp_path, capsys, make, message):
+    bad = make(tmp_path)
+    code, out, err = cli(capsys, "report", bad, "--out", tmp_path / "out")
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert not list(tmp_path.glob("out/*.png"))
+
+
+def test_the_real_command_exit_2_no_traceback(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "ldpbench", "report", str(tmp_path / "missing"), "--out",
+                          str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("ldpbench: error: ") and "Traceback" not in res.stderr
+    assert not (tmp_path / "out").exists()
