@@ -6,11 +6,23 @@ The pieces a cell is made of are small functions here so that the runner, the no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import hashlib
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .types import Estimate, PostProcessor
+from .pluginmanager import Plugins, build_plugins
+from .seeding import rng_for
+from .simulate import simulate
+from .spec.expand import Cell
+from .spec.model import Entry, Pipeline
+from .types import Estimate, Population, PostProcessor
 
 
 def apply_pipeline(
@@ -33,20 +45,6 @@ def apply_pipeline(
 # One cell
 # ----------------------------------------------------------------------------------------------
 
-import functools  # noqa: E402
-import hashlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
-
-from .pluginmanager import Plugins, build_plugins  # noqa: E402
-from .seeding import rng_for  # noqa: E402
-from .simulate import simulate  # noqa: E402
-from .spec.expand import Cell  # noqa: E402
-from .spec.model import Entry, Pipeline  # noqa: E402
-from .types import Population  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -132,7 +130,10 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     meta = {"n": 0, "d": 0}
 
-    def row(oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool) -> None:
+    def row(
+        oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool,
+        notes: str | None = None,
+    ) -> None:
         rows.append(
             {
                 "cell_id": cell.cell_id,
@@ -146,6 +147,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 "repeat": rep,
                 "value": float(value),
                 "error": error,
+                "notes": notes,
                 "simulation": cell.simulation,
                 "n": int(meta["n"]),
                 "d": int(meta["d"]),
@@ -192,9 +194,9 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
                 prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
                 processed = apply_pipeline(steps, estimate, prng)
-                perr = None
+                perr, notes = None, collect_warnings(processed.info)
             except Exception as exc:  # noqa: BLE001
-                processed, perr = None, _error_text(f"pipeline '{pipeline.label}'", exc)
+                processed, perr, notes = None, _error_text(f"pipeline '{pipeline.label}'", exc), None
             for metric, scorer, merr in metrics:
                 g = greater(plugins, metric)
                 if perr or merr:
@@ -205,11 +207,27 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 mrng = rng_for(seed, "metric", ds.label, budget.label, rep, metric.label)
                 try:
                     value = float(scorer.score(population, processed, mrng))
-                    row(label, pipeline, metric, value, None, g)
+                    row(label, pipeline, metric, value, None, g, notes)
                 except Exception as exc:  # noqa: BLE001
                     row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
     _stamp(rows, started)
     return rows
+
+
+def collect_warnings(info: Mapping[str, Any]) -> str | None:
+    """The warnings plugins left in ``Estimate.info``, "; "-joined (None when there are none).
+
+    A plugin reports a result that is usable but not what was asked for (EM stopped at its
+    iteration cap, a prior fit clamped) as a list under ``"warnings"``, at the top of ``info`` or
+    in its own entry (``info["power"]["warnings"]``); the result rows keep them as ``notes``.
+    """
+    found: list[str] = []
+    for key, value in info.items():
+        if key == "warnings" and isinstance(value, (list, tuple)):
+            found.extend(str(w) for w in value)
+        elif isinstance(value, Mapping) and isinstance(value.get("warnings"), (list, tuple)):
+            found.extend(f"{key}: {w}" for w in value["warnings"])
+    return "; ".join(dict.fromkeys(found)) or None
 
 
 def _stamp(rows: list[dict[str, Any]], started: float) -> None:

@@ -36,6 +36,9 @@ class RunOutcome:
     cells_skipped: int
     failed_rows: int
     errors: list[str] = field(default_factory=list)
+    #: distinct plugin warnings of this spec's rows (column ``notes``) and how many rows carry one
+    notes: list[str] = field(default_factory=list)
+    noted_rows: int = 0
     seconds: float = 0.0
 
 
@@ -181,6 +184,7 @@ def run_spec(
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
     board = aggregate(df, order=[c.cell_id for c in cells])
+    noted = df["notes"].drop_nulls()
     return RunOutcome(
         spec=spec,
         out_dir=out,
@@ -190,5 +194,7 @@ def run_spec(
         cells_skipped=len(cells) - len(tasks),
         failed_rows=failed,
         errors=errors,
+        notes=sorted(set(noted.to_list())),
+        noted_rows=noted.len(),
         seconds=time.perf_counter() - started,
     )

@@ -56,6 +56,7 @@ COLUMNS: dict[str, pl.DataType] = {
     "repeat": pl.Int64(),
     "value": pl.Float64(),  # NaN when the cell failed
     "error": pl.String(),  # "ExcType: message" of the plugin that raised, else null
+    "notes": pl.String(),  # warnings the pipeline's plugins left in Estimate.info ("; "-joined), else null
     "simulation": pl.String(),  # "aggregate" | "per-user"
     "n": pl.Int64(),
     "d": pl.Int64(),
@@ -70,7 +71,9 @@ ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
 #: one "blender" row per pipeline and metric, its rerun one per protocol output).
 APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
-_COLUMN_SET = frozenset(COLUMNS)
+#: Columns added after schema 1 was first written; a row without them is still complete (null).
+OPTIONAL_COLUMNS = frozenset({"notes"})
+_COLUMN_SET = frozenset(COLUMNS) - OPTIONAL_COLUMNS
 
 
 class ResultsWarning(UserWarning):
@@ -191,7 +194,7 @@ def _is_torn_header(line: bytes) -> bool:
 
 
 def _check_row(row: Mapping[str, Any]) -> None:
-    missing = [k for k in COLUMNS if k not in row]
+    missing = [k for k in COLUMNS if k not in row and k not in OPTIONAL_COLUMNS]
     if missing:
         # The runner builds rows; a missing key is a bug there, not a user mistake.
         raise ValueError(f"result row lacks column(s) {', '.join(missing)}: {dict(row)!r}")
@@ -236,7 +239,7 @@ class ResultsStore:
         # Schema columns first, in order; extra keys are kept in the file (load ignores them).
         append_id = os.urandom(8).hex()
         block = "".join(
-            dumps_json({**{k: row[k] for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
+            dumps_json({**{k: row.get(k) for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
             for row in rows
         )
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         f"in {outcome.seconds:.1f} s; results in {outcome.out_dir}",
         file=sys.stderr,
     )
+    if outcome.noted_rows:
+        print(f"ldpbench: {outcome.noted_rows} result rows carry plugin warnings (column 'notes'):", file=sys.stderr)
+        for note in outcome.notes[:5]:
+            print(f"  {note}", file=sys.stderr)
+        if len(outcome.notes) > 5:
+            print(f"  ... and {len(outcome.notes) - 5} more distinct warnings", file=sys.stderr)
     if outcome.failed_rows:
         print(f"ldpbench: {outcome.failed_rows} result rows failed:", file=sys.stderr)
         for err in outcome.errors[:10]:

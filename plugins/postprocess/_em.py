@@ -197,7 +197,12 @@ class EMResult:
         return float(np.max(self.theta * np.abs(self.m - 1.0)))
 
     def info(self, tol: float, max_iter: int) -> dict:
+        notes = {} if self.converged else {
+            # the engine copies "warnings" into the result rows' notes: a capped run is visible
+            "warnings": [f"EM hit the iteration cap ({max_iter}) before its stopping rule: the last iterate, not the exact MLE"]
+        }
         return {
+            **notes,
             "em_iterations": int(self.iterations),  # EM maps evaluated
             "em_converged": bool(self.converged),
             "em_loglik": float(self.loglik),
