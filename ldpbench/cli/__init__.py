@@ -23,6 +23,7 @@ SUBCOMMANDS = (
     "validate",
     "plugins",
     "describe",
+    "check-plugin",
     "datasets",
     "compare",
     "leaderboard",

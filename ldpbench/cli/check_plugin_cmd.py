@@ -1,0 +1,100 @@
+"""``ldpbench check-plugin NAME``: run the conformance kit on an installed oracle or post-processor.
+
+The command-line face of :mod:`ldpbench.testing` (scikit-learn's ``check_estimator``; compare
+``asv check``): every check runs, and a table says which passed, which failed and why. Exit 0 when
+all applicable checks pass, 3 when one fails (the plugin breaks the contract).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+import yaml
+
+from ..errors import ExitCode, UnknownPluginError, UsageError
+from ..suggest import closest
+from ._common import add_plugin_options
+
+#: The kinds the conformance kit has checks for.
+CHECKED_KINDS = ("oracle", "postprocessor")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check-plugin",
+        help="run the conformance checks on an oracle or post-processor",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("name", help="plugin name, e.g. olh or norm-sub")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of every check's random stream (default 0)")
+    p.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    add_plugin_options(p)
+    p.set_defaults(func=run)
+
+
+def _params(pairs: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param takes KEY=VALUE, got {pair!r}")
+        try:
+            params[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            params[key] = value
+    return params
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from ..pluginmanager import build_plugins
+    from ..testing.checks import CheckSkipped, oracle_checks, postprocessor_checks
+
+    plugins = build_plugins(args.plugins_dir)
+    kinds = [k for k in CHECKED_KINDS if args.name in plugins.registry(k)]
+    if not kinds:
+        names = sorted({i.name for k in CHECKED_KINDS for i in plugins.registry(k)})
+        raise UnknownPluginError("oracle or post-processor", args.name, closest(args.name, names), names)
+    kind = kinds[0]
+    params = _params(args.param)
+    # Unknown or ill-typed parameters are a usage error here, not a failed check.
+    plugins.get(kind, args.name).resolve_params(params)
+    make = oracle_checks if kind == "oracle" else postprocessor_checks
+    outcomes: list[dict[str, Any]] = []
+    for check_name, check in make(args.name, plugins=plugins, params=params, seed=args.seed):
+        started = time.perf_counter()
+        try:
+            check()
+            outcome, detail = "passed", ""
+        except CheckSkipped as exc:
+            outcome, detail = "not applicable", str(exc)
+        except AssertionError as exc:
+            outcome, detail = "FAILED", str(exc) or "assertion failed"
+        outcomes.append(
+            {"check": check_name, "outcome": outcome, "seconds": round(time.perf_counter() - started, 3), "detail": detail}
+        )
+    failed = [o for o in outcomes if o["outcome"] == "FAILED"]
+    if args.json:
+        print(json.dumps({"plugin": args.name, "kind": kind, "params": params, "checks": outcomes}, indent=2))
+    else:
+        label = args.name + (f" {params}" if params else "")
+        tally = {k: sum(o["outcome"] == k for o in outcomes) for k in ("passed", "FAILED", "not applicable")}
+        print(f"{label} ({kind}): " + ", ".join(f"{v} {k.lower()}" for k, v in tally.items() if v) + "\n")
+        rows = [[o["check"], o["outcome"], f"{o['seconds']:.2f}", o["detail"].splitlines()[0][:100] if o["detail"] else ""]
+                for o in outcomes]
+        print(tabulate(rows, headers=["check", "outcome", "s", "detail"]))
+        for o in failed:
+            print(f"\n{o['check']}:\n{o['detail']}")
+    return int(ExitCode.PLUGIN) if failed else int(ExitCode.OK)
