@@ -9,7 +9,7 @@
   the MLE is ``b = Delta / N``, where Delta is the Newton step of the mean log-likelihood within
   the hyperplane sum(theta) = 1. It is exactly zero at an interior MLE (algorithms.md §4.4) and
   acts through the categories EM drives to zero; the output is ``project(theta - scale * b)``.
-  ``scale = 1`` is the derivation; other values are exploratory (not derived).
+  ``scale = 1`` is the derivation; other values are for sensitivity diagnostics only (not derived).
 - ``em-bootstrap``: a different, standard correction -- the **parametric-bootstrap bias
   correction** ``project(2 theta - mean_b theta*_b)`` with theta*_b the EM estimates of reports
   simulated from theta. Not [MHS18]'s method.
