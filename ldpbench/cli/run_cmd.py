@@ -53,16 +53,17 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if outcome.noted_rows:
-        print(f"ldpbench: {outcome.noted_rows} result rows carry plugin warnings (column 'notes'):", file=sys.stderr)
-        for note in outcome.notes[:5]:
-            print(f"  {note}", file=sys.stderr)
-        if len(outcome.notes) > 5:
-            print(f"  ... and {len(outcome.notes) - 5} more distinct warnings", file=sys.stderr)
+        _summarize(f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings")
     if outcome.failed_rows:
-        print(f"ldpbench: {outcome.failed_rows} result rows failed:", file=sys.stderr)
-        for err in outcome.errors[:10]:
-            print(f"  {err}", file=sys.stderr)
-        if len(outcome.errors) > 10:
-            print(f"  ... and {len(outcome.errors) - 10} more distinct errors", file=sys.stderr)
+        _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
         return int(ExitCode.PLUGIN)
     return int(ExitCode.OK)
+
+
+def _summarize(headline: str, messages: list[str], most: int, what: str) -> None:
+    """``headline:`` then the first ``most`` distinct messages, indented, on stderr."""
+    print(f"ldpbench: {headline}:", file=sys.stderr)
+    for message in messages[:most]:
+        print(f"  {message}", file=sys.stderr)
+    if len(messages) > most:
+        print(f"  ... and {len(messages) - most} more distinct {what}", file=sys.stderr)
