@@ -29,7 +29,7 @@ from .types import (  # noqa: E402
     Population,
     Protocol,
 )
-from .api import estimate_from_vector, postprocess  # noqa: E402
+from .api import estimate_from_vector, postprocess, run  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -48,4 +48,5 @@ __all__ = [
     "Protocol",
     "estimate_from_vector",
     "postprocess",
+    "run",
 ]

@@ -1,4 +1,8 @@
-"""The notebook API: post-process a bare estimate vector with the runner's own code path.
+"""The notebook API: run a spec, or post-process a bare estimate vector, with the runner's code path.
+
+    >>> import ldpbench
+    >>> outcome = ldpbench.run("specs/quickstart.yaml")            # or a dict with a spec's keys
+    >>> outcome.leaderboard                                       # a polars DataFrame
 
     >>> import ldpbench
     >>> f = ldpbench.postprocess("norm-sub", f_hat, n=100_000, epsilon=1.0, oracle="oue")
@@ -14,12 +18,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from .errors import UsageError
 from .types import Estimate, PostProcessor
+
+if TYPE_CHECKING:
+    from .runner import RunOutcome
 
 #: What names a post-processing chain: ``"norm-sub"``, ``"power+norm-sub"``,
 #: ``["power", "norm-sub"]``, ``{"norm-cut": {"variant": "code"}}``, a list mixing names and
@@ -137,3 +145,42 @@ def postprocess(
     if return_estimate:
         return processed
     return np.array(processed.item_answers(), dtype=float)
+
+
+def run(
+    spec: str | Path | Mapping[str, Any],
+    out: str | Path | None = None,
+    *,
+    workers: int | None = None,
+    executor: str | None = None,
+    plugins_dirs: Sequence[str | Path] = (),
+    progress: bool = False,
+    rerun: bool = False,
+) -> RunOutcome:
+    """Run a spec exactly as ``ldpbench run`` does and return its :class:`~ldpbench.runner.RunOutcome`.
+
+    :param spec: a spec file, or a mapping with a spec file's keys (``{"name": ..., "datasets": ...}``;
+        it is validated like a file, problems are reported against ``<spec>:LINE`` of its YAML dump).
+    :param out: the results folder (default ``results/<spec name>``); a rerun resumes there.
+    :param workers, executor: as ``--workers`` / ``--executor``.
+    :param plugins_dirs: folders of ``*.py`` plugins to load too (a spec's own ``plugins_dir`` is
+        not followed: a spec cannot load code by itself).
+    :returns: ``.leaderboard`` (polars DataFrame: mean, stderr, CI per row), ``.out_dir``,
+        ``.failed_rows`` and ``.errors``, ``.notes``.
+    :raises SpecError: with every problem of the spec (``.problems``).
+    """
+    import yaml
+
+    from .pluginmanager import build_plugins
+    from .runner import run_spec
+    from .spec.validate import load_spec, load_spec_text
+
+    dirs = [str(Path(d).resolve()) for d in plugins_dirs]
+    plugins = build_plugins(dirs)
+    if isinstance(spec, Mapping):
+        loaded = load_spec_text(yaml.safe_dump(dict(spec), sort_keys=False, allow_unicode=True), plugins)
+    else:
+        loaded = load_spec(spec, plugins)
+    return run_spec(
+        loaded, plugins, out, workers=workers, executor=executor, plugins_dirs=dirs, progress=progress, rerun=rerun
+    )

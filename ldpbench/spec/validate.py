@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError
 from ..pluginmanager import Plugins
 from ..suggest import closest
-from .load import Document, read_document
+from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 
 TOP_LEVEL_KEYS = (
@@ -46,6 +46,11 @@ def load_spec(path: str | Path, plugins: Plugins) -> Spec:
     """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem."""
     doc = read_document(path)
     return Validator(doc, plugins, Path(path)).run()
+
+
+def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>") -> Spec:
+    """Validate a spec given as YAML text (the notebook API); relative paths are from the cwd."""
+    return Validator(parse_document(text, filename), plugins, Path.cwd() / filename).run()
 
 
 class Validator:
