@@ -33,7 +33,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ldpbench.engine import apply_pipeline  # noqa: E402
 from ldpbench.groups import simulate_groups  # noqa: E402
 from ldpbench.pluginmanager import build_plugins  # noqa: E402
 from ldpbench.store import ResultsStore  # noqa: E402

@@ -129,7 +129,7 @@ def bias_table(trials: int = 200, epsilon: float = 1.0, seed: int = 20200223) ->
     groups = {"500 rarest": order[-500:], "10 most frequent": order[:10]}
     methods = ["base", "base-pos", "norm", "norm-sub", "mle-apx", "power-ns"]
     lines = [
-        f"| oracle | method | " + " | ".join(f"bias on {g} (z)" for g in groups) + " |",
+        "| oracle | method | " + " | ".join(f"bias on {g} (z)" for g in groups) + " |",
         "|---|---|" + "---|" * len(groups),
     ]
     for oracle_name in ("grr", "olh", "oue", "hr"):

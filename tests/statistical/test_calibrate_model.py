@@ -4,7 +4,6 @@ Fixed seeds; every tolerance is several standard errors wide (computed in the co
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest

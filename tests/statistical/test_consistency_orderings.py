@@ -30,7 +30,6 @@ from ldpbench.engine import apply_pipeline
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.seeding import rng_for
 from ldpbench.simulate import simulate
-from ldpbench.types import Population
 
 PLUGINS = build_plugins()
 if "olh" not in PLUGINS.registry("oracle"):

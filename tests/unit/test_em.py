@@ -72,7 +72,7 @@ def opaque(groups):
 
 
 def test_single_budget_interior_em_equals_matrix_inversion():
-    d, n = 5, 100_000
+    d = 5
     pop = Population(np.array([24_000, 22_000, 20_000, 18_000, 16_000]))
     est = simulate(grr(d, 2.0), pop.counts, np.random.default_rng(1))
     assert np.all(est.frequencies > 0.05)  # interior
