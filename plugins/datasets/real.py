@@ -72,43 +72,42 @@ def provenance(name: str) -> str:
     return resources.files("ldpbench_data").joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 
-class Retail(Dataset):
+class _Shipped(Dataset):
+    """A histogram shipped in ``ldpbench_data`` as ``<name>.csv.gz`` with a ``<name>.md`` note."""
+
+    #: the population's label (a partial sample says so in it)
+    label: str = ""
+    source: str = ""
+    partial: bool = False
+
+    def load(self, rng: np.random.Generator) -> Population:
+        counts, labels = shipped_histogram(self.name)
+        return Population(
+            counts,
+            name=self.label or self.name,
+            labels=labels,
+            info={
+                "source": f"{self.source}; shipped ldpbench_data/{self.name}.csv.gz",
+                "provenance": f"ldpbench_data/{self.name}.md",
+                "partial": self.partial,
+            },
+        )
+
+
+class Retail(_Shipped):
     """FIMI Retail market-basket data, complete: n = 908,577 users, d = 16,470 items (shipped)."""
 
     name = "retail"
-
-    def load(self, rng: np.random.Generator) -> Population:
-        counts, labels = shipped_histogram("retail")
-        return Population(
-            counts,
-            name="retail",
-            labels=labels,
-            info={
-                "source": "FIMI retail (Brijs et al., KDD 1999), complete; shipped ldpbench_data/retail.csv.gz",
-                "provenance": "ldpbench_data/retail.md",
-                "partial": False,
-            },
-        )
+    source = "FIMI retail (Brijs et al., KDD 1999), complete"
 
 
-class KosarakHead(Dataset):
+class KosarakHead(_Shipped):
     """PARTIAL SAMPLE of Kosarak (first 36,682 of 990,002 transactions): n = 294,009, d = 17,034."""
 
     name = "kosarak-head"
-
-    def load(self, rng: np.random.Generator) -> Population:
-        counts, labels = shipped_histogram("kosarak-head")
-        return Population(
-            counts,
-            name="kosarak-head (partial sample: first 36,682 of 990,002 transactions)",
-            labels=labels,
-            info={
-                "source": "FIMI kosarak, PARTIAL SAMPLE (first 36,682 transactions, ~3.7%); "
-                "shipped ldpbench_data/kosarak-head.csv.gz",
-                "provenance": "ldpbench_data/kosarak-head.md",
-                "partial": True,
-            },
-        )
+    label = "kosarak-head (partial sample: first 36,682 of 990,002 transactions)"
+    source = "FIMI kosarak, PARTIAL SAMPLE (first 36,682 transactions, ~3.7%)"
+    partial = True
 
 
 class Fimi(Dataset):

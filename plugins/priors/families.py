@@ -122,7 +122,21 @@ class Zipf(PowerLaw):
     parameter_names = ("a",)
 
 
-class Gaussian(PriorFamilyBase):
+class _LocationScale(PriorFamilyBase):
+    """A unimodal family with parameters ``(location, scale > 0)``: mode at the location, and the
+    optimizer works on ``(location, log scale)``."""
+
+    def effective_support(self, theta, support):
+        return unimodal_effective_support(self, theta, support, float(theta[0]))
+
+    def to_unconstrained(self, theta):
+        return np.array([float(theta[0]), math.log(float(theta[1]))])
+
+    def from_unconstrained(self, u):
+        return (float(u[0]), math.exp(float(u[1])))
+
+
+class Gaussian(_LocationScale):
     """Discretized Gaussian ``P(k) ∝ exp(-(k - mu)^2 / (2 tau^2))`` on {0, ..., n} ([JG19] §III-C).
 
     Mean-variance fit: ``mu = m``, ``tau^2 = V - sigma_s^2`` (closed form, acceptance A12).
@@ -139,26 +153,17 @@ class Gaussian(PriorFamilyBase):
     def smooth_scale(self, k, theta):
         return np.full(np.shape(k), float(theta[1]))
 
-    def effective_support(self, theta, support):
-        return unimodal_effective_support(self, theta, support, float(theta[0]))
-
     def grad_log_weight(self, k, theta):
         mu, tau = float(theta[0]), float(theta[1])
         r = np.asarray(k, dtype=float) - mu
         return np.stack([r / tau**2, r * r / tau**3])
-
-    def to_unconstrained(self, theta):
-        return np.array([float(theta[0]), math.log(float(theta[1]))])
-
-    def from_unconstrained(self, u):
-        return (float(u[0]), math.exp(float(u[1])))
 
     def fit_mean_variance(self, estimates, noise_var, support):
         m, excess = _spread(estimates, noise_var)
         return (m, math.sqrt(excess) if excess > TINY_SCALE**2 else TINY_SCALE)
 
 
-class Laplace(PriorFamilyBase):
+class Laplace(_LocationScale):
     """Discretized Laplace ``P(k) ∝ exp(-|k - mu| / b)`` on {0, ..., n} ([JG19] §III-C).
 
     Mean-variance fit: ``mu = m``, ``2 b^2 = V - sigma_s^2``.
@@ -174,19 +179,10 @@ class Laplace(PriorFamilyBase):
     def rough_points(self, theta):
         return (float(theta[0]),)
 
-    def effective_support(self, theta, support):
-        return unimodal_effective_support(self, theta, support, float(theta[0]))
-
     def grad_log_weight(self, k, theta):
         mu, b = float(theta[0]), float(theta[1])
         r = np.asarray(k, dtype=float) - mu
         return np.stack([np.sign(r) / b, np.abs(r) / b**2])
-
-    def to_unconstrained(self, theta):
-        return np.array([float(theta[0]), math.log(float(theta[1]))])
-
-    def from_unconstrained(self, u):
-        return (float(u[0]), math.exp(float(u[1])))
 
     def fit_mean_variance(self, estimates, noise_var, support):
         m, excess = _spread(estimates, noise_var)

@@ -39,3 +39,12 @@ def test_every_hook_is_documented_for_plugin_authors(hook):
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_every_subcommand_is_in_the_readme(command):
     assert f"`ldpbench {command}" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_kits_lazy_reexports_are_exactly_its_public_names():
+    # ldpbench.testing lists the kit's names itself so as not to import it with the package
+    import ldpbench.testing as kit
+    from ldpbench.testing import checks
+
+    assert list(kit._CHECKS) == list(checks.__all__)
+    assert all(getattr(kit, name) is getattr(checks, name) for name in checks.__all__)
