@@ -109,7 +109,9 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     out = worse.stdout.str()
     assert "ldpbench leaderboard regressed against" in out
     assert "**REGRESSION**: 2 worse" in out and "noise z = 5" in out
-    changed = [line for line in worse.stdout.lines if line.startswith("| +")]
+    # pytest >= 9 repeats the whole multi-line message in the -ra summary: read the FAILURES section.
+    failures = out.split("short test summary info")[0]
+    changed = [line for line in failures.splitlines() if line.startswith("| +")]
     assert len(changed) == 2 and all("| oue " in line and "| norm-sub " in line and "worse: beyond 5%" in line
                                       for line in changed)
     assert "Traceback" not in out
