@@ -26,10 +26,15 @@ class Entry:
     name: str
     params: tuple[tuple[str, Any], ...] = ()
     version: str = ""  #: the plugin's version, for fingerprints
+    #: File parameters resolved against the spec's folder: what the plugin opens. ``params`` keeps
+    #: them as written, so labels, fingerprints and seeds do not depend on where the spec sits
+    #: (the same spec gives the same numbers in any checkout, on any machine).
+    resolved_paths: tuple[tuple[str, str], ...] = ()
 
     @property
     def param_dict(self) -> dict[str, Any]:
-        return dict(self.params)
+        """The parameters the plugin is constructed with (file paths resolved)."""
+        return {**dict(self.params), **dict(self.resolved_paths)}
 
     @property
     def label(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import math
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -232,6 +233,7 @@ class Validator:
             if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_USERS:
                 self.problem(ppath + (key,), f"'{key}' is too large: {value:,} (at most {MAX_USERS:,})")
                 return None
+        resolved_paths: list[tuple[str, str]] = []
         for p in info.params:
             if p.name not in given:
                 continue
@@ -242,11 +244,16 @@ class Validator:
                     self.problem(ppath + (p.name,), f"'{p.name}': {exc}")
                     return None
             if p.path and isinstance(given[p.name], str):
-                given[p.name] = str((self.path.parent / given[p.name]).resolve())
+                target = (self.path.parent / os.path.expanduser(given[p.name])).resolve()
+                if not target.exists():
+                    self.problem(ppath + (p.name,), f"'{p.name}': no such file: {given[p.name]} (looked for {target})")
+                    return None
+                resolved_paths.append((p.name, str(target)))
         ordered = tuple((k, given[k]) for k in params if k in given)
+        paths = tuple(resolved_paths)
         if info.kind == "dataset":
-            return DatasetEntry(info.kind, name, ordered, info.version, sample=sample)
-        return Entry(info.kind, name, ordered, info.version)
+            return DatasetEntry(info.kind, name, ordered, info.version, paths, sample=sample)
+        return Entry(info.kind, name, ordered, info.version, paths)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
         value = data.get("pipelines", ["base"])
