@@ -369,7 +369,8 @@ def test_base_cut_threshold_matches_acceptance_a9(n, d, quantile, thetas):
     for eps, theta in thetas.items():
         p, q = oue_constants(eps)
         est = make_estimate(np.zeros(d), p=p, q=q, n=n)
-        assert BaseCut(alpha=0.05).threshold(est)[0] * n == pytest.approx(theta, abs=0.1)
+        # BaseCut() with its default: alpha = 0.05 is part of the method ([W20]; algorithms.md §2.4)
+        assert BaseCut().threshold(est)[0] * n == pytest.approx(theta, abs=0.1)
         sigma_count = math.sqrt(n * q * (1 - q)) / (p - q)
         assert significance_threshold(sigma_count, d) == pytest.approx(theta, abs=0.1)
 
