@@ -90,11 +90,14 @@ def mechanism_outputs(
     """Run the cell's oracle or protocol; return ``{label: Estimate}``."""
     mech = cell.mechanism
     ds, budget, rep, seed = cell.dataset, cell.budget, cell.repeat, cell.seed
-    # The users of a repeat are drawn with a stream that does not depend on the mechanism, so
-    # every oracle in a repeat sees the same users (paired comparisons).
+    # The users of a repeat are drawn with a stream keyed by (dataset, budget or user mix, repeat)
+    # and never by the mechanism, so every oracle in a repeat sees the same users (paired
+    # comparisons); only the perturbation stream below is per mechanism. `sample: N` and `users:`
+    # groups (which draw their own sample) share this key and cannot be combined.
+    users_rng = rng_for(seed, "users", ds.label, budget.label, rep)
     users = population
     if ds.sample:
-        users = population.sample(ds.sample, rng_for(seed, "users", ds.label, budget.label, rep))
+        users = population.sample(ds.sample, users_rng)
     rng = rng_for(seed, "mechanism", ds.label, budget.label, mech.label, rep)
     if mech.kind == "protocol":
         protocol = plugins.create("protocol", mech.name, mech.param_dict)
@@ -109,7 +112,7 @@ def mechanism_outputs(
         def make_oracle(eps: float):
             return plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps)
 
-        est = simulate_groups(make_oracle, population, groups, rng, cell.simulation)
+        est = simulate_groups(make_oracle, population, groups, rng, cell.simulation, users_rng=users_rng)
         return {mech.label: est.replace(mechanism=mech.label)}
     oracle = plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=budget.epsilon_value)
     est = simulate(oracle, users.counts, rng, cell.simulation)

@@ -4,7 +4,9 @@
 replacement), splits them at random into the groups, runs each group through its own oracle, and
 combines the groups' unbiased estimates into one unbiased estimate of the **population**
 frequencies. The per-group estimates ride along in ``Estimate.parts`` (with their report
-histograms and channels, what EM needs).
+histograms and channels, what EM needs). The user sample can come from its own random stream
+(``users_rng``): the engine keys it by (dataset, user mix, repeat), so the oracles compared in a
+repeat see the same users and differ only in their perturbation.
 
 A group with ``epsilon = inf`` sends its true values: its part is the exact histogram of its users,
 with the identity channel (:class:`IdentityChannel`), whatever the oracle.
@@ -170,15 +172,23 @@ def simulate_groups(
     groups: Sequence[tuple[float, int]],
     rng: np.random.Generator,
     simulation: str = "aggregate",
+    *,
+    users_rng: np.random.Generator | None = None,
 ) -> Estimate:
-    """Simulate users with personalized budgets and return the combined estimate.
+    """Simulate users with personalized budgets and return the combined estimate ([MHS18]).
 
     :param make_oracle: builds the oracle for a budget (not called for ``inf``).
     :param population: the users are drawn from it, afresh in every call.
     :param groups: ``(epsilon, count)`` pairs, epsilon already a float (``math.inf`` allowed).
         Groups of zero users are skipped.
-    :param rng: drives the sampling and every group's oracle, in group order.
+    :param rng: drives every group's oracle (the perturbation), in group order; also the user
+        sample when ``users_rng`` is not given.
     :param simulation: ``aggregate`` or ``per-user`` (see :func:`ldpbench.simulate.simulate`).
+    :param users_rng: draws the users and their split into groups (:func:`split_users`), and
+        nothing else. The engine passes a stream keyed by (dataset, user mix, repeat) so that every
+        oracle of a repeat sees the same users and only the perturbation differs (paired
+        comparisons); ``None`` takes the users from ``rng`` first (one stream for a direct
+        simulation, e.g. ``scripts/murakami2018_report.py``).
     :returns: the combined unbiased estimate; ``parts`` holds one estimate per non-empty group,
         in the given order.
     """
@@ -186,7 +196,7 @@ def simulate_groups(
     for eps, _ in groups:
         if math.isnan(eps) or eps <= 0:
             raise ValueError(f"a group's epsilon must be positive, got {eps!r}")
-    samples = split_users(population, [count for _, count in groups], rng)
+    samples = split_users(population, [count for _, count in groups], rng if users_rng is None else users_rng)
     parts = []
     for (eps, count), users in zip(groups, samples):
         if count == 0:
