@@ -9,7 +9,7 @@ from ldpbench.types import Estimate, PostProcessor
 
 
 class Base(PostProcessor):
-    """The unprocessed, unbiased estimate (identity). Cost O(1)."""
+    """Base: use the existing estimate, unprocessed and unbiased ([W20] Table I). Cost O(1)."""
 
     name = "base"
 

@@ -57,7 +57,11 @@ def power_counts(estimate: Estimate, who: str = "power") -> tuple[np.ndarray, di
 
 
 class Power(PostProcessor):
-    """Power [W20]: posterior mean under a power-law prior on {1..n} fitted by the mean."""
+    """Power: fit a power-law distribution, then minimize the expected squared error ([W20] Table I). Cost O(d).
+
+    The posterior mean under a power-law prior on {1..n} fitted by the mean: O(d) for the fit and
+    the interpolation, plus posterior sums on a fixed set of Chebyshev nodes.
+    """
 
     name = "power"
 
@@ -67,7 +71,10 @@ class Power(PostProcessor):
 
 
 class PowerNS(PostProcessor):
-    """PowerNS [W20]: Norm-Sub (projection onto the simplex) of Power's output."""
+    """PowerNS: apply Norm-Sub after Power ([W20] Table I). Cost O(d log d).
+
+    Power's output projected onto the probability simplex (the sort in Norm-Sub dominates).
+    """
 
     name = "power-ns"
 

@@ -414,7 +414,8 @@ def test_methods_chain_through_apply_pipeline():
 
 def test_every_method_is_registered_with_a_description_and_a_cost():
     plugins = PLUGINS
-    for name in ("base-pos", "post-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-sub", "mle-apx"):
+    for name in ("base", "base-pos", "post-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-sub", "mle-apx",
+                 "power", "power-ns"):
         info = plugins.get("postprocessor", name)
         assert "[W20]" in info.summary and "O(" in info.summary, info.summary
     assert plugins.get("postprocessor", "norm-cut").cls.params[0].default == "paper"
