@@ -36,11 +36,19 @@ def covers_whole_domain(truth: Population, estimate: Estimate, positions: np.nda
     return positions.size == truth.d and estimate.items is None
 
 
-def rescaled(values: np.ndarray) -> np.ndarray:
+def rescaled(values: np.ndarray, *, no_mass: str = "raise") -> np.ndarray:
     """``values / sum(values)``: shares within an evaluated universe ([A17] §4.1 rescales after
-    removing the wildcard records). Raises ``ValueError`` when the sum is not positive."""
+    removing the wildcard records).
+
+    When the sum is not positive the shares are undefined: ``no_mass="raise"`` raises
+    ``ValueError`` (right for the truth, which always has mass on a list built from real users);
+    ``"zeros"`` returns all-zero shares, the reading for an *estimate* that puts no mass on the list
+    (e.g. a low-eps client estimate projected to all zeros): it found none of the list's mass.
+    """
     values = np.asarray(values, dtype=float)
     total = float(values.sum())
     if not total > 0:
+        if no_mass == "zeros":
+            return np.zeros_like(values)
         raise ValueError(f"cannot rescale values summing to {total:g} to shares")
     return values / total

@@ -63,7 +63,8 @@ class L1(Metric):
             if self.rescale in ("both", "truth"):
                 f = rescaled(f)
             if self.rescale == "both":
-                est = rescaled(est)
+                # an estimate with no mass on the list missed all of it: L1 = 1, not a failed cell
+                est = rescaled(est, no_mass="zeros")
         err = np.abs(est - f)
         if self.scale == "count":
             err = err * estimate.n
