@@ -18,6 +18,7 @@ that draws takes an explicit :class:`numpy.random.Generator`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -189,6 +190,22 @@ class Estimate:
     def item_answers(self) -> np.ndarray:
         """Answers to the d single-item queries (equals ``frequencies`` without Post-Pos)."""
         return self.answer(np.asarray(self.frequencies, dtype=float))
+
+    def frequencies_digest(self) -> str:
+        """A short fingerprint of ``frequencies`` (and ``items``): the numbers, not how they came.
+
+        A plugin that leaves side results in ``info`` which go with this exact vector (a
+        protocol's query-level estimates) stores the digest beside them; a consumer recomputes it
+        to tell whether a post-processor has changed the vector since. An identity step keeps it.
+        """
+        h = hashlib.blake2b(digest_size=8)
+        f = np.ascontiguousarray(self.frequencies, dtype=np.float64)
+        h.update(f"{f.size};".encode())
+        h.update(f.tobytes())
+        if self.items is not None:
+            h.update(b"items;")
+            h.update(np.ascontiguousarray(self.items, dtype=np.int64).tobytes())
+        return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 NDCG ([A17] §4.1; algorithms.md §6.5): the relevance of an item is its **true share** of the
 evaluated universe (the items the estimate covers: the whole domain for an oracle, the head-list
 records for Blender, rescaled to sum to 1 once the wildcard is removed). Items are ranked by the
-estimate (ties broken by item position, deterministic), and
+estimate (ties: see below), and
 
     DCG@k = sum_{i=1..k} (2^rel(item at rank i) - 1) / log2(i + 1),   NDCG@k = DCG@k / IDCG@k,
 
@@ -21,9 +21,26 @@ with the estimate's NDCG^q (``ideal_inner: estimated``; [A17]'s wording admits b
 default, list-of-lists NDCG <= query-only NDCG, with equality when every URL list is perfectly
 ordered. A query whose records all have true frequency 0 has NDCG^q = 1 (nothing to misplace).
 
+Ties (``ties``) — a departure from algorithms.md §6.5, which breaks ties "by item id
+(deterministic)". Tied estimates are common: after the simplex projection most of Blender's client
+record estimates are exactly 0 at eps 1-2, and Norm-Sub or Base-Cut zero out much of an oracle's
+vector. Any fixed order of the tied items then ranks them by something that is not the estimate,
+and here every such order leaks the truth: the shipped and synthetic datasets number their items
+by popularity (item id order is the true order), and Blender's head list is in the opt-in group's
+estimated order (position order would credit the client estimate with the opt-in ranking). So the
+default, ``random``, breaks ties by a uniformly random order of the **domain** drawn from the
+metric's ``rng``: the order depends on item ids only through that draw, so in a run (where the
+engine seeds the metric stream by repeat and metric, the same for every mechanism and pipeline) all
+methods of a repeat see the same tie order — reproducible and paired. ``item-id`` is the
+reference's reading: ties by ``Estimate.items`` id, or by domain index for a full-domain estimate.
+Queries are tied the same way (a random order of the query domain, or query id).
+
 Query scores (``query_scores``): ``protocol`` uses the query-level estimates a protocol reports in
 ``Estimate.info`` (Blender's client and blended query estimates are not sums of their record
-estimates, [A17] Fig. 9), as long as no post-processor changed the estimate; otherwise, and with
+estimates, [A17] Fig. 9), as long as they still go with the estimate's record vector: the protocol
+stores ``Estimate.frequencies_digest()`` as ``info["query_frequencies_digest"]``, and the metric
+uses its query estimates only while the estimate's digest still equals it (an identity step such
+as ``base`` keeps them; a post-processor that changes the vector drops them). Otherwise, and with
 ``sum``, a query's score is the sum of its records' estimates.
 """
 
@@ -47,45 +64,67 @@ def _discounts(m: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, m + 2))
 
 
-def ranking(scores: np.ndarray, k: int | None = None) -> np.ndarray:
-    """The first ``k`` positions (all if ``None``) by decreasing score, ties broken by position
-    (the deterministic order NDCG uses). O(d) selection, then a sort of the selected few."""
+def ranking(scores: np.ndarray, k: int | None = None, tie_key: np.ndarray | None = None) -> np.ndarray:
+    """The first ``k`` positions (all if ``None``) by decreasing score, ties by increasing ``tie_key``.
+
+    ``tie_key`` (one value per position; default: the position) should be distinct. O(d)
+    selection of the k largest scores and of the tied ones at the boundary, then a sort of the
+    ``k`` selected: many ties (an estimate that is mostly 0) cost no more than a few.
+    """
     scores = np.asarray(scores, dtype=float)
+    key = np.arange(scores.size) if tie_key is None else np.asarray(tie_key)
     if k is not None and k < scores.size:
         kth = np.partition(scores, scores.size - k)[scores.size - k]  # the k-th largest score
-        candidates = np.flatnonzero(scores >= kth)  # all ties at the boundary take part
-        order = candidates[np.lexsort((candidates, -scores[candidates]))]
-        return order[:k]
-    return np.lexsort((np.arange(scores.size), -scores))
+        above = np.flatnonzero(scores > kth)  # fewer than k of them: all are in
+        tied = np.flatnonzero(scores == kth)
+        need = k - above.size  # >= 1
+        if tied.size > need:  # the boundary ties with the smallest keys take the last places
+            tied = tied[np.argpartition(key[tied], need - 1)[:need]]
+        chosen = np.concatenate([above, tied])
+        return chosen[np.lexsort((key[chosen], -scores[chosen]))]
+    return np.lexsort((key, -scores))
 
 
-def dcg(relevance: np.ndarray, scores: np.ndarray, k: int | None, factors: np.ndarray | None = None) -> float:
+def dcg(
+    relevance: np.ndarray,
+    scores: np.ndarray,
+    k: int | None,
+    factors: np.ndarray | None = None,
+    tie_key: np.ndarray | None = None,
+) -> float:
     """``sum_{i<=k} gain(rel of the item at rank i) / log2(i + 1) [* factor of that item]``."""
-    order = ranking(scores, k)
+    order = ranking(scores, k, tie_key)
     terms = _gain(np.asarray(relevance, dtype=float)[order]) * _discounts(order.size)
     if factors is not None:
         terms = terms * np.asarray(factors, dtype=float)[order]
     return float(terms.sum())
 
 
-def ndcg(relevance: np.ndarray, scores: np.ndarray, k: int | None = None) -> float:
+def ndcg(relevance: np.ndarray, scores: np.ndarray, k: int | None = None, tie_key: np.ndarray | None = None) -> float:
     """Standard NDCG@k of ranking the items by ``scores``; ``nan`` if no item is relevant."""
-    ideal = dcg(relevance, relevance, k)
-    return dcg(relevance, scores, k) / ideal if ideal > 0 else float("nan")
+    ideal = dcg(relevance, relevance, k, tie_key=tie_key)
+    return dcg(relevance, scores, k, tie_key=tie_key) / ideal if ideal > 0 else float("nan")
 
 
-def within_group_ndcg(group: np.ndarray, relevance: np.ndarray, scores: np.ndarray, k: int | None) -> np.ndarray:
+def within_group_ndcg(
+    group: np.ndarray,
+    relevance: np.ndarray,
+    scores: np.ndarray,
+    k: int | None,
+    tie_key: np.ndarray | None = None,
+) -> np.ndarray:
     """NDCG@k of every group's own list (vectorized over groups); groups with no relevance get 1.
 
     :param group: group index (0..G-1) of every item; relevance is taken as given (shares within
         the group).
+    :param tie_key: ties within a group by increasing key (default: position).
     """
     group = np.asarray(group, dtype=np.int64)
     n_groups = int(group.max()) + 1 if group.size else 0
-    pos = np.arange(group.size)
+    key = np.arange(group.size) if tie_key is None else np.asarray(tie_key)
 
-    def per_group_dcg(key: np.ndarray) -> np.ndarray:
-        order = np.lexsort((pos, -key, group))  # by group, then decreasing key, then position
+    def per_group_dcg(score: np.ndarray) -> np.ndarray:
+        order = np.lexsort((key, -score, group))  # by group, then decreasing score, then tie key
         g = group[order]
         starts = np.searchsorted(g, np.arange(n_groups))
         rank = np.arange(order.size) - starts[g]  # 0-based rank within the group
@@ -104,6 +143,9 @@ class NDCG(Metric):
 
     name = "ndcg"
     greater_is_better = True
+    # 2: ties broken at random by default (was: by position); protocol query estimates kept
+    # through identity pipeline steps (was: dropped by any step).
+    algorithm_version = "2"
     params = (
         Param("k", int, 10, "rank cut-off (null: the whole list)", min=1, nullable=True),
         Param(
@@ -112,6 +154,10 @@ class NDCG(Metric):
         ),
         Param("ideal_inner", str, "one", "inner factor of IDCG^Q: one, or the estimated NDCG^q", choices=("one", "estimated")),
         Param("query_scores", str, "protocol", "rank queries by the protocol's query estimates, or by sums", choices=("protocol", "sum")),
+        Param(
+            "ties", str, "random", "break ties in the estimate by a random order of the domain (from the metric's rng), or by item id",
+            choices=("random", "item-id"),
+        ),
     )
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
@@ -120,43 +166,70 @@ class NDCG(Metric):
             return float("nan")  # an empty list (e.g. no head list) or nothing relevant
         rel = f / f.sum()
         scores = estimate.item_answers()
+        items = np.arange(truth.d) if estimate.items is None else np.asarray(estimate.items, dtype=np.int64)
+        # Tie keys of the whole domain, then of its queries: drawn in this order whatever the
+        # estimate covers, so every method scored with the same stream sees the same tie order.
+        domain_key = self._tie_keys(truth.d, rng)
+        item_key = domain_key[items]
         if self.structure == "flat":
-            return ndcg(rel, scores, self.k)
+            return ndcg(rel, scores, self.k, item_key)
 
-        items = np.arange(truth.d) if estimate.items is None else np.asarray(estimate.items)
-        parents = items if truth.parents is None else np.asarray(truth.parents)[items]
+        if truth.parents is None:  # every item is its own query
+            parents, query_domain_key = items, domain_key
+        else:
+            parents = np.asarray(truth.parents)[items]
+            n_labels = len(truth.parent_labels) if truth.parent_labels is not None else 0
+            query_domain_key = self._tie_keys(max(n_labels, int(np.max(truth.parents, initial=-1)) + 1), rng)
         query_ids, group = np.unique(parents, return_inverse=True)
         group = group.reshape(-1)
+        query_key = query_domain_key[query_ids]
         rel_q = np.bincount(group, weights=rel, minlength=query_ids.size)
         score_q = self._query_scores(estimate, query_ids, group, scores)
         if self.structure == "queries":
-            return ndcg(rel_q, score_q, self.k)
+            return ndcg(rel_q, score_q, self.k, query_key)
 
         # Inner NDCG^q only for the queries that can enter the top k of either ranking.
         needed = np.zeros(query_ids.size, dtype=bool)
-        needed[ranking(score_q, self.k)] = True
+        needed[ranking(score_q, self.k, query_key)] = True
         if self.ideal_inner == "estimated":
-            needed[ranking(rel_q, self.k)] = True
+            needed[ranking(rel_q, self.k, query_key)] = True
         mine = needed[group]
         share = np.divide(rel, rel_q[group], out=np.zeros_like(rel), where=rel_q[group] > 0)[mine]
         sub_group = np.cumsum(needed)[group[mine]] - 1
         inner = np.ones(query_ids.size)
-        inner[needed] = within_group_ndcg(sub_group, share, scores[mine], self.k)
+        inner[needed] = within_group_ndcg(sub_group, share, scores[mine], self.k, item_key[mine])
         ideal_factors = inner if self.ideal_inner == "estimated" else None
-        ideal = dcg(rel_q, rel_q, self.k, ideal_factors)
-        return dcg(rel_q, score_q, self.k, inner) / ideal if ideal > 0 else float("nan")
+        ideal = dcg(rel_q, rel_q, self.k, ideal_factors, query_key)
+        return dcg(rel_q, score_q, self.k, inner, query_key) / ideal if ideal > 0 else float("nan")
+
+    def _tie_keys(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """A key per domain position: ties go to the smaller key.
+
+        ``random``: i.i.d. uniform keys, i.e. a uniformly random order of the domain (5x cheaper
+        than ``rng.permutation``; two equal doubles among d draws have probability ~d^2 / 2^54,
+        below 1e-3 for d = 4 million, and are then ordered deterministically);
+        ``item-id``: the position itself.
+        """
+        if self.ties == "random":
+            return rng.random(size)
+        return np.arange(size)
 
     def _query_scores(
         self, estimate: Estimate, query_ids: np.ndarray, group: np.ndarray, scores: np.ndarray
     ) -> np.ndarray:
         out = np.bincount(group, weights=scores, minlength=query_ids.size)
         info = estimate.info or {}
-        if self.query_scores != "protocol" or estimate.steps or "query_frequencies" not in info:
+        if self.query_scores != "protocol" or "query_frequencies" not in info:
+            return out
+        # The protocol's query estimates go with one record vector: use them only while the
+        # estimate still holds that vector (not name-based: any step that changes it drops them).
+        if info.get("query_frequencies_digest") != estimate.frequencies_digest():
             return out
         given_ids = np.asarray(info.get("queries", []), dtype=np.int64)
         given = np.asarray(info["query_frequencies"], dtype=float)
         if given_ids.size != given.size or given_ids.size == 0:
             return out
+        given = estimate.answer(given)  # query-time post-processing (Post-Pos) acts on them too
         order = np.argsort(given_ids)
         at = np.searchsorted(given_ids[order], query_ids).clip(0, given_ids.size - 1)
         known = given_ids[order][at] == query_ids

@@ -19,7 +19,10 @@ of them opts in to a trusted curator (central model); the rest are clients (loca
 ``blended`` (the columns of [A17] Fig. 9). Each covers the head-list records only (``<*, *>`` is
 excluded; ``Estimate.items`` names the records) and carries in ``info`` the query-level estimates,
 the head-list structure, the wildcard's estimate and the group sizes; ``variance`` holds the
-per-record variance estimates (of the estimate before the optional projection).
+per-record variance estimates (of the estimate before the optional projection). The query-level
+estimates go with that record vector only: ``info["query_frequencies_digest"]`` is the estimate's
+:meth:`~ldpbench.types.Estimate.frequencies_digest`, so a consumer (the ``ndcg`` metric) can tell
+whether a post-processor has since changed the records.
 """
 
 from __future__ import annotations
@@ -264,7 +267,7 @@ class Blender(Protocol):
             )
             if label == "blended":
                 info.update(weights=g["weights"].tolist(), query_weights=g["query_weights"].tolist())
-            out[label] = Estimate(
+            est = Estimate(
                 frequencies=p_rec,
                 n=sizes[label],
                 epsilon=float(epsilon),
@@ -273,6 +276,9 @@ class Blender(Protocol):
                 items=head_list.records.copy(),
                 info=info,
             )
+            # The query estimates go with exactly this record vector (see the module docstring).
+            info["query_frequencies_digest"] = est.frequencies_digest()
+            out[label] = est
         return out
 
 

@@ -59,14 +59,80 @@ def test_perfect_ranking_is_one_and_swaps_decrease_it():
     assert all(b < a for a, b in zip([1.0] + values, values))
 
 
-def test_ties_are_broken_by_item_position():
+def test_item_id_ties_follow_item_ids_not_positions():
     truth = Population(np.array([10, 30, 20]))
-    # all scores equal: ranking is 0, 1, 2
     g = lambda r: 2**r - 1  # noqa: E731
     rel = np.array([10, 30, 20]) / 60
-    dcg = g(rel[0]) + g(rel[1]) / math.log2(3) + g(rel[2]) / 2
     idcg = g(rel[1]) + g(rel[2]) / math.log2(3) + g(rel[0]) / 2
-    assert metric(k=3).score(truth, est([0.2, 0.2, 0.2]), RNG) == pytest.approx(dcg / idcg)
+    # all scores equal: ranking is by item id 0, 1, 2 (algorithms.md §6.5's reading)
+    dcg = g(rel[0]) + g(rel[1]) / math.log2(3) + g(rel[2]) / 2
+    assert metric(k=3, ties="item-id").score(truth, est([0.2, 0.2, 0.2]), RNG) == pytest.approx(dcg / idcg)
+    # a partial estimate listing items 1, 2, 0 (e.g. a head list in the opt-in group's order):
+    # still ids 0, 1, 2, whatever the positions
+    listed = est([0.2, 0.2, 0.2], items=np.array([1, 2, 0]))
+    assert metric(k=3, ties="item-id").score(truth, listed, RNG) == pytest.approx(dcg / idcg)
+
+
+def popularity_numbered(d: int = 8) -> Population:
+    """Items numbered by popularity, as the shipped and synthetic datasets are."""
+    return Population(np.arange(d, 0, -1) * 10)
+
+
+def test_random_ties_do_not_reward_an_order_the_estimate_does_not_have():
+    truth = popularity_numbered()
+    flat = est(np.zeros(truth.d))  # no information at all
+    assert metric(k=3, ties="item-id").score(truth, flat, RNG) == pytest.approx(1.0)  # item ids leak the truth
+    # A head list in the true order (as the opt-in group ranks it) with a client estimate of 0 everywhere:
+    # ranking by position would score it 1.
+    head = est(np.zeros(5), items=np.array([0, 1, 2, 3, 4]))
+    assert ndcg(truth.frequencies[:5] / truth.frequencies[:5].sum(), np.zeros(5), 3) == pytest.approx(1.0)
+    rng = np.random.default_rng(5)
+    for e, d in ((flat, truth.d), (head, 5)):
+        values = np.array([metric(k=3).score(truth, e, rng) for _ in range(4000)])
+        # With random ties the expected NDCG is that of a uniformly random order: the mean over
+        # all orders of the d items (exact here by enumeration of the top-3 choices).
+        rel = truth.frequencies[:d] / truth.frequencies[:d].sum()
+        gains = 2**rel - 1
+        disc = 1 / np.log2(np.arange(2, 5))
+        expected = gains.mean() * disc.sum() / (np.sort(gains)[::-1][:3] @ disc)
+        assert values.mean() == pytest.approx(expected, abs=4 * values.std() / np.sqrt(values.size))
+        assert values.mean() < 0.9
+
+
+def test_random_ties_depend_on_item_ids_not_positions_and_are_paired():
+    truth = popularity_numbered(10)
+    items = np.array([0, 3, 5, 7, 9])
+    scores = np.array([0.2, 0.0, 0.0, 0.0, 0.1])
+    shuffled = np.array([4, 2, 0, 3, 1])
+    a = est(scores, items=items)
+    b = est(scores[shuffled], items=items[shuffled])  # the same estimate, listed in another order
+    for seed in range(20):
+        va = metric(k=4).score(truth, a, np.random.default_rng(seed))
+        vb = metric(k=4).score(truth, b, np.random.default_rng(seed))
+        assert va == vb
+    # and the tie order does change with the stream
+    values = {metric(k=4).score(truth, a, np.random.default_rng(seed)) for seed in range(20)}
+    assert len(values) > 1
+
+
+def test_random_ties_rank_the_whole_domain_fast():
+    # Flat NDCG at Kosarak's size with almost all of the vector tied at 0 (a thresholded
+    # estimate): the last places of the top 10 go to tied items, picked by one selection over d,
+    # no full sort (a benchmark would time it; here it must run and be exact).
+    d = 41_270
+    rng = np.random.default_rng(1)
+    truth = Population(rng.zipf(1.5, d).clip(max=10**6))
+    f = np.zeros(d)
+    kept = rng.choice(d, 5, replace=False)
+    f[kept] = truth.frequencies[kept]
+    value = metric(k=10).score(truth, est(f), np.random.default_rng(2))
+    assert 0 < value <= 1
+    # the same value as a full lexsort with the same random keys
+    keys = np.random.default_rng(2).random(d)
+    order = np.lexsort((keys, -f))[:10]
+    rel = truth.frequencies
+    ideal = np.sort(2**rel - 1)[::-1][:10] @ (1 / np.log2(np.arange(2, 12)))
+    assert value == pytest.approx(((2 ** rel[order] - 1) @ (1 / np.log2(np.arange(2, 12)))) / ideal, rel=1e-12)
 
 
 def test_k_beyond_the_list_and_none_agree():
@@ -146,15 +212,58 @@ def test_within_group_ndcg_by_hand():
     assert out[2] == 1.0
 
 
-def test_protocol_query_scores_are_used_unless_post_processed():
+def test_protocol_query_scores_are_used_unless_post_processed(plugins):
+    """Through the engine's own pipeline code: an identity step keeps the protocol's query
+    estimates; a step that changes the record vector drops them (not by step name)."""
+    from ldpbench.engine import apply_pipeline
+
     truth = Population(np.array([50, 10, 30, 10]), parents=np.array([0, 0, 1, 1]))
-    # record sums rank query 0 (0.6) above query 1 (0.4); the protocol's query estimates say otherwise
-    info = {"queries": [0, 1], "query_frequencies": [0.3, 0.7]}
-    e = est([0.5, 0.1, 0.3, 0.1], info=info)
-    wrong = metric(k=2, structure="queries").score(truth, e, RNG)
-    right = metric(k=2, structure="queries", query_scores="sum").score(truth, e, RNG)
-    assert right == pytest.approx(1.0) and wrong < 1
-    assert metric(k=2, structure="queries").score(truth, e.replace(steps=("norm-sub",)), RNG) == pytest.approx(1.0)
+    # Record sums rank query 0 above query 1, as the truth does; the protocol's query estimates
+    # say otherwise. Like Blender's, the records do not sum to 1 (the wildcard holds the rest).
+    e = est([0.4, 0.1, 0.2, 0.05], info={"queries": [0, 1], "query_frequencies": [0.3, 0.7]})
+    e = e.replace(info={**e.info, "query_frequencies_digest": e.frequencies_digest()})
+    protocol_scores = metric(k=2, structure="queries")
+    sums = metric(k=2, structure="queries", query_scores="sum")
+    assert sums.score(truth, e, RNG) == pytest.approx(1.0)
+    assert protocol_scores.score(truth, e, RNG) < 1
+
+    def pipeline(*names):
+        steps = [plugins.create("postprocessor", name, {}) for name in names]
+        return apply_pipeline(steps, e, np.random.default_rng(0))
+
+    base = pipeline("base")
+    assert base.steps == ("base",)
+    assert protocol_scores.score(truth, base, RNG) < 1  # still the protocol's query estimates
+    normalized = pipeline("norm-sub")
+    assert not np.array_equal(normalized.frequencies, e.frequencies)
+    assert protocol_scores.score(truth, normalized, RNG) == pytest.approx(1.0)  # back to sums
+    assert protocol_scores.score(truth, pipeline("norm-sub", "base"), RNG) == pytest.approx(1.0)
+    # without a digest (an older protocol) the query estimates are not trusted
+    undigested = e.replace(info={k: v for k, v in e.info.items() if k != "query_frequencies_digest"})
+    assert protocol_scores.score(truth, undigested, RNG) == pytest.approx(1.0)
+
+
+def test_blender_query_estimates_survive_an_identity_pipeline(plugins):
+    from ldpbench.engine import apply_pipeline
+
+    rng = np.random.default_rng(4)
+    pq = np.arange(1, 101) ** -1.0
+    pu = np.arange(1, 5) ** -1.5
+    p = (pq[:, None] / pq.sum() * (pu / pu.sum())[None, :]).ravel()
+    truth = Population(rng.multinomial(300_000, p), parents=np.repeat(np.arange(100), 4))
+    out = plugins.create("protocol", "blender", {"head_list_size": 20}).run(truth, 4.0, rng)
+    client = out["client"]
+    # The protocol's query estimates reversed: a metric that uses them must get a bad ranking.
+    info = dict(client.info)
+    order = np.argsort(np.asarray(client.info["query_frequencies"]))
+    reversed_q = np.empty(order.size)
+    reversed_q[order] = np.sort(np.asarray(client.info["query_frequencies"]))[::-1]
+    info["query_frequencies"] = reversed_q.tolist()
+    rigged = client.replace(info=info)
+    base = apply_pipeline([plugins.create("postprocessor", "base", {})], rigged, rng)
+    m = metric(k=5, structure="queries")
+    assert m.score(truth, base, rng) == m.score(truth, rigged, rng)
+    assert m.score(truth, base, rng) < metric(k=5, structure="queries", query_scores="sum").score(truth, base, rng)
 
 
 def test_on_blender_output(plugins):
