@@ -10,7 +10,7 @@ index of record ``r``'s query in ``Population.parent_labels``, and ``labels[r]``
 - ``synthetic-search``: a synthetic log, power-law query popularity and per-query power-law URL
   popularity; the defaults are sized like [A17]'s AOL sample (657,427 users, one record each).
 - ``aol-queries``: the shipped AOL-2006 query histogram (queries only: every record is
-  ``(query, *)``, one URL per query).
+  ``(query, *)``; see :class:`AOLQueries` for how that is expressed).
 """
 
 from __future__ import annotations
@@ -208,12 +208,23 @@ def _read_aol(drop_empty: bool) -> tuple[list[str], np.ndarray]:
 class AOLQueries(Dataset):
     """AOL-2006 queries cut to 6 bytes, one query per user (657,427 users, 120,978 queries).
 
-    Queries only: every record is ``(query, *)``, so query-level and record-level results coincide.
+    Queries only, no clicked URLs: a user's record is ``(query, *)``, the query's wildcard record
+    ([A17] §4, Fig. 5-6: ``*`` stands for "a URL not in the head list", and a query without a URL
+    has no other). The population is therefore a flat histogram of queries, **without**
+    ``parents``: an item is a query, not a (query, URL) record under a query. A consumer of record
+    structure reads that as "no URL level": Blender lists each query with the single URL slot
+    ``<q, *>`` (``k_q = 1``, so its URL stage is vacuous and a query's record estimate is its query
+    estimate), and ``ndcg``'s ``queries`` and ``list-of-lists`` structures reduce to the flat one.
+    (Giving each query a ``parents`` entry of its own would instead declare one *real* URL per
+    query, which Blender must then tell apart from ``<q, *>``: two URL slots per query and a
+    needless URL-stage division of every client record estimate.)
     Research use only (AOL's terms); provenance in ``datasets/aol_queries.md``.
     """
 
     name = "aol-queries"
     params = (Param("drop_empty_query", bool, False, "drop AOL's empty-query marker '-' (18,720 users)"),)
+    # 2: no parents (records are (query, *)); was: each query its own parent with one real URL.
+    algorithm_version = "2"
 
     def load(self, rng: np.random.Generator) -> Population:
         labels, counts = _read_aol(self.drop_empty_query)
@@ -221,8 +232,6 @@ class AOLQueries(Dataset):
             counts,
             name="aol-queries",
             labels=labels,
-            parents=np.arange(counts.size, dtype=np.int64),
-            parent_labels=labels,
             info={
                 "source": "AOL-2006 search log, queries cut to 6 bytes (PEM preprocessing); datasets/aol_queries.md",
                 "terms": "AOL: for non-commercial research use only; do not attempt re-identification",

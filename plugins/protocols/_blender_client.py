@@ -144,7 +144,7 @@ class ClientEstimate:
     variance_slot: np.ndarray
     p_query: np.ndarray  #: per query, <*, *> last
     variance_query: np.ndarray
-    p_star: float  #: everything outside the head list's records: the <q, *> slots plus <*, *>
+    p_star: float  #: everything outside the head list's records: free <q, *> slots plus <*, *>
     variance_star: float
     n_reports: int
 
@@ -213,13 +213,22 @@ def estimate_client(
         var_slot = ((a + b) ** 2 * r + b**2 * (rq - r) - (a * r + b * rq) ** 2) / (n - 1)
     else:
         var_slot = _theorem5_printed(r, rq, var_query[j], head_list, c, n)
-    # <*, *> is its own query: the record estimate is the query estimate.
-    var_slot[head_list.star_slot] = var_query[-1]
-    # Everything outside the head list's records is the sum of the <q, *> slots and <*, *>: each
-    # wildcard slot brings its own `a` and its query's `b` (every query owns exactly one wildcard).
-    star_slots = np.append(head_list.star_url_slots, head_list.star_slot)
-    w = b.copy()
-    w[head_list.star_url_slots] += a[head_list.star_url_slots]
+    # A query with one slot (<*, *>, or a query whose only listed record is (q, *)): the record
+    # estimate is the query estimate, and so is its variance (Theorem 5 is 0/0 at k_q = 1).
+    single = c.k_q[j] == 1
+    var_slot[single] = var_query[j[single]]
+    # Equal in exact arithmetic; copied so that a (q, *) record's estimate is bitwise its query's
+    # (<*, *> keeps its own round-off, as before wildcard records existed).
+    listed = single & (j < c.k - 1)
+    p_slot[listed] = p_query[j[listed]]
+    # Everything outside the head list's records is the sum of the outside slots: the <q, *>
+    # slots that are not a listed (q, *) record, and <*, *>. Each brings its own `a` on its slot
+    # and its query's `b` on every slot of that query (a query has at most one <q, *>).
+    star_slots = head_list.outside_slots
+    counted = np.zeros(c.k, dtype=bool)
+    counted[j[star_slots]] = True
+    w = np.where(counted[j], b, 0.0)
+    w[star_slots] += a[star_slots]
     return ClientEstimate(
         p_slot=p_slot,
         variance_slot=var_slot,

@@ -5,10 +5,18 @@ Differential Privacy Model", USENIX Security 2017, Fig. 3 (CreateHeadList), with
 the extracted text lost restored as in algorithms.md §5.1.
 
 A head list is a map query -> URLs. Here a record is an index into the population's domain and its
-query is ``parents[record]``; the wildcards are not records of the population: every head-list
-query gets a wildcard URL ``<q, *>`` and the wildcard query ``<*, *>`` stands for every query not in
-the list (Fig. 5 lines 1-3). The client side works on **slots**: one slot per head-list record,
-one ``<q, *>`` slot per head-list query and one ``<*, *>`` slot, laid out query by query.
+query is ``parents[record]``. Every head-list query gets a wildcard URL ``<q, *>`` and the wildcard
+query ``<*, *>`` stands for every query not in the list (Fig. 5 lines 1-3). The client side works on
+**slots**: one slot per head-list record with a real URL, one ``<q, *>`` slot per head-list query
+and one ``<*, *>`` slot, laid out query by query.
+
+A record may itself be a query's wildcard record ``(q, *)``: the data of a query-only population
+(a query log without clicks, such as aol-queries) are records ``(q, *)`` ([A17] §4 treats a record
+as a (query, URL) pair; a query without a URL is ``u = *``, Fig. 6 lines 10-11). CreateHeadList then
+adds ``*`` to ``HL[q]`` (Fig. 3 line 13), and EstimateClientProbabilities' "append ``*`` to every
+``HL[q]``" (Fig. 5 line 3) adds nothing new: such a record **is** the ``<q, *>`` slot. A query whose
+only listed record is ``(q, *)`` has ``k_q = 1`` URL slot, ``t_q = 1`` (the URL stage cannot lie),
+and its record estimate is its query estimate (the case ``q = *`` of algorithms.md §5.4).
 """
 
 from __future__ import annotations
@@ -65,34 +73,56 @@ def create_head_list(
 class HeadList:
     """The finalized head list and its slot layout.
 
-    :param records: population record indices in the list (wildcards excluded), in list order.
+    :param records: population record indices in the list (``<*, *>`` excluded), in list order.
     :param record_query: for each record, the index of its query in :attr:`queries`.
     :param queries: population parent indices of the list's queries (``<*, *>`` excluded), ordered
         by first appearance in :attr:`records`.
+    :param wildcard: for each record, whether it is its query's wildcard record ``(q, *)`` (at
+        most one per query); ``None``: no record is.
 
-    Query ``j`` (``0 <= j < k - 1``) has ``k_q[j] = (its records) + 1`` URL slots, its records in
-    list order and then ``<q, *>``; the last query ``j = k - 1`` is ``<*, *>`` with one slot.
+    Query ``j`` (``0 <= j < k - 1``) has ``k_q[j] = (its records with a real URL) + 1`` URL slots,
+    those records in list order and then ``<q, *>`` (the slot of its ``(q, *)`` record if listed);
+    the last query ``j = k - 1`` is ``<*, *>`` with one slot.
     """
 
     records: np.ndarray
     record_query: np.ndarray
     queries: np.ndarray
+    wildcard: np.ndarray | None = None
 
     @classmethod
-    def build(cls, records: np.ndarray, parents: np.ndarray) -> HeadList:
+    def build(cls, records: np.ndarray, parents: np.ndarray, wildcard: np.ndarray | bool | None = None) -> HeadList:
+        """The head list of ``records`` (list order) under ``parents`` (record -> query).
+
+        :param wildcard: which records are ``(q, *)`` records: a boolean per record, or one boolean
+            for all of them (``True`` for a query-only population).
+        """
         records = np.asarray(records, dtype=np.int64)
         record_parents = np.asarray(parents, dtype=np.int64)[records]
         uniq, first, inverse = np.unique(record_parents, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # queries by first appearance in the list
         position = np.empty(uniq.size, dtype=np.int64)
         position[order] = np.arange(uniq.size)
-        return cls(records=records, record_query=position[inverse.reshape(-1)], queries=uniq[order])
+        record_query = position[inverse.reshape(-1)]
+        mask = None
+        if wildcard is not None:
+            mask = np.broadcast_to(np.asarray(wildcard, dtype=bool), records.shape).copy()
+            if np.any(np.bincount(record_query[mask], minlength=uniq.size) > 1):
+                raise ValueError("a query has more than one wildcard record (q, *) in the head list")
+            if not mask.any():
+                mask = None
+        return cls(records=records, record_query=record_query, queries=uniq[order], wildcard=mask)
 
     # -- sizes ----------------------------------------------------------------------------------
     @property
     def size(self) -> int:
-        """Number of records (wildcards excluded): the head-list size of [A17]'s figures."""
+        """Number of records (``<*, *>`` excluded): the head-list size of [A17]'s figures."""
         return int(self.records.size)
+
+    @cached_property
+    def _url_records(self) -> np.ndarray:
+        """Whether each record has a slot of its own (a real URL, not ``(q, *)``)."""
+        return np.ones(self.size, dtype=bool) if self.wildcard is None else ~self.wildcard
 
     @property
     def k(self) -> int:
@@ -102,7 +132,7 @@ class HeadList:
     @cached_property
     def url_counts(self) -> np.ndarray:
         """``k_q`` for every query (URLs including ``<q, *>``; 1 for ``<*, *>``)."""
-        per_query = np.bincount(self.record_query, minlength=self.k - 1) + 1
+        per_query = np.bincount(self.record_query[self._url_records], minlength=self.k - 1) + 1
         return np.append(per_query, 1).astype(np.int64)
 
     @cached_property
@@ -120,18 +150,32 @@ class HeadList:
 
     @cached_property
     def record_slots(self) -> np.ndarray:
-        """Slot of each record of :attr:`records` (records of a query keep their list order)."""
-        order = np.argsort(self.record_query, kind="stable")
+        """Slot of each record of :attr:`records` (records of a query keep their list order; a
+        ``(q, *)`` record is its query's ``<q, *>`` slot)."""
+        real = np.flatnonzero(self._url_records)
+        rq = self.record_query[real]
+        order = np.argsort(rq, kind="stable")
         per_query = self.url_counts[:-1] - 1
         group_start = np.concatenate([[0], np.cumsum(per_query)[:-1]]).astype(np.int64)
-        rank = np.empty(self.size, dtype=np.int64)
-        rank[order] = np.arange(self.size) - group_start[self.record_query[order]]
-        return self.offsets[self.record_query] + rank
+        rank = np.empty(real.size, dtype=np.int64)
+        rank[order] = np.arange(real.size) - group_start[rq[order]]
+        out = self.star_url_slots[self.record_query]  # (q, *) records
+        out[real] = self.offsets[rq] + rank
+        return out
 
     @cached_property
     def star_url_slots(self) -> np.ndarray:
         """Slot of ``<q, *>`` for every head-list query (``<*, *>`` excluded)."""
         return (self.offsets + self.url_counts - 1)[:-1]
+
+    @cached_property
+    def outside_slots(self) -> np.ndarray:
+        """The slots that stand for records outside the list: every ``<q, *>`` that is not a
+        listed ``(q, *)`` record, and ``<*, *>`` (last)."""
+        free = np.ones(self.k - 1, dtype=bool)
+        if self.wildcard is not None:
+            free[self.record_query[self.wildcard]] = False
+        return np.append(self.star_url_slots[free], self.star_slot)
 
     @property
     def star_slot(self) -> int:

@@ -23,6 +23,14 @@ per-record variance estimates (of the estimate before the optional projection). 
 estimates go with that record vector only: ``info["query_frequencies_digest"]`` is the estimate's
 :meth:`~ldpbench.types.Estimate.frequencies_digest`, so a consumer (the ``ndcg`` metric) can tell
 whether a post-processor has since changed the records.
+
+Records and queries. With record structure (``Population.parents``: record -> query) a record is
+a (query, URL) pair. A population without it (a flat histogram: aol-queries' query log, or any
+oracle dataset) holds queries only: each item is a query and the user's record is ``(q, *)``, the
+query's wildcard record ([A17] Fig. 6 lines 10-11 map a URL outside ``HL[q]`` to ``*``; a query
+without a URL is that case). Such a record is its query's ``<q, *>`` slot, so a listed query has
+one URL slot (``k_q = 1``, ``t_q = 1``: the URL stage reports the truth) and its client record
+estimate is its query estimate, with no URL-stage division (see ``_blender_headlist``).
 """
 
 from __future__ import annotations
@@ -103,10 +111,14 @@ class Blender(Protocol):
     """Blender ([A17]): opt-in users build a head list; clients report on it; both are blended.
 
     Works on any population: with record structure (``Population.parents``: record -> query) the
-    head list is a query -> URLs map; without it every item is its own query with one URL.
+    head list is a query -> URLs map; without it every item is a query and its record is
+    ``(q, *)`` (one URL slot per listed query; record estimates equal query estimates).
     """
 
     name = "blender"
+    # 2: a population without record structure is modelled as (query, *) records (was: one real
+    # URL per query plus <q, *>).
+    algorithm_version = "2"
     params = (
         Param("delta", float, 1e-5, "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)", min=0, max=1),
         Param("opt_in_fraction", float, 0.05, "fraction of users who opt in to the trusted curator", min=0, max=1),
@@ -178,7 +190,9 @@ class Blender(Protocol):
         """Simulate Blender on the population's users; return the ``opt-in``, ``client``, ``blended`` estimates."""
         tau = threshold(epsilon, self.delta, self.m_o)  # also validates epsilon and delta
         counts = population.counts
-        parents = population.parents if population.parents is not None else np.arange(population.d)
+        # Without record structure every item is a query and its record is (q, *) (module docstring).
+        query_only = population.parents is None
+        parents = np.arange(population.d) if query_only else population.parents
         parents = np.asarray(parents, dtype=np.int64)
         n_s, n_t, n_c = self._group_sizes(population.n)
 
@@ -189,7 +203,7 @@ class Blender(Protocol):
         # Opt-in users: head list, then probabilities.
         candidates = create_head_list(s_counts, epsilon, self.delta, self.m_o, rng)
         optin = estimate_optin(t_counts, candidates, epsilon, self.m_o, self.head_list_size, rng)
-        head_list = HeadList.build(optin.records, parents)
+        head_list = HeadList.build(optin.records, parents, wildcard=True if query_only else None)
 
         # Clients: LocalAlg on the head list, then denoising.
         consts = local_alg_constants(epsilon, self.delta, self.m_c, self.f_c, head_list)
@@ -245,6 +259,7 @@ class Blender(Protocol):
             "t": consts.t,
             "client_variance": self.client_variance,
             "client_sampler": self.client_sampler,
+            "records": "(query, *)" if query_only else "(query, URL)",
             "projected": bool(self.project),
             "variance_note": "per-record variance estimates of the estimate before projection",
         }

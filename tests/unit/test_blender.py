@@ -362,3 +362,114 @@ def _defaults(**changes):
     values = {p.name: p.default for p in Blender.params}
     values.update(changes)
     return values
+
+
+# -- (query, *) records: query-only data ----------------------------------------------------------
+
+# Queries 0-3; records 0 = (q0, u), 1 = (q0, *), 2 = (q0, u'), 3 = (q1, *), 4 = (q1, u), 5 = (q2, u),
+# 6 = (q3, *). Listed: 0, 1, 3, 5 (records 1 and 3 are their query's wildcard record).
+W_PARENTS = np.array([0, 0, 0, 1, 1, 2, 3])
+W_RECORDS = np.array([0, 1, 3, 5])
+W_MASK = np.array([False, True, True, False])
+
+
+def wildcard_head_list() -> HeadList:
+    return HeadList.build(W_RECORDS, W_PARENTS, wildcard=W_MASK)
+
+
+def test_head_list_with_wildcard_records_gives_them_the_q_star_slot():
+    hl = wildcard_head_list()
+    # q0: (q0, u) and <q0, *> = record 1; q1: only <q1, *> = record 3; q2: (q2, u) and <q2, *>; <*, *>
+    np.testing.assert_array_equal(hl.url_counts, [2, 1, 2, 1])
+    assert hl.n_slots == 6
+    np.testing.assert_array_equal(hl.record_slots, [0, 1, 2, 3])
+    np.testing.assert_array_equal(hl.star_url_slots, [1, 2, 4])
+    np.testing.assert_array_equal(hl.outside_slots, [4, 5])  # <q2, *> and <*, *> hold no listed record
+    # unlisted (q0, u') falls into <q0, *> (Fig. 6 lines 10-11), unlisted (q1, u) into <q1, *>
+    np.testing.assert_array_equal(hl.slot_of(W_PARENTS), [0, 1, 1, 2, 2, 3, 5])
+    # all records of a query-only population are wildcards: one slot per query
+    flat = HeadList.build(np.array([4, 0, 2]), np.arange(6), wildcard=True)
+    np.testing.assert_array_equal(flat.url_counts, [1, 1, 1, 1])
+    np.testing.assert_array_equal(flat.record_slots, [0, 1, 2])
+    np.testing.assert_array_equal(flat.outside_slots, [3])
+    with pytest.raises(ValueError, match="more than one"):
+        HeadList.build(np.array([0, 1]), np.array([0, 0]), wildcard=True)
+
+
+def test_denoising_and_variance_with_wildcard_records():
+    rng = np.random.default_rng(8)
+    hl = wildcard_head_list()
+    c = local_alg_constants(4, 1e-5, 1, 0.85, hl)
+    assert c.t_q[1] == 1.0  # q1 has one URL slot: its URL stage cannot lie
+    f = rng.dirichlet(np.ones(W_PARENTS.size))
+    p = np.bincount(hl.slot_of(W_PARENTS), weights=f, minlength=hl.n_slots)
+    P = report_matrix(hl, c)
+    big = 10**12
+    est = estimate_client(np.rint(p @ P * big).astype(np.int64), hl, c)
+    np.testing.assert_allclose(est.p_slot, p, atol=1e-9)
+    # outside the listed records: <q2, *> and <*, *> only (<q0, *> and <q1, *> are listed records)
+    assert est.p_star == pytest.approx(p[[4, 5]].sum(), abs=1e-9)
+    assert est.p_star == pytest.approx(1 - p[hl.record_slots].sum(), abs=1e-9)
+    # a one-slot query's record estimate is its query estimate, with the same variance
+    assert est.p_slot[2] == est.p_query[1] and est.variance_slot[2] == est.variance_query[1]
+    # variances: the multinomial covariance of the estimator's linear map
+    hist = rng.integers(5, 200, hl.n_slots)
+    n = int(hist.sum())
+    r = hist / n
+    e = estimate_client(hist, hl, c)
+    a, b, _ = _coefficients(hl, c)
+    j = hl.query_of_slot
+    L = np.diag(a) + b[:, None] * (j[:, None] == j[None, :])
+    cov = (np.diag(r) - np.outer(r, r)) / (n - 1)
+    np.testing.assert_allclose(e.variance_slot, np.diag(L @ cov @ L.T), rtol=1e-10)
+    w = L[hl.outside_slots].sum(axis=0)
+    assert e.variance_star == pytest.approx(w @ cov @ w, rel=1e-10)
+    # and for any histogram the listed records and everything outside them sum to 1
+    assert e.p_star == pytest.approx(1 - e.p_slot[hl.record_slots].sum(), abs=1e-12)
+
+
+@pytest.mark.parametrize("project", [True, False])
+def test_query_only_population_is_modelled_as_query_star_records(project):
+    """A population without record structure (aol-queries) holds (q, *) records: each listed query
+    has one URL slot, and every group's record estimate is its query estimate."""
+    rng = np.random.default_rng(1)
+    pmf = np.arange(1, 301) ** -1.1
+    pop = Population(rng.multinomial(400_000, pmf / pmf.sum()))
+    out = Blender(**_defaults(head_list_size=20, project=project)).run(pop, 4.0, np.random.default_rng(2))
+    for label, est in out.items():
+        info = est.info
+        assert info["records"] == "(query, *)"
+        query_of_record = np.asarray(info["queries"])[info["item_query"]]
+        np.testing.assert_array_equal(query_of_record, est.items)  # each item its own query
+        q = np.asarray(info["query_frequencies"])[info["item_query"]]
+        # bitwise before the projection; the projection runs on records and queries separately
+        np.testing.assert_allclose(est.frequencies, q, rtol=0, atol=0 if not project else 1e-15)
+        np.testing.assert_array_equal(est.variance, np.asarray(info["query_variance"])[info["item_query"]])
+        assert info["star"]["frequency"] == pytest.approx(info["star_query"]["frequency"], abs=1e-15)
+        assert info["star"]["variance"] == pytest.approx(info["star_query"]["variance"], rel=1e-12)
+    # the same counts declared as one real URL per query: two URL slots, a noisier record estimate
+    structured = pop.replace(parents=np.arange(pop.d))
+    old = Blender(**_defaults(head_list_size=20, project=project)).run(structured, 4.0, np.random.default_rng(2))
+    assert old["client"].info["records"] == "(query, URL)"
+    np.testing.assert_array_equal(old["client"].items, out["client"].items)
+    assert np.all(old["client"].variance > 2 * out["client"].variance)
+
+
+def test_record_structured_output_does_not_depend_on_the_wildcard_support():
+    # Without wildcard records the layout is the one of the plain head list.
+    plain, marked = head_list(), HeadList.build(HL_RECORDS, PARENTS, wildcard=np.zeros(9, bool))
+    for attr in ("url_counts", "record_slots", "star_url_slots", "offsets"):
+        np.testing.assert_array_equal(getattr(plain, attr), getattr(marked, attr))
+    np.testing.assert_array_equal(plain.outside_slots, np.append(plain.star_url_slots, plain.star_slot))
+
+
+# -- the query-estimate digest ---------------------------------------------
+
+
+def test_each_estimate_carries_the_digest_of_its_record_vector():
+    out = Blender(**_defaults(head_list_size=10)).run(record_population(), 4.0, np.random.default_rng(6))
+    digests = set()
+    for est in out.values():
+        assert est.info["query_frequencies_digest"] == est.frequencies_digest()
+        digests.add(est.info["query_frequencies_digest"])
+    assert len(digests) == 3

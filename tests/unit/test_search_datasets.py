@@ -86,7 +86,9 @@ def test_aol_queries(plugins):
     assert (pop.n, pop.d) == (657_427, 120_978)
     assert pop.labels[:3] == ["-     ", "google", "myspac"]
     np.testing.assert_array_equal(pop.counts[:5], [18720, 12292, 6132, 5159, 4967])
-    np.testing.assert_array_equal(pop.parents, np.arange(pop.d))
+    # Queries only: records are (query, *), declared by the absence of a URL level (no parents),
+    # not as one real URL per query.
+    assert pop.parents is None and pop.parent_labels is None
     assert len(set(pop.labels)) == pop.d  # Latin-1 keeps every 6-byte key distinct
     assert "research" in pop.info["terms"]
     dropped = load(plugins, "aol-queries", drop_empty_query=True)
@@ -100,3 +102,17 @@ def test_shipped_aol_file_is_the_documented_content():
     note = files.joinpath("aol_queries.md").read_text()
     assert "NON-COMMERCIAL RESEARCH USE ONLY".lower() in note.lower()
     assert "vvv214/LDP_Protocols" in note
+
+
+def test_aol_queries_give_blender_one_url_slot_per_query(plugins):
+    """[A17] on query-only data: a user's record is (q, *), the query's wildcard record, so a listed
+    query has the single URL slot <q, *> and its client record estimate is its query estimate (not
+    a record with a real URL beside an empty <q, *>, whose estimate pays a URL-stage division)."""
+    pop = load(plugins, "aol-queries")
+    out = plugins.create("protocol", "blender", {"head_list_size": 10}).run(pop, 4.0, np.random.default_rng(0))
+    client = out["client"]
+    assert client.info["records"] == "(query, *)"
+    q = np.asarray(client.info["query_frequencies"])[client.info["item_query"]]
+    # equal up to round-off (the projection runs on the records and on the queries separately)
+    np.testing.assert_allclose(client.frequencies, q, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(client.variance, np.asarray(client.info["query_variance"])[client.info["item_query"]])
