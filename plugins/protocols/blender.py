@@ -58,6 +58,8 @@ from ._blender_optin import estimate_optin
 
 #: The labels of the estimates :meth:`Blender.run` returns.
 GROUPS = ("opt-in", "client", "blended")
+#: How the client reports are simulated: the spec's ``simulation`` modes.
+SAMPLERS = ("aggregate", "per-user")
 
 
 def blend_weights(var_optin: np.ndarray, var_client: np.ndarray) -> np.ndarray:
@@ -129,7 +131,11 @@ class Blender(Protocol):
         Param("m_c", int, 1, "records collected per client (the variance theorems need 1)", min=1),
         Param("client_variance", str, "exact", "exact (unbiased plug-in) or paper (Theorem 5 as printed)", choices=CLIENT_VARIANCES),
         Param("project", bool, True, "project each estimate (with <*,*>) onto the probability simplex"),
-        Param("client_sampler", str, "aggregate", "aggregate (exact multinomial) or per-user (LocalAlg on every client)", choices=("aggregate", "per-user")),
+        Param(
+            "client_sampler", str, None,
+            "aggregate (exact multinomial) or per-user (LocalAlg on every client); null: the run's simulation mode",
+            choices=SAMPLERS, nullable=True,
+        ),
     )
 
     # -- privacy -------------------------------------------------------------------------------
@@ -186,9 +192,24 @@ class Blender(Protocol):
             raise ParamError(f"Blender: the client group has {n_c} users; it needs at least 2")
         return n_s, n_t, n_c
 
-    def run(self, population: Population, epsilon: float, rng: np.random.Generator) -> Mapping[str, Estimate]:
-        """Simulate Blender on the population's users; return the ``opt-in``, ``client``, ``blended`` estimates."""
+    def client_sampler_for(self, simulation: str | None = None) -> str:
+        """The client sampler: the ``client_sampler`` parameter if given, else the run's
+        ``simulation`` mode (a spec's ``simulation:``), else ``aggregate``."""
+        sampler = self.client_sampler or simulation or "aggregate"
+        if sampler not in SAMPLERS:
+            raise ParamError(f"Blender: unknown simulation mode {sampler!r}; expected one of {SAMPLERS}")
+        return sampler
+
+    def run(
+        self, population: Population, epsilon: float, rng: np.random.Generator, simulation: str | None = None
+    ) -> Mapping[str, Estimate]:
+        """Simulate Blender on the population's users; return the ``opt-in``, ``client``, ``blended`` estimates.
+
+        :param simulation: the run's simulation mode (``aggregate`` or ``per-user``); it chooses
+            the client sampler unless the ``client_sampler`` parameter is set.
+        """
         tau = threshold(epsilon, self.delta, self.m_o)  # also validates epsilon and delta
+        sampler = self.client_sampler_for(simulation)
         counts = population.counts
         # Without record structure every item is a query and its record is (q, *) (module docstring).
         query_only = population.parents is None
@@ -209,7 +230,7 @@ class Blender(Protocol):
         consts = local_alg_constants(epsilon, self.delta, self.m_c, self.f_c, head_list)
         slot_counts = np.bincount(head_list.slot_of(parents)[present], weights=c_part, minlength=head_list.n_slots)
         slot_counts = np.rint(slot_counts).astype(np.int64)
-        if self.client_sampler == "aggregate":
+        if sampler == "aggregate":
             hist = report_histogram_aggregate(slot_counts, head_list, consts, rng)
         else:
             hist = report_histogram_per_user(slot_counts, head_list, consts, rng)
@@ -258,7 +279,7 @@ class Blender(Protocol):
             "tau": tau,
             "t": consts.t,
             "client_variance": self.client_variance,
-            "client_sampler": self.client_sampler,
+            "client_sampler": sampler,
             "records": "(query, *)" if query_only else "(query, URL)",
             "projected": bool(self.project),
             "variance_note": "per-record variance estimates of the estimate before projection",

@@ -463,7 +463,31 @@ def test_record_structured_output_does_not_depend_on_the_wildcard_support():
     np.testing.assert_array_equal(plain.outside_slots, np.append(plain.star_url_slots, plain.star_slot))
 
 
-# -- the query-estimate digest ---------------------------------------------
+# -- the simulation mode and the query-estimate digest ---------------------------------------------
+
+
+def test_client_sampler_follows_the_run_simulation_unless_given():
+    pop = record_population(queries=100, n=100_000)
+    default = Blender(**_defaults(head_list_size=10))
+    assert default.client_sampler is None
+    runs = {
+        "default": default.run(pop, 4.0, np.random.default_rng(3)),
+        "per-user run": default.run(pop, 4.0, np.random.default_rng(3), simulation="per-user"),
+        "aggregate run": default.run(pop, 4.0, np.random.default_rng(3), simulation="aggregate"),
+        "per-user param": Blender(**_defaults(head_list_size=10, client_sampler="per-user")).run(
+            pop, 4.0, np.random.default_rng(3), simulation="aggregate"
+        ),
+    }
+    sampler = {k: v["client"].info["client_sampler"] for k, v in runs.items()}
+    assert sampler == {
+        "default": "aggregate", "per-user run": "per-user", "aggregate run": "aggregate", "per-user param": "per-user"
+    }
+    client = {k: v["client"].frequencies for k, v in runs.items()}
+    np.testing.assert_array_equal(client["default"], client["aggregate run"])
+    np.testing.assert_array_equal(client["per-user run"], client["per-user param"])
+    assert not np.array_equal(client["default"], client["per-user run"])
+    with pytest.raises(ParamError, match="simulation"):
+        default.run(pop, 4.0, np.random.default_rng(3), simulation="exact")
 
 
 def test_each_estimate_carries_the_digest_of_its_record_vector():
