@@ -1,15 +1,20 @@
-"""EM reconstruction and two small-sample corrections of it ([MHS18]; algorithms.md §4).
+"""EM reconstruction, an experimental small-sample step after it, a bootstrap bias correction ([MHS18]).
 
 - ``em``: the maximum-likelihood estimate on the probability simplex from the reports' sufficient
   statistics (each budget group's report histogram and channel), by EM (Agrawal et al. 2005, as
   used by [MHS18] §3). Works for GRR with any mix of budgets (eps = inf included) and for every
   oracle with a finite channel (HR); oracles without one (OUE, OLH) are refused with a clear error.
-- ``em-corrected``: the second-order (Rilstone, Srivastava & Ullah 1996) correction of the EM
-  estimate derived for the **constrained** problem (docs/em-correction.md): the plug-in bias of
-  the MLE is ``b = Delta / N``, where Delta is the Newton step of the mean log-likelihood within
-  the hyperplane sum(theta) = 1. It is exactly zero at an interior MLE (algorithms.md §4.4) and
-  acts through the categories EM drives to zero; the output is ``project(theta - scale * b)``.
-  ``scale = 1`` is the derivation; other values are for sensitivity diagnostics only (not derived).
+- ``em-corrected`` (**experimental**, algorithms.md §4.4): EM followed by the empirical plug-in of
+  Rilstone, Srivastava & Ullah's (1996) second-order bias formula carried to a **boundary** MLE
+  (docs/em-correction.md §3): ``b = Delta / N``, Delta the Newton step of the mean log-likelihood
+  within the hyperplane sum(theta) = 1; the output is ``project(theta - scale * b)``. It is exactly
+  zero at an interior MLE and acts only through the categories EM drives to zero. It is **not** a
+  bias correction and not [MHS18]'s published formula (which we do not have): Rilstone's expansion
+  assumes an interior root of the score equations, which a boundary MLE is not, so ``b`` is not
+  the bias of EM. What it does is shrink towards a flatter distribution (lift the boundary, lower
+  the support) by an O(1/N) step: it lowers the MSE slightly in the slides' setting while
+  increasing EM's bias (reports/murakami2018_small_samples.md). ``scale = 1`` is the derivation;
+  other values are for sensitivity diagnostics only (not derived).
 - ``em-bootstrap``: a different, standard correction -- the **parametric-bootstrap bias
   correction** ``project(2 theta - mean_b theta*_b)`` with theta*_b the EM estimates of reports
   simulated from theta. Not [MHS18]'s method.
@@ -59,12 +64,21 @@ class EM(PostProcessor):
 
 
 class EMCorrected(EM):
-    """EM plus the second-order bias correction for the constrained MLE (docs/em-correction.md).
+    """Experimental: EM plus a Rilstone plug-in step at the boundary MLE; a shrinkage, not a bias correction.
 
     ``theta_corrected = project_simplex(theta - scale * Delta / N)``, Delta the Newton step of
     the mean log-likelihood within sum(theta) = 1 (expected information of the finite-budget
-    groups, observed information of the eps = inf group). Zero at an interior MLE; lifts the
-    categories EM puts on the boundary and lowers the others.
+    groups, observed information of the eps = inf group): the empirical plug-in of Rilstone,
+    Srivastava & Ullah's (1996) second-order bias formula at a boundary MLE ([MHS18]'s recipe as
+    the slides give it; algorithms.md §4.4, docs/em-correction.md §3). Zero at an interior MLE;
+    lifts the categories EM puts on the boundary and lowers the others.
+
+    Experimental because the expansion assumes an interior root of the score equations, which a
+    boundary MLE is not: ``Delta / N`` is not an estimate of EM's bias. In the slides' setting
+    subtracting it *increases* EM's bias (EM already under-estimates the large items; the step
+    shrinks them further) and lowers the variance more: a shrinkage towards a flatter
+    distribution, of size O(1/N). [MHS18]'s published correction (its §4) was not available; this
+    does not reproduce its effect.
     """
 
     name = "em-corrected"
