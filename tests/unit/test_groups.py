@@ -141,3 +141,18 @@ def test_every_oracle_handles_groups(oracle):
     assert [p.epsilon for p in est.parts] == [1.0, 4.0, math.inf]
     assert est.frequencies.shape == (POP.d,) and np.all(np.isfinite(est.frequencies))
     assert est.parts[0].mechanism == oracle and est.mechanism == oracle
+
+
+def test_users_rng_alone_decides_the_users():
+    # The engine passes a users stream keyed by (dataset, user mix, repeat) and a perturbation
+    # stream per oracle: the same users stream gives the same users whatever the oracle and its rng.
+    groups = [(0.5, 100), (2.0, 50), (math.inf, 40)]
+    a = simulate_groups(grr(POP.d), POP, groups, np.random.default_rng(1), users_rng=np.random.default_rng(7))
+    make_hr = lambda eps: PLUGINS.create("oracle", "hr", {}, d=POP.d, epsilon=eps)  # noqa: E731
+    b = simulate_groups(make_hr, POP, groups, np.random.default_rng(2), users_rng=np.random.default_rng(7))
+    assert np.array_equal(a.parts[2].report_histogram, b.parts[2].report_histogram)
+    c = simulate_groups(grr(POP.d), POP, groups, np.random.default_rng(1), users_rng=np.random.default_rng(8))
+    assert not np.array_equal(a.parts[2].report_histogram, c.parts[2].report_histogram)
+    # Without users_rng one stream draws the users first, then the reports (direct simulations).
+    d = simulate_groups(grr(POP.d), POP, groups, np.random.default_rng(7))
+    assert np.array_equal(d.parts[2].report_histogram, a.parts[2].report_histogram)
