@@ -25,6 +25,12 @@ from .spec.model import Entry, Pipeline
 from .types import Estimate, Population, PostProcessor
 
 
+#: What a plugin may raise and only fail its own rows with. SystemExit too: a plugin calling
+#: sys.exit() must not end the run (its exit code 1 would read as "regression"). KeyboardInterrupt
+#: still stops the run, which resumes later.
+PLUGIN_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
 def apply_pipeline(
     postprocessors: Sequence[PostProcessor], estimate: Estimate, rng: np.random.Generator
 ) -> Estimate:
@@ -101,7 +107,7 @@ def mechanism_outputs(
     rng = rng_for(seed, "mechanism", ds.label, budget.label, mech.label, rep)
     if mech.kind == "protocol":
         protocol = plugins.create("protocol", mech.name, mech.param_dict)
-        outputs = protocol.run(users, budget.epsilon_value, rng)
+        outputs = protocol.run(users, budget.epsilon_value, rng, simulation=cell.simulation)
         return {f"{mech.label}:{label}": est for label, est in outputs.items()}
     if budget.groups:
         from .budgets import parse_epsilon
@@ -173,7 +179,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
         meta["d"] = population.d
         meta["n"] = ds.sample or population.n
         outputs = mechanism_outputs(plugins, cell, population)
-    except Exception as exc:  # noqa: BLE001 — a failing plugin fails its own cell only
+    except PLUGIN_ERRORS as exc:  # a failing plugin fails its own cell only
         stage = "dataset" if meta["d"] == 0 else mech.kind
         name = ds.name if stage == "dataset" else mech.name
         err = _error_text(f"{stage} '{name}'", exc)
@@ -187,7 +193,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
     for metric in task.metrics:
         try:
             metrics.append((metric, plugins.create("metric", metric.name, metric.param_dict), None))
-        except Exception as exc:  # noqa: BLE001
+        except PLUGIN_ERRORS as exc:
             metrics.append((metric, None, _error_text(f"metric '{metric.name}'", exc)))
 
     for label, estimate in outputs.items():
@@ -198,7 +204,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
                 processed = apply_pipeline(steps, estimate, prng)
                 perr, notes = None, collect_warnings(processed.info)
-            except Exception as exc:  # noqa: BLE001
+            except PLUGIN_ERRORS as exc:
                 processed, perr, notes = None, _error_text(f"pipeline '{pipeline.label}'", exc), None
             for metric, scorer, merr in metrics:
                 g = greater(plugins, metric)
@@ -211,7 +217,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 try:
                     value = float(scorer.score(population, processed, mrng))
                     row(label, pipeline, metric, value, None, g, notes)
-                except Exception as exc:  # noqa: BLE001
+                except PLUGIN_ERRORS as exc:
                     row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
     _stamp(rows, started)
     return rows

@@ -502,8 +502,15 @@ class Protocol(Plugin):
     """
 
     @abstractmethod
-    def run(self, population: Population, epsilon: float, rng: np.random.Generator) -> Mapping[str, Estimate]:
-        """Simulate the protocol on the population's users and return labelled estimates."""
+    def run(
+        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
+    ) -> Mapping[str, Estimate]:
+        """Simulate the protocol on the population's users and return labelled estimates.
+
+        :param simulation: the run's simulation mode, ``aggregate`` or ``per-user`` (the spec's
+            ``simulation:``); a protocol with both an exact aggregate shortcut and a faithful
+            per-user path chooses by it, like an oracle.
+        """
 
 
 class Executor(Plugin):

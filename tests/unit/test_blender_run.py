@@ -68,11 +68,6 @@ def test_the_reproduction_spec_states_delta_for_every_blender_configuration():
     assert all(m.label.startswith("blender(delta=1e-05,") for m in blenders)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ldpbench/engine.py mechanism_outputs does not pass cell.simulation to Protocol.run yet "
-    "(Blender.run accepts it: simulation=...); remove this marker with that one-line engine change",
-)
 def test_the_spec_simulation_mode_drives_blenders_client_sampler():
     plugins = build_plugins()
     text = json.dumps({**TINY, "simulation": "per-user", "epsilons": [4], "oracles": ["blender"]})
