@@ -28,7 +28,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-BLENDER = re.compile(r"blender\(opt_in_fraction=([\d.]+),head_list_size=(\d+)\):(opt-in|client|blended)")
+BLENDER = re.compile(
+    r"blender\((?:delta=[^,]+,)?opt_in_fraction=([\d.]+),head_list_size=(\d+)\):(opt-in|client|blended)"
+)
 GROUPS = ("opt-in", "client", "blended")
 COLORS = {"opt-in": "tab:orange", "client": "tab:blue", "blended": "tab:green", "olh": "tab:gray", "grr": "black"}
 DATASETS = ("synthetic-search", "aol-queries")
@@ -163,6 +165,58 @@ def table(stats: pl.DataFrame, eps: float = 4.0, fraction: float = 0.05) -> str:
     return "\n".join(lines)
 
 
+def eps_table(stats: pl.DataFrame, fraction: float = 0.05) -> str:
+    """Blended list-of-lists NDCG@10 against eps at one opt-in fraction, [mean head-list size]."""
+    eps_values = sorted(stats["epsilon"].unique().to_list())
+    head = ["dataset, M", *[f"eps = {e:g}" for e in eps_values]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    sizes = head_list_sizes(stats)
+    for dataset in DATASETS:
+        for M in (10, 50):
+            cells = [f"{dataset}, {M}"]
+            for e in eps_values:
+                r = stats.filter(
+                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == e) & (pl.col("metric") == NDCG)
+                    & (pl.col("group") == "blended") & (pl.col("M") == M) & (pl.col("fraction") == fraction)
+                )
+                size = sizes.get((dataset, e, fraction, M))
+                cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
+            lines.append("| " + " | ".join(cells) + " |")
+    for base in ("olh", "grr"):
+        cells = [f"{base.upper()} (all local), synthetic / AOL"]
+        for e in eps_values:
+            vals = []
+            for dataset in DATASETS:
+                r = stats.filter(
+                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == e) & (pl.col("metric") == NDCG)
+                    & (pl.col("group") == base)
+                )
+                vals.append("—" if r.height == 0 else f"{r['mean'][0]:.3f}")
+            cells.append(" / ".join(vals))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def optin_table(stats: pl.DataFrame, eps: float = 4.0) -> str:
+    """Blended list-of-lists NDCG@10 against the opt-in fraction at one eps, [mean head-list size]."""
+    fractions = sorted(stats["fraction"].drop_nulls().unique().to_list())
+    head = ["dataset, M", *[f"{f:.1%}" for f in fractions]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    sizes = head_list_sizes(stats)
+    for dataset in DATASETS:
+        for M in (10, 50):
+            cells = [f"{dataset}, {M}"]
+            for f in fractions:
+                r = stats.filter(
+                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == eps) & (pl.col("metric") == NDCG)
+                    & (pl.col("group") == "blended") & (pl.col("M") == M) & (pl.col("fraction") == f)
+                )
+                size = sizes.get((dataset, eps, f, M))
+                cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def figure9(seed: int = 2017) -> str:
     """[A17] Fig. 9 on aol-queries: top-10 true queries, estimates of one run (eps 4, 5%, M 50)."""
     import numpy as np
@@ -217,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         plot(stats, lambda M: f"l1(top={M})", sweep, "L1 of the head list", args.out / f"avent2017_blender_l1_{name}.png",
              baselines=("olh",))
     print(table(stats))
+    print("\nBlended NDCG@10 (list of lists) vs eps at 5% opt-in [mean head-list size]\n")
+    print(eps_table(stats))
+    print("\nBlended NDCG@10 (list of lists) vs opt-in fraction at eps = 4 [mean head-list size]\n")
+    print(optin_table(stats))
     print("\n" + figure9())
     return 0
 
