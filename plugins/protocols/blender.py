@@ -201,12 +201,13 @@ class Blender(Protocol):
         return sampler
 
     def run(
-        self, population: Population, epsilon: float, rng: np.random.Generator, simulation: str | None = None
+        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, Estimate]:
         """Simulate Blender on the population's users; return the ``opt-in``, ``client``, ``blended`` estimates.
 
-        :param simulation: the run's simulation mode (``aggregate`` or ``per-user``); it chooses
-            the client sampler unless the ``client_sampler`` parameter is set.
+        :param simulation: the run's simulation mode (``aggregate`` or ``per-user``, the spec's
+            ``simulation:``; the engine passes it); it chooses the client sampler unless the
+            ``client_sampler`` parameter is set.
         """
         tau = threshold(epsilon, self.delta, self.m_o)  # also validates epsilon and delta
         sampler = self.client_sampler_for(simulation)
