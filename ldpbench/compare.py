@@ -7,13 +7,15 @@ with the current one and gets a status, marked as asv's ``compare`` marks them:
 status             mark  when
 =================  ====  =====================================================================
 ``failing``        ``!`` repeats fail now (``failed > 0``) and none failed in the baseline
+``more failures``  ``!`` repeats failed in both, and a larger share of them fails now (the count,
+                         when both ran the same number of repeats)
 ``not comparable`` ``x`` the fingerprints (plugin names, versions, parameters) or the metric's
                          direction differ: the numbers measure different things
 ``worse``          ``+`` the mean moved the wrong way by more than the threshold **and** by more
                          than ``z * sqrt(se_b² + se_c²)`` (its statistical noise)
 ``better``         ``-`` the same, the right way
 ``fixed``          ``-`` failed in the baseline, no failures now
-``missing``              only in the baseline
+``missing``        ``?`` only in the baseline (lost coverage)
 ``new``                  only in the current leaderboard
 ``unchanged``            anything else (within threshold or within noise)
 =================  ====  =====================================================================
@@ -24,8 +26,11 @@ metric (:data:`DEFAULT_THRESHOLD` otherwise). A metric threshold applies to the 
 (``set-query(rho=10):2%``) or to every label of a plugin (``set-query:2%``). A row whose standard
 errors are unknown (a single repeat) is judged by the threshold alone, as asv does without stats.
 
-``worse`` and ``failing`` are regressions: :attr:`Comparison.regressed` makes ``ldpbench
-compare`` exit with :attr:`~ldpbench.errors.ExitCode.REGRESSION`.
+``worse``, ``failing``, ``more failures`` and ``missing`` are regressions: :attr:`Comparison.regressed`
+makes ``ldpbench compare`` exit with :attr:`~ldpbench.errors.ExitCode.REGRESSION`. A plugin that
+raises is a bug, not noise, so any rise in failed repeats fails the gate; a baseline row that is no
+longer produced is lost coverage, which the gate must see too, unless the caller allows it
+(``--allow-missing``, for a deliberate change of the spec). ``new`` rows are informational.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from tabulate import tabulate
 from .errors import UsageError
 from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
 from .store import RESULTS_FILE, ResultsStore, dumps_json
+from .suggest import closest
 
 #: The standard-error multiple a change must exceed (``--z``). A leaderboard has hundreds of rows,
 #: so a per-row 3-sigma rule flags one or more of them on a mere change of seed about half the
@@ -53,16 +59,19 @@ LEADERBOARD_FILE = "leaderboard.json"
 #: Status -> asv-style mark.
 MARKS = {
     "failing": "!",
+    "more failures": "!",
     "worse": "+",
+    "missing": "?",
     "not comparable": "x",
     "better": "-",
     "fixed": "-",
-    "missing": " ",
     "new": " ",
     "unchanged": " ",
 }
-#: Statuses that fail the gate.
-REGRESSIONS = frozenset({"failing", "worse"})
+#: Statuses that always fail the gate; ``missing`` does too unless missing rows are allowed.
+REGRESSIONS = frozenset({"failing", "more failures", "worse"})
+#: How the verdict line counts a status ("2 newly failing", not "2 failing").
+_COUNT_TEXT = {"failing": "newly failing", "more failures": "with more failures"}
 _FLOAT_FIELDS = ("epsilon", "mean", "stderr")
 _REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")
 
@@ -272,7 +281,9 @@ class Change:
 
 
 #: Severity order used to sort the report: regressions first.
-_ORDER = ("failing", "worse", "not comparable", "better", "fixed", "missing", "new", "unchanged")
+_ORDER = (
+    "failing", "more failures", "worse", "missing", "not comparable", "better", "fixed", "new", "unchanged",
+)
 
 
 @dataclass
@@ -282,10 +293,21 @@ class Comparison:
     changes: list[Change]
     thresholds: Thresholds
     z: float
+    #: Whether baseline rows absent from the current leaderboard are tolerated (``--allow-missing``).
+    allow_missing: bool = False
+
+    def fails_gate(self, change: Change) -> bool:
+        """Whether this row alone makes the comparison a regression."""
+        return change.status in REGRESSIONS or (change.status == "missing" and not self.allow_missing)
+
+    @property
+    def regressions(self) -> list[Change]:
+        """The rows that fail the gate, in report order."""
+        return [c for c in self.changes if self.fails_gate(c)]
 
     @property
     def regressed(self) -> bool:
-        return any(c.status in REGRESSIONS for c in self.changes)
+        return any(self.fails_gate(c) for c in self.changes)
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(_ORDER, 0)
@@ -306,10 +328,20 @@ def compare_rows(
     key = row_key(current)
     # delta is reported for every matched row; only the numeric verdict below acts on it.
     change = Change(key, "unchanged", dict(baseline), dict(current), delta=current["mean"] - baseline["mean"])
-    if current["failed"] > 0 and baseline["failed"] == 0:
-        total = current["failed"] + current["repeats"]
-        error = f": {current['error']}" if current.get("error") else ""
-        change.status, change.reason = "failing", f"{current['failed']} of {total} repeats fail{error}"
+    # Failures are judged before anything else, fingerprints included: a plugin that raises is a
+    # bug, not noise, so more of it is a regression whatever the numbers of the other repeats say.
+    failed_b, failed_c = baseline["failed"], current["failed"]
+    total_b, total_c = failed_b + baseline["repeats"], failed_c + current["repeats"]
+    error = f": {current['error']}" if current.get("error") else ""
+    if failed_c > 0 and failed_b == 0:
+        change.status, change.reason = "failing", f"{failed_c} of {total_c} repeats fail{error}"
+        return change
+    # A larger share of failed repeats (cross-multiplied: exact on integers). With the same number
+    # of repeats on both sides this is simply "more repeats fail"; with another repeat count the
+    # share keeps 1 of 20 -> 2 of 40 from reading as a regression.
+    if failed_c * total_b > failed_b * total_c:
+        change.status = "more failures"
+        change.reason = f"{failed_c} of {total_c} repeats fail, {failed_b} of {total_b} in the baseline{error}"
         return change
     fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
     if fb and fc and fb != fc:
@@ -346,6 +378,32 @@ def compare_rows(
     return change
 
 
+def check_threshold_metrics(thresholds: Thresholds, *leaderboards: Iterable[Mapping[str, Any]]) -> None:
+    """Refuse a per-metric threshold that names no metric of the leaderboards (a typo).
+
+    A threshold applies to a metric label (``set-query(rho=10)``) or to a plugin name
+    (``set-query``); one that matches neither would be ignored without a word, and the gate would
+    silently use the default for the metric the user meant. Raises :class:`UsageError` with a
+    did-you-mean over the names present.
+    """
+    labels = {str(row["metric"]) for rows in leaderboards for row in rows}
+    names = labels | {label.split("(", 1)[0] for label in labels}
+    problems = []
+    for metric in thresholds.per_metric:
+        if metric in names:
+            continue
+        hint = closest(metric, names)
+        problems.append(f"'{metric}'" + (f" (did you mean '{hint}'?)" if hint else ""))
+    if not problems:
+        return
+    known = sorted(names)
+    listed = ", ".join(known[:20]) + (f", ... ({len(known)} in all)" if len(known) > 20 else "")
+    raise UsageError(
+        f"--threshold names a metric in neither leaderboard: {', '.join(problems)}; "
+        + (f"the metrics are {listed}" if known else "both leaderboards are empty")
+    )
+
+
 def compare(
     baseline: Sequence[Mapping[str, Any]],
     current: Sequence[Mapping[str, Any]],
@@ -354,24 +412,34 @@ def compare(
     *,
     baseline_name: str = "baseline",
     current_name: str = "current",
+    allow_missing: bool = False,
 ) -> Comparison:
-    """Compare two leaderboards (lists of row dicts, as :func:`load_leaderboard` returns)."""
+    """Compare two leaderboards (lists of row dicts, as :func:`load_leaderboard` returns).
+
+    :param allow_missing: tolerate baseline rows that the current leaderboard lacks (a deliberate
+        change of the spec); by default they fail the gate as lost coverage.
+    :raises UsageError: a bad ``z``, duplicate rows, or a threshold naming an absent metric.
+    """
     if not (z >= 0 and math.isfinite(z)):
         raise UsageError(f"--z must be a non-negative number, got {z}")
     thresholds = thresholds or Thresholds()
+    check_threshold_metrics(thresholds, baseline, current)
     base = _index([dict(r) for r in baseline], baseline_name, "baseline")
     cur = _index([dict(r) for r in current], current_name, "current")
+    missing_reason = "not in the current leaderboard" + (
+        "" if allow_missing else " (lost coverage; --allow-missing if the spec changed on purpose)"
+    )
     changes = []
     for key, brow in base.items():
         if key in cur:
             changes.append(compare_rows(brow, cur[key], thresholds, z))
         else:
-            changes.append(Change(key, "missing", brow, None, reason="not in the current leaderboard"))
+            changes.append(Change(key, "missing", brow, None, reason=missing_reason))
     for key, crow in cur.items():
         if key not in base:
             changes.append(Change(key, "new", None, crow, reason="not in the baseline"))
     changes.sort(key=lambda c: _ORDER.index(c.status))  # stable: spec order within a status
-    return Comparison(changes, thresholds, z)
+    return Comparison(changes, thresholds, z, allow_missing=allow_missing)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -384,12 +452,11 @@ COMPARE_FORMATS = ("markdown", "table", "json")
 def verdict(result: Comparison) -> str:
     """One line: the outcome, the counts, the settings."""
     counts = result.counts()
-    summary = ", ".join(
-        f"{counts[s]} {'newly failing' if s == 'failing' else s}" for s in _ORDER if counts[s]
-    )
+    summary = ", ".join(f"{counts[s]} {_COUNT_TEXT.get(s, s)}" for s in _ORDER if counts[s])
     summary = summary or "no rows"
     head = "REGRESSION" if result.regressed else "OK"
-    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g})"
+    allowed = "; missing rows allowed" if result.allow_missing else ""
+    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})"
 
 
 def _side_text(row: Mapping[str, Any] | None) -> str:
@@ -420,6 +487,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
             "verdict": "regression" if result.regressed else "ok",
             "counts": result.counts(),
             "z": result.z,
+            "allow_missing": result.allow_missing,
             "thresholds": {"default": str(result.thresholds.default)}
             | {m: str(t) for m, t in result.thresholds.per_metric.items()},
             "rows": [c.as_dict() for c in changes],

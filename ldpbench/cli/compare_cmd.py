@@ -1,7 +1,9 @@
 """``ldpbench compare BASELINE CURRENT``: the noise-aware regression gate for CI.
 
-Exit status: 0 when nothing got worse, 1 when a metric is worse beyond its threshold and its noise
-or a row newly fails, 2 on a usage error (unreadable input, bad ``--threshold``).
+Exit status: 0 when nothing got worse; 1 when a metric is worse beyond its threshold and its noise,
+a row fails in more repeats than in the baseline, or a baseline row is missing (unless
+``--allow-missing``); 2 on a usage error (unreadable input, bad ``--threshold``, a threshold naming a
+metric in neither leaderboard).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from ..errors import ExitCode
 
 _EPILOG = """\
 BASELINE and CURRENT are JSON leaderboards (`ldpbench leaderboard DIR --format json`) or results
-directories. Marks: + worse, - better, ! newly failing, x not comparable (plugin version or
-parameters changed). A row is worse only if its mean moved the wrong way by more than the
-threshold AND by more than Z standard errors of the difference.
+directories. Marks: + worse, - better, ! newly failing or failing in more repeats, ? missing
+(in the baseline, not now), x not comparable (plugin version or parameters changed). A row is
+worse only if its mean moved the wrong way by more than the threshold AND by more than Z standard
+errors of the difference. Missing rows fail the gate unless --allow-missing; new rows never do.
 
 examples:
   ldpbench compare reports/baseline.json results/ci --threshold mse:5% --only-changed
@@ -54,6 +57,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--only-changed", action="store_true", help="leave unchanged rows out of the report"
     )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="do not fail when baseline rows are absent from CURRENT (a deliberate change of the spec)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -65,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_leaderboard(args.baseline, "baseline")
     current = load_leaderboard(args.current, "current")
     result = compare(
-        baseline, current, thresholds, z, baseline_name=args.baseline, current_name=args.current
+        baseline, current, thresholds, z, baseline_name=args.baseline, current_name=args.current,
+        allow_missing=args.allow_missing,
     )
     print(render_comparison(result, args.format, only_changed=args.only_changed), end="")
     return int(ExitCode.REGRESSION if result.regressed else ExitCode.OK)

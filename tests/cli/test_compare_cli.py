@@ -83,6 +83,32 @@ def test_newly_failing_and_not_comparable_rows(tmp_path):
     assert "ValueError: domain too small" in doc["rows"][0]["reason"]
 
 
+def test_more_failed_repeats_exit_1(tmp_path):
+    # 1 of 20 repeats failed in the baseline, all 20 now: no successful repeat is left to compare,
+    # but the row got worse all the same.
+    write(tmp_path, "base.json", [lb_row("grr", 1.0, failed=1, repeats=19, error="RuntimeError: boom")])
+    write(tmp_path, "cur.json", [lb_row("grr", None, stderr=None, failed=20, repeats=0, error="RuntimeError: boom")])
+    out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--format", "table")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stdout.startswith("REGRESSION: 1 with more failures")
+    assert "more failures: 20 of 20 repeats fail, 1 of 20 in the baseline: RuntimeError: boom" in out.stdout
+
+
+def test_an_emptied_leaderboard_exits_1_unless_missing_rows_are_allowed(tmp_path):
+    write(tmp_path, "base.json", BASELINE)
+    write(tmp_path, "empty.json", [])
+    out = ldpbench(tmp_path, "compare", "base.json", "empty.json", "--only-changed")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stdout.startswith("**REGRESSION**: 3 missing")
+    assert out.stdout.count("| ?  |") == 3
+    allowed = ldpbench(tmp_path, "compare", "base.json", "empty.json", "--allow-missing")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert allowed.stdout.startswith("**OK**: 3 missing") and "missing rows allowed" in allowed.stdout
+    # New rows (only in the current leaderboard) never fail the gate.
+    grown = ldpbench(tmp_path, "compare", "empty.json", "base.json")
+    assert grown.returncode == 0 and grown.stdout.startswith("**OK**: 3 new")
+
+
 def test_results_directories_are_aggregated(tmp_path):
     for name, shift in (("a", 0.0), ("b", 1.0)):
         lines = [json.dumps({"schema_version": 1, "kind": "ldpbench-results"})]
@@ -103,6 +129,8 @@ def test_results_directories_are_aggregated(tmp_path):
     "args, message",
     [
         (["base.json", "base.json", "--threshold", "mse:five%"], "bad threshold 'mse:five%'"),
+        (["base.json", "base.json", "--threshold", "mes:1%"],
+         "--threshold names a metric in neither leaderboard: 'mes' (did you mean 'mse'?)"),
         (["base.json", "missing.json"], "current missing.json: no such file or directory"),
         (["bad.json", "base.json"], "baseline bad.json: not valid JSON"),
     ],

@@ -118,6 +118,27 @@ def test_failing_in_both_is_not_a_new_regression():
     assert change.status == "unchanged" and "no successful repeat" in change.reason
 
 
+@pytest.mark.parametrize("before, after", [(1, 20), (3, 15), (1, 2)])
+def test_more_failed_repeats_is_a_regression(before, after):
+    # A plugin that raises is a bug, not noise: a rise in failed repeats fails the gate even when
+    # no repeat succeeds any more (the mean is NaN) or the baseline already failed a few.
+    base = lb_row(1.0, failed=before, repeats=20 - before, error="RuntimeError: old")
+    now = lb_row(math.nan if after == 20 else 1.0, failed=after, repeats=20 - after, error="RuntimeError: new")
+    change = verdict_of(base, now)
+    assert (change.status, change.mark) == ("more failures", "!")
+    assert f"{after} of 20 repeats fail, {before} of 20 in the baseline: RuntimeError: new" == change.reason
+    result = compare([base], [now])
+    assert result.regressed and result.regressions == result.changes
+    assert render_comparison(result, "table").startswith("REGRESSION: 1 with more failures")
+
+
+def test_as_many_or_fewer_failures_is_not_a_regression():
+    assert verdict_of(lb_row(1.0, failed=3, repeats=17), lb_row(1.0, failed=3, repeats=17)).status == "unchanged"
+    assert verdict_of(lb_row(1.0, failed=15, repeats=5), lb_row(1.0, failed=3, repeats=17)).status == "unchanged"
+    # The same share of failures over twice the repeats is not "more failures".
+    assert verdict_of(lb_row(1.0, failed=1, repeats=19), lb_row(1.0, failed=2, repeats=38)).status == "unchanged"
+
+
 def test_no_longer_failing_is_fixed():
     assert verdict_of(lb_row(math.nan, failed=3, repeats=0), lb_row(1.0)).status == "fixed"
     assert verdict_of(lb_row(5.0, failed=1), lb_row(1.0)).mark == "-"
@@ -153,7 +174,48 @@ def test_compare_matches_rows_and_reports_missing_and_new():
     assert result.regressed
     assert result.counts()["new"] == 1
     gone = compare(base, cur[:1] + cur[3:])
-    assert [c.status for c in gone.changes].count("missing") == 1 and not gone.regressed
+    # A baseline row no longer produced is lost coverage: it fails the gate unless allowed.
+    assert [c.status for c in gone.changes].count("missing") == 1 and gone.regressed
+    assert not compare(base, cur[:1] + cur[3:], allow_missing=True).regressed
+
+
+def test_missing_rows_fail_the_gate_unless_allowed():
+    base = [lb_row(1.0, oracle="grr"), lb_row(1.0, oracle="oue")]
+    emptied = compare(base, [])
+    assert emptied.regressed and [c.status for c in emptied.changes] == ["missing", "missing"]
+    assert [c.mark for c in emptied.changes] == ["?", "?"]
+    text = render_comparison(emptied, "markdown", only_changed=True)
+    assert text.startswith("**REGRESSION**: 2 missing (threshold 5% (default); noise z = 5)")
+    assert "--allow-missing if the spec changed on purpose" in text
+    allowed = compare(base, [], allow_missing=True)
+    assert not allowed.regressed and allowed.regressions == []
+    assert render_comparison(allowed, "table").startswith(
+        "OK: 2 missing (threshold 5% (default); noise z = 5; missing rows allowed)"
+    )
+    assert json.loads(render_comparison(allowed, "json"))["allow_missing"] is True
+    # A missing row sorts with the regressions, before a mere "not comparable".
+    mixed = compare(base, [lb_row(1.0, oracle="oue", fingerprint="f9")])
+    assert [c.status for c in mixed.changes] == ["missing", "not comparable"]
+
+
+def test_new_rows_stay_informational():
+    result = compare([lb_row(1.0)], [lb_row(1.0), lb_row(1.0, oracle="olh")])
+    assert not result.regressed and result.counts()["new"] == 1
+
+
+def test_a_threshold_naming_no_metric_is_a_usage_error_with_a_suggestion():
+    base = [lb_row(1.0), lb_row(0.5, metric="set-query(rho=10)")]
+    with pytest.raises(UsageError, match=r"--threshold names a metric in neither leaderboard: 'mes' "
+                                         r"\(did you mean 'mse'\?\)") as info:
+        compare(base, base, parse_thresholds(["mes:1%"]))
+    assert info.value.exit_code == ExitCode.USAGE
+    assert "the metrics are mse, set-query, set-query(rho=10)" in str(info.value)
+    with pytest.raises(UsageError, match="'zzz'; the metrics"):  # nothing close: no suggestion
+        compare(base, base, parse_thresholds(["zzz:1%"]))
+    # A metric present on one side only, a label, a plugin name and a bare default are all fine.
+    compare(base, [lb_row(1.0)], parse_thresholds(["set-query(rho=10):2%", "set-query:1%", "mse:1%", "3%"]))
+    with pytest.raises(UsageError, match="both leaderboards are empty"):
+        compare([], [], parse_thresholds(["mse:1%"]))
 
 
 def test_duplicate_rows_and_bad_z_are_usage_errors():
