@@ -207,6 +207,32 @@ def _check_unique(rows: Iterable[dict[str, Any]], runs: Sequence[SpecRun]) -> No
 # ----------------------------------------------------------------------------------------------
 
 
+class BaselineRefused(LdpbenchError):
+    """A baseline would be written from a run in which plugins failed (exit 3, as a failed run)."""
+
+    exit_code = ExitCode.PLUGIN
+
+
+#: How many failed rows a refusal lists before it summarizes the rest.
+_LISTED_FAILURES = 20
+
+
+def failed_rows_text(rows: Iterable[dict[str, Any]], most: int = _LISTED_FAILURES) -> list[str]:
+    """One line per leaderboard row with failed repeats: its identity, the count and the error."""
+    from ..leaderboard import format_epsilon
+
+    failed = [r for r in rows if r.get("failed")]
+    lines = []
+    for r in failed[:most]:
+        eps = format_epsilon(r["epsilon"])  # None or NaN: personalized budgets
+        who = " ".join(str(x) for x in (r["dataset"], r["users"] or eps, r["oracle"], r["pipeline"], r["metric"]))
+        total = r["failed"] + (r.get("repeats") or 0)
+        lines.append(f"{who}: {r['failed']} of {total} repeats failed" + (f": {r['error']}" if r.get("error") else ""))
+    if len(failed) > most:
+        lines.append(f"... and {len(failed) - most} more rows")
+    return lines
+
+
 @dataclass
 class LeaderboardCheck:
     """A leaderboard run and its comparison with the baseline."""
@@ -257,14 +283,18 @@ def check_leaderboard(
     plugins_dirs: Sequence[str | Path] = (),
     seed: int | None = None,
     update: bool = False,
+    allow_missing: bool = False,
 ) -> LeaderboardCheck:
     """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
 
     :param thresholds: ``--threshold`` values: ``"mse:5%"``, ``"ndcg:0.01"``, a bare ``"2%"``.
     :param z: the noise multiple (``--z``), :data:`GATE_Z` by default.
     :param update: write the run's leaderboard to ``baseline`` instead of comparing (the way to
-        create or refresh a baseline).
+        create or refresh a baseline). Refused when a plugin failed in the run.
+    :param allow_missing: baseline rows the run no longer produces do not fail the check
+        (``ldpbench compare --allow-missing``).
     :raises UsageError: no baseline file (and ``update`` not set), or bad thresholds.
+    :raises BaselineRefused: ``update`` with failed rows in the run.
     """
     from ..compare import compare, load_leaderboard, parse_thresholds, render_comparison
 
@@ -278,13 +308,22 @@ def check_leaderboard(
         )
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
     if update:
+        if run.failed_rows:
+            # A baseline with failed rows makes every later check pass those rows ("failing in
+            # both"): the bug would be frozen in. scripts/update_ci_baseline.sh refuses too.
+            listing = "\n".join(f"  {line}" for line in failed_rows_text(run.rows))
+            raise BaselineRefused(
+                f"refusing to write the baseline {baseline}: plugins failed in {run.failed_rows} result "
+                f"rows of the run (in {out}), and a baseline must not record failures. Fix the plugin "
+                f"and run again. Failed leaderboard rows:\n{listing}"
+            )
         write_baseline(run, baseline)
         return LeaderboardCheck(run, None, f"baseline {baseline} written ({len(run.rows)} rows)\n", baseline, updated=True)
     base_rows = load_leaderboard(baseline, "baseline")
     current = load_leaderboard(run.leaderboard_path, "current")
     result = compare(
         base_rows, current, parsed, z,
-        baseline_name=str(baseline), current_name=str(run.leaderboard_path),
+        baseline_name=str(baseline), current_name=str(run.leaderboard_path), allow_missing=allow_missing,
     )
     markdown = render_comparison(result, "markdown", only_changed=True)
     return LeaderboardCheck(run, result, markdown, baseline)

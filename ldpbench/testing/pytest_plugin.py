@@ -8,8 +8,10 @@
 - ``ldpbench_leaderboard``: a function ``check(spec, baseline, thresholds=(), ...)`` that runs a
   spec (or a list of specs) in the test's temp dir, compares its leaderboard with a committed
   baseline exactly as ``ldpbench compare`` does, and fails the test with the Markdown comparison
-  when a row got worse beyond its threshold and its noise, or newly fails. With
-  ``--ldpbench-update-baseline`` it writes the baseline instead (docs/ci.md)::
+  when a row got worse beyond its threshold and its noise, fails in more repeats than in the
+  baseline, or is no longer produced (unless ``allow_missing=True``). With
+  ``--ldpbench-update-baseline`` it writes the baseline instead, refusing a run in which a plugin
+  failed (docs/ci.md)::
 
       def test_leaderboard(ldpbench_leaderboard):
           ldpbench_leaderboard("specs/ci.yaml", "reports/ci-baseline/leaderboard.json",
@@ -78,7 +80,8 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     """Run a leaderboard and fail the test when it regressed against a baseline.
 
     Call it as ``check(spec, baseline, thresholds=(), z=5.0, workers=1, executor=None,
-    plugins_dirs=(), seed=None)``; ``spec`` may be a list of specs (merged into one leaderboard).
+    plugins_dirs=(), seed=None, allow_missing=False)``; ``spec`` may be a list of specs (merged
+    into one leaderboard).
     Relative paths are taken from the pytest root directory. Returns the
     :class:`~ldpbench.testing.leaderboard_check.LeaderboardCheck` (its ``markdown`` holds the
     changed rows) when nothing regressed.
@@ -104,6 +107,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
         executor: str | None = None,
         plugins_dirs: Sequence[str | Path] = (),
         seed: int | None = None,
+        allow_missing: bool = False,
     ) -> object:
         specs = [spec] if isinstance(spec, (str, Path)) else list(spec)
         try:
@@ -118,14 +122,21 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                 plugins_dirs=[resolve(d) for d in plugins_dirs],
                 seed=seed,
                 update=update,
+                allow_missing=allow_missing,
             )
         except SpecError as exc:
             pytest.fail("ldpbench spec error:\n" + "\n".join(exc.problems), pytrace=False)
         except LdpbenchError as exc:
             pytest.fail(f"ldpbench: {exc}", pytrace=False)
         if result.regressed:
+            hint = ""
+            if any(c.status == "missing" for c in result.comparison.regressions):
+                hint = (
+                    "\nBaseline rows are no longer produced. If the spec changed on purpose, refresh "
+                    "the baseline (pytest --ldpbench-update-baseline) or pass allow_missing=True.\n"
+                )
             pytest.fail(
-                f"ldpbench leaderboard regressed against {result.baseline}:\n\n{result.markdown}",
+                f"ldpbench leaderboard regressed against {result.baseline}:\n\n{result.markdown}{hint}",
                 pytrace=False,
             )
         return result
