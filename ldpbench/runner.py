@@ -130,6 +130,8 @@ def run_spec(
     started = time.perf_counter()
     out = Path(out_dir) if out_dir else default_out_dir(spec)
     store = ResultsStore(out)
+    # Before the manifest is written: a folder of another schema must be left exactly as it was.
+    store.check_writable()
     cells = list(expand(spec))
     store.write_manifest(
         {

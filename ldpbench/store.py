@@ -301,6 +301,30 @@ class ResultsStore:
             Path(tmp).unlink(missing_ok=True)
             raise
 
+    def check_writable(self) -> None:
+        """Refuse a run directory this ldpbench must not write to, before anything is written.
+
+        ``results.jsonl`` must be ours and of this schema version (a torn first write counts as
+        empty); a ``manifest.json`` of a newer schema means a newer ldpbench owns the folder.
+        Checking only when the rows are appended would be too late: a run writes its manifest
+        first, and would replace the newer one with ours before refusing.
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                first = fh.readline()
+        except FileNotFoundError:
+            first = b""
+        if first and not _is_torn_header(first):
+            self._check_header(first)
+        try:
+            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # none, or unreadable: ours to replace (it is always rewritten whole)
+        version = manifest.get("schema_version") if isinstance(manifest, dict) else None
+        # An older manifest beside no results (or results just checked) is simply rewritten.
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            check_schema_version(manifest, str(self.manifest_path), what="manifest")
+
     # -- reading -----------------------------------------------------------------------------
 
     def read_manifest(self) -> dict[str, Any]:

@@ -363,3 +363,35 @@ def test_a_hand_edited_value_of_the_wrong_type_is_a_clear_error(tmp_path):
     store.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     with pytest.raises(ResultsSchemaError, match="wrong type"):
         store.load()
+
+
+def test_check_writable_refuses_other_schemas_and_writes_nothing(tmp_path):
+    # A run calls this before it writes its manifest: every refusal leaves the folder as it was.
+    fresh = ResultsStore(tmp_path / "fresh")
+    fresh.check_writable()  # nothing there yet: fine, and still nothing there
+    assert not fresh.directory.exists()
+    torn = ResultsStore(tmp_path / "torn")
+    torn.directory.mkdir()
+    torn.path.write_text('{"schema_ver')  # killed during the very first write: counts as empty
+    torn.check_writable()
+
+    newer = ResultsStore(tmp_path / "newer")
+    _write_header(newer, {"schema_version": SCHEMA_VERSION + 1, "kind": "ldpbench-results"})
+    with pytest.raises(ResultsSchemaError, match="newer.*update ldpbench"):
+        newer.check_writable()
+    older = ResultsStore(tmp_path / "older")
+    _write_header(older, {"schema_version": SCHEMA_VERSION - 1, "kind": "ldpbench-results"})
+    with pytest.raises(ResultsSchemaError, match="older.*rerun"):
+        older.check_writable()
+
+    # A newer manifest alone also means a newer ldpbench owns the folder; an older or broken one
+    # beside no results is simply rewritten by the run.
+    owned = ResultsStore(tmp_path / "owned")
+    owned.directory.mkdir()
+    owned.manifest_path.write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
+    with pytest.raises(ResultsSchemaError, match="manifest.json: manifest has schema version .* newer"):
+        owned.check_writable()
+    owned.manifest_path.write_text(json.dumps({"schema_version": SCHEMA_VERSION - 1}))
+    owned.check_writable()
+    owned.manifest_path.write_text("{not json")
+    owned.check_writable()
