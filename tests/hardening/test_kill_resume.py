@@ -9,6 +9,10 @@ survives is exactly what the store had fsync'd. Then:
   cell but the one being written at the kill has all of its rows (a cell is one write);
 - rerunning the same command resumes: it runs only the missing cells;
 - the final leaderboard JSON equals that of an uninterrupted run into another folder.
+
+It runs in-process (``--workers 1``: the killed process is the only one doing work) and on the
+process pool (``--workers 2``), where the killed parent's workers must die with it rather than
+keep computing cells nobody will store (Linux: they ask for SIGKILL when their parent dies).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
+import subprocess
 import textwrap
 import time
 from pathlib import Path
+
+import pytest
 
 from ldpbench.store import COLUMNS, RESULTS_FILE, ResultsStore
 
@@ -40,12 +46,39 @@ CELLS = 2 * 8
 ROWS_PER_CELL = 2 * 2
 #: Give up waiting for the first cells after this long (the machine is shared).
 WAIT_SECONDS = 60
+#: Orphaned pool workers must be gone this soon after their parent is SIGKILLed.
+ORPHAN_SECONDS = 5
 
 
-def _command(spec: Path, out: Path) -> list[str]:
-    # --workers 1: the in-process executor, so the killed process is the only one doing work.
+def _command(spec: Path, out: Path, workers: int = 1) -> list[str]:
+    # --workers 1: the in-process executor; 2: the process pool.
     return [sys.executable, "-m", "ldpbench", "run", str(spec), "--out", str(out), "--format", "json",
-            "--workers", "1", "--no-progress"]
+            "--workers", str(workers), "--no-progress"]
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a live process from /proc, None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": the comm may hold spaces
+    return fields[0], int(fields[1])
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            stat = _proc_stat(int(entry.name))
+            if stat and stat[1] == pid and stat[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+def _alive(pids: list[int]) -> list[int]:
+    # A zombie ("Z") has exited: it only waits for a reaper that a container may not run.
+    return [p for p in pids if (stat := _proc_stat(p)) is not None and stat[0] != "Z"]
 
 
 def _stored_cells(path: Path) -> dict[str, int]:
@@ -61,14 +94,16 @@ def _stored_cells(path: Path) -> dict[str, int]:
     return cells
 
 
-def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_leaderboard(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2], ids=["in-process", "pool"])
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_leaderboard(tmp_path, workers):
     spec = tmp_path / "killme.yaml"
     spec.write_text(textwrap.dedent(SPEC))
     killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
     results = killed_dir / RESULTS_FILE
 
-    proc = subprocess.Popen(_command(spec, killed_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(_command(spec, killed_dir, workers), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + WAIT_SECONDS
+    orphans: list[int] = []
     try:
         while True:
             seen = _stored_cells(results)
@@ -77,13 +112,22 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_leaderboard(tmp_pat
             assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read()!r}"
             assert time.monotonic() < deadline, "no cell was stored in time"
             time.sleep(0.01)
+        orphans = _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+        if workers > 1:
+            assert len(orphans) >= workers, f"expected {workers} pool workers, found {orphans}"
+            gone_by = time.monotonic() + ORPHAN_SECONDS
+            while _alive(orphans) and time.monotonic() < gone_by:
+                time.sleep(0.05)
+            assert not _alive(orphans), f"pool workers outlived their SIGKILLed parent: {_alive(orphans)}"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         proc.stderr.close()
+        for pid in _alive(orphans):  # never leave a stray worker computing on a shared machine
+            os.kill(pid, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
 
     # The store survived intact: header, whole rows, whole cells (at most one torn last line).
@@ -107,7 +151,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_leaderboard(tmp_pat
     assert loaded.height == sum(stored.values())
 
     # Resume: only the missing cells run.
-    resumed = subprocess.run(_command(spec, killed_dir), capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(_command(spec, killed_dir, workers), capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{CELLS - len(done)} run, {len(done)} already done" in resumed.stderr
     assert "Traceback" not in resumed.stderr
