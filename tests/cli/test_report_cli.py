@@ -147,3 +147,49 @@ def test_the_real_command_exit_2_no_traceback(tmp_path):
     assert res.returncode == 2
     assert res.stderr.startswith("ldpbench: error: ") and "Traceback" not in res.stderr
     assert not (tmp_path / "out").exists()
+
+
+FRAGILE = '''\
+from ldpbench import hookimpl
+from ldpbench.types import PostProcessor
+
+
+class Fragile(PostProcessor):
+    """Raises at epsilon 8 with a message a Markdown table must escape."""
+
+    name = "fragile-report"
+
+    def apply(self, estimate, rng):
+        if estimate.epsilon == 8:
+            raise ValueError("bad | budget\\nsecond line")
+        return estimate
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(Fragile)
+'''
+
+
+def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
+    (tmp_path / "plugs").mkdir()
+    (tmp_path / "plugs" / "fragile_report.py").write_text(FRAGILE)
+    spec = textwrap.dedent(SPEC).replace("[base, norm-sub]", "[base, fragile-report]").replace("report-demo", "failing")
+    spec = spec.replace("  - uniform: {d: 16, n: 3000}\n", "")
+    (tmp_path / "failing.yaml").write_text(spec)
+    code = main(["run", str(tmp_path / "failing.yaml"), "--out", str(tmp_path / "failing"), "--workers", "1",
+                 "--no-progress", "--plugins-dir", str(tmp_path / "plugs")])
+    assert code == 3
+    code, _, err = cli(capsys, "report", tmp_path / "failing", "--out", tmp_path / "report")
+    assert code == 0, err
+    md = (tmp_path / "report" / "report.md").read_text()
+    section = md.split("## Failures\n", 1)[1].strip().splitlines()
+    assert section[0] == "Rows whose plugin raised (the error is stored with each result row):"
+    assert section[2] == "| dataset | ε | oracle | pipeline | metric | failed repeats | error |"
+    error = "pipeline 'fragile-report': ValueError: bad \\| budget second line"  # escaped, one line
+    assert section[4:] == [
+        f"| zipf(d=16,n=3000,s=1.2) | 8 | {oracle} | fragile-report | {metric} | 3 | {error} |"
+        for oracle in ("grr", "oue") for metric in ("mse", "l1")
+    ]
+    # After every metric's section, at the end of the report.
+    assert md.index("## Failures") > md.index("## l1")
