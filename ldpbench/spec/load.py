@@ -88,6 +88,32 @@ def _check_flow_depth(text: str, filename: str) -> None:
             depth = max(0, depth - 1)
 
 
+#: PyYAML problems that a misindented line (or one indented with a tab) usually causes.
+_INDENTATION_PROBLEMS = (
+    "mapping values are not allowed here",
+    "expected <block end>",
+    "did not find expected key",
+    "did not find expected '-' indicator",
+    "could not find expected ':'",
+)
+_INDENTATION_HINT = " — check the indentation (spaces, not tabs)"
+
+
+def _indentation_hint(problem: str, text: str, line: int) -> str:
+    """A hint for PyYAML's indentation errors, whose wording names the symptom, not the cause."""
+    lines = text.splitlines()
+    current = lines[line - 1] if 0 < line <= len(lines) else ""
+    indent = current[: len(current) - len(current.lstrip())]
+    if "'\\t'" in problem or "\t" in indent:
+        return " — check the indentation: YAML indents with spaces, not tabs"
+    if "mapping values are not allowed here" in problem:
+        # Also what an unquoted ': ' inside a value gives (name: a: b).
+        return f"{_INDENTATION_HINT}, or quote a value that contains ': '"
+    if any(p in problem for p in _INDENTATION_PROBLEMS):
+        return _INDENTATION_HINT
+    return ""
+
+
 def parse_document(text: str, filename: str = "<spec>") -> Document:
     _check_flow_depth(text, filename)
     try:
@@ -109,9 +135,10 @@ def parse_document(text: str, filename: str = "<spec>") -> Document:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         problem = exc.problem or str(exc)
+        hint = _indentation_hint(problem, text, line)
         if exc.context:
             problem = f"{exc.context}: {problem}"
-        raise SpecError(f"{filename}:{line}: invalid YAML: {problem}") from None
+        raise SpecError(f"{filename}:{line}: invalid YAML: {problem}{hint}") from None
     except yaml.YAMLError as exc:
         raise SpecError(f"{filename}:1: invalid YAML: {exc}") from None
     finally:

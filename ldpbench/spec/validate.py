@@ -181,7 +181,13 @@ class Validator:
         if not isinstance(value, list):
             value = [value] if isinstance(value, (str, dict)) else value
         if not isinstance(value, list) or not value:
-            self.problem((key,), f"'{key}' must be a non-empty list of plugin names or {{name: {{params}}}} entries")
+            message = f"'{key}' must be a non-empty list of plugin names or {{name: {{params}}}} entries"
+            if value is None or value == []:
+                # Nothing given: say what could be (the unknown-name message does it for a typo).
+                kinds = (kind,) if isinstance(kind, str) else kind
+                names = sorted(n for k in kinds for n in self.plugins.registry(k).names())
+                message += f"; available: {', '.join(names)}"
+            self.problem((key,), message)
             return []
         return [self.entry(item, (key, i), kind) for i, item in enumerate(value)]
 

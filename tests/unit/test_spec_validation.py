@@ -144,3 +144,42 @@ def test_dataset_path_resolves_relative_to_spec(tmp_path, plugins):
 def test_missing_requirement_is_a_spec_error(tmp_path, plugins):
     msgs = problems(tmp_path, plugins, GOOD + "requires: [ldpbench-no-such-plugin>=1]\n")
     assert any("ldpbench-no-such-plugin" in m and "not installed" in m for m in msgs)
+
+
+@pytest.mark.parametrize(
+    "old, new, line, hint",
+    [
+        # A tab in the indentation: PyYAML only says the character "cannot start any token".
+        ("  - base\n", "\t- base\n", 10, "check the indentation: YAML indents with spaces, not tabs"),
+        # One space too many before a key.
+        ("repeats: 3\n", "  repeats: 3\n", 3,
+         "check the indentation (spaces, not tabs), or quote a value that contains ': '"),
+        # A list item less indented than its siblings.
+        ("  - norm-sub\n", " - norm-sub\n", 12, "check the indentation (spaces, not tabs)"),
+    ],
+    ids=["tab", "key-indented", "item-outdented"],
+)
+def test_yaml_indentation_errors_carry_a_hint(tmp_path, plugins, old, new, line, hint):
+    assert old in GOOD
+    (msg,) = problems(tmp_path, plugins, GOOD.replace(old, new))
+    assert msg.startswith(f"{tmp_path / 'spec.yaml'}:{line}: invalid YAML: ") and msg.endswith(hint), msg
+
+
+def test_other_yaml_errors_get_no_indentation_hint(tmp_path, plugins):
+    (msg,) = problems(tmp_path, plugins, GOOD.replace("oracles: [grr, oue]", "oracles: [grr, oue"))
+    assert "indentation" not in msg
+    (msg,) = problems(tmp_path, plugins, GOOD.replace("name: demo", "name: 'demo"))
+    assert "indentation" not in msg
+
+
+@pytest.mark.parametrize("key, value, names", [
+    ("oracles", "[]", ["blender", "grr", "hr", "olh", "oue"]),  # oracles and protocols
+    ("metrics", "", ["mse", "l1", "ndcg"]),  # a key with nothing after it
+])
+def test_an_empty_plugin_list_lists_the_available_names(tmp_path, plugins, key, value, names):
+    text = "\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in GOOD.splitlines())
+    (msg,) = problems(tmp_path, plugins, text + "\n")
+    assert f"'{key}' must be a non-empty list" in msg
+    available = msg.split("; available: ", 1)[1].split(", ")
+    assert set(names) <= set(available) and available == sorted(available)
+    assert "zipf" not in available  # only the plugin kinds the key takes
