@@ -72,17 +72,21 @@ def ranking(scores: np.ndarray, k: int | None = None, tie_key: np.ndarray | None
     ``k`` selected: many ties (an estimate that is mostly 0) cost no more than a few.
     """
     scores = np.asarray(scores, dtype=float)
-    key = np.arange(scores.size) if tie_key is None else np.asarray(tie_key)
+    key = None if tie_key is None else np.asarray(tie_key)
+
+    def key_of(positions: np.ndarray) -> np.ndarray:
+        return positions if key is None else key[positions]
+
     if k is not None and k < scores.size:
         kth = np.partition(scores, scores.size - k)[scores.size - k]  # the k-th largest score
         above = np.flatnonzero(scores > kth)  # fewer than k of them: all are in
         tied = np.flatnonzero(scores == kth)
         need = k - above.size  # >= 1
         if tied.size > need:  # the boundary ties with the smallest keys take the last places
-            tied = tied[np.argpartition(key[tied], need - 1)[:need]]
+            tied = tied[np.argpartition(key_of(tied), need - 1)[:need]]
         chosen = np.concatenate([above, tied])
-        return chosen[np.lexsort((key[chosen], -scores[chosen]))]
-    return np.lexsort((key, -scores))
+        return chosen[np.lexsort((key_of(chosen), -scores[chosen]))]
+    return np.lexsort((key_of(np.arange(scores.size)), -scores))
 
 
 def dcg(
@@ -166,23 +170,27 @@ class NDCG(Metric):
             return float("nan")  # an empty list (e.g. no head list) or nothing relevant
         rel = f / f.sum()
         scores = estimate.item_answers()
-        items = np.arange(truth.d) if estimate.items is None else np.asarray(estimate.items, dtype=np.int64)
+        items = None if estimate.items is None else np.asarray(estimate.items, dtype=np.int64)
         # Tie keys of the whole domain, then of its queries: drawn in this order whatever the
         # estimate covers, so every method scored with the same stream sees the same tie order.
+        # (A full-domain estimate is in domain order: no gather needed, the domain keys are its.)
         domain_key = self._tie_keys(truth.d, rng)
-        item_key = domain_key[items]
+        item_key = self._keys_of(domain_key, items)
         if self.structure == "flat":
             return ndcg(rel, scores, self.k, item_key)
 
+        all_items = np.arange(truth.d) if items is None else items
         if truth.parents is None:  # every item is its own query
-            parents, query_domain_key = items, domain_key
+            parents, query_domain_key = all_items, domain_key
         else:
-            parents = np.asarray(truth.parents)[items]
+            parents = np.asarray(truth.parents) if items is None else np.asarray(truth.parents)[items]
             n_labels = len(truth.parent_labels) if truth.parent_labels is not None else 0
             query_domain_key = self._tie_keys(max(n_labels, int(np.max(truth.parents, initial=-1)) + 1), rng)
         query_ids, group = np.unique(parents, return_inverse=True)
         group = group.reshape(-1)
-        query_key = query_domain_key[query_ids]
+        query_key = self._keys_of(query_domain_key, query_ids)
+        if item_key is None:
+            item_key = all_items
         rel_q = np.bincount(group, weights=rel, minlength=query_ids.size)
         score_q = self._query_scores(estimate, query_ids, group, scores)
         if self.structure == "queries":
@@ -202,17 +210,22 @@ class NDCG(Metric):
         ideal = dcg(rel_q, rel_q, self.k, ideal_factors, query_key)
         return dcg(rel_q, score_q, self.k, inner, query_key) / ideal if ideal > 0 else float("nan")
 
-    def _tie_keys(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """A key per domain position: ties go to the smaller key.
+    def _tie_keys(self, size: int, rng: np.random.Generator) -> np.ndarray | None:
+        """A key per domain position (ties go to the smaller key); ``None``: the id itself.
 
         ``random``: i.i.d. uniform keys, i.e. a uniformly random order of the domain (5x cheaper
         than ``rng.permutation``; two equal doubles among d draws have probability ~d^2 / 2^54,
         below 1e-3 for d = 4 million, and are then ordered deterministically);
-        ``item-id``: the position itself.
+        ``item-id``: ``None``.
         """
-        if self.ties == "random":
-            return rng.random(size)
-        return np.arange(size)
+        return rng.random(size) if self.ties == "random" else None
+
+    @staticmethod
+    def _keys_of(domain_key: np.ndarray | None, ids: np.ndarray | None) -> np.ndarray | None:
+        """The tie keys of ``ids`` (``None``: the whole domain in order)."""
+        if domain_key is None:
+            return ids  # item-id: the ids are the keys (None: positions, which are the ids)
+        return domain_key if ids is None else domain_key[ids]
 
     def _query_scores(
         self, estimate: Estimate, query_ids: np.ndarray, group: np.ndarray, scores: np.ndarray
