@@ -125,6 +125,66 @@ def mechanism_outputs(
     return {mech.label: est.replace(mechanism=mech.label)}
 
 
+def result_row(
+    cell: Cell,
+    oracle_label: str,
+    pipeline: Pipeline,
+    metric: Entry,
+    *,
+    value: float,
+    error: str | None,
+    greater: bool,
+    notes: str | None = None,
+    n: int = 0,
+    d: int = 0,
+) -> dict[str, Any]:
+    """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
+
+    The ``fingerprint`` keys the row by what produced it (dataset, budget, mechanism, simulation
+    mode, the pipeline's steps and the metric, with their parameters and versions), so a rerun
+    recognizes finished rows and ``compare`` refuses rows whose plugin versions changed.
+    """
+    ds, budget = cell.dataset, cell.budget
+    base_fp = [ds.fingerprint_data(), budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
+    return {
+        "cell_id": cell.cell_id,
+        "dataset": ds.label,
+        "users": budget.users_label if budget.groups else "",
+        "epsilon": budget.epsilon_value,
+        "oracle": oracle_label,
+        "pipeline": pipeline.label,
+        "metric": metric.label,
+        "greater_is_better": greater,
+        "repeat": cell.repeat,
+        "value": float(value),
+        "error": error,
+        "notes": notes,
+        "simulation": cell.simulation,
+        "n": int(n),
+        "d": int(d),
+        "fingerprint": fingerprint(base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()),
+        "elapsed": 0.0,
+    }
+
+
+def failed_cell_rows(task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0) -> list[dict[str, Any]]:
+    """A failed row for every pipeline and metric of a cell whose dataset or mechanism failed (or
+    whose worker process died): the same labels and fingerprints as its successful rows, so the
+    leaderboard counts failed repeats of the same rows and a rerun replaces them."""
+    return [
+        result_row(task.cell, task.cell.mechanism.label, pipeline, metric, value=math.nan, error=error,
+                   greater=_greater(plugins, metric), n=n, d=d)
+        for pipeline in task.pipelines
+        for metric in task.metrics
+    ]
+
+
+def _greater(plugins: Plugins | None, metric: Entry) -> bool:
+    # The spec validator already checked the name; without plugins (they failed to load) the
+    # direction is unknown and the row is a failure anyway.
+    return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
+
+
 def run_cell(task: CellTask) -> list[dict[str, Any]]:
     """Evaluate one cell with every pipeline and metric; return its result rows.
 
@@ -135,7 +195,6 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
     cell = task.cell
     started = time.perf_counter()
     ds, budget, mech, rep, seed = cell.dataset, cell.budget, cell.mechanism, cell.repeat, cell.seed
-    base_fp = [ds.fingerprint_data(), budget.label, mech.fingerprint_data(), cell.simulation]
     rows: list[dict[str, Any]] = []
     meta = {"n": 0, "d": 0}
 
@@ -143,34 +202,8 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
         oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool,
         notes: str | None = None,
     ) -> None:
-        rows.append(
-            {
-                "cell_id": cell.cell_id,
-                "dataset": ds.label,
-                "users": budget.users_label if budget.groups else "",
-                "epsilon": budget.epsilon_value,
-                "oracle": oracle_label,
-                "pipeline": pipeline.label,
-                "metric": metric.label,
-                "greater_is_better": greater,
-                "repeat": rep,
-                "value": float(value),
-                "error": error,
-                "notes": notes,
-                "simulation": cell.simulation,
-                "n": int(meta["n"]),
-                "d": int(meta["d"]),
-                "fingerprint": fingerprint(
-                    base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()
-                ),
-                "elapsed": 0.0,
-            }
-        )
-
-    def greater(plugins: Plugins | None, metric: Entry) -> bool:
-        # The spec validator already checked the name; without plugins (they failed to load)
-        # the direction is unknown and the row is a failure anyway.
-        return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
+        rows.append(result_row(cell, oracle_label, pipeline, metric, value=value, error=error, greater=greater,
+                               notes=notes, n=meta["n"], d=meta["d"]))
 
     plugins: Plugins | None = None
     try:
@@ -182,10 +215,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
     except PLUGIN_ERRORS as exc:  # a failing plugin fails its own cell only
         stage = "dataset" if meta["d"] == 0 else mech.kind
         name = ds.name if stage == "dataset" else mech.name
-        err = _error_text(f"{stage} '{name}'", exc)
-        for pipeline in task.pipelines:
-            for metric in task.metrics:
-                row(mech.label, pipeline, metric, math.nan, err, greater(plugins, metric))
+        rows = failed_cell_rows(task, _error_text(f"{stage} '{name}'", exc), plugins, meta["n"], meta["d"])
         _stamp(rows, started)
         return rows
 
@@ -207,7 +237,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
             except PLUGIN_ERRORS as exc:
                 processed, perr, notes = None, _error_text(f"pipeline '{pipeline.label}'", exc), None
             for metric, scorer, merr in metrics:
-                g = greater(plugins, metric)
+                g = _greater(plugins, metric)
                 if perr or merr:
                     row(label, pipeline, metric, math.nan, perr or merr, g)
                     continue

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .engine import CellTask, fingerprint, run_cell
+from .engine import CellTask, failed_cell_rows, run_cell
 from .pluginmanager import Plugins
 from .spec.expand import count_cells, expand
 from .spec.model import Entry, Spec
@@ -53,42 +53,6 @@ class TaskLost:
 
     task: Any
     reason: str
-
-
-def lost_cell_rows(plugins: Plugins, task: CellTask, reason: str) -> list[dict[str, Any]]:
-    """The rows of a cell whose process died: one failed row per pipeline and metric.
-
-    They match the rows :func:`ldpbench.engine.run_cell` writes when the cell's mechanism raises
-    (same labels and fingerprints, NaN values), so the leaderboard counts them as failed repeats
-    of the same rows and a rerun replaces them.
-    """
-    cell = task.cell
-    ds, budget, mech = cell.dataset, cell.budget, cell.mechanism
-    base_fp = [ds.fingerprint_data(), budget.label, mech.fingerprint_data(), cell.simulation]
-    rows = []
-    for pipeline in task.pipelines:
-        steps_fp = [s.fingerprint_data() for s in pipeline.steps]
-        for metric in task.metrics:
-            rows.append({
-                "cell_id": cell.cell_id,
-                "dataset": ds.label,
-                "users": budget.users_label if budget.groups else "",
-                "epsilon": budget.epsilon_value,
-                "oracle": mech.label,
-                "pipeline": pipeline.label,
-                "metric": metric.label,
-                "greater_is_better": bool(plugins.get("metric", metric.name).cls.greater_is_better),
-                "repeat": cell.repeat,
-                "value": math.nan,
-                "error": reason,
-                "notes": None,
-                "simulation": cell.simulation,
-                "n": 0,
-                "d": 0,
-                "fingerprint": fingerprint(base_fp, steps_fp, metric.fingerprint_data()),
-                "elapsed": 0.0,
-            })
-    return rows
 
 
 def default_out_dir(spec: Spec) -> Path:
@@ -214,7 +178,7 @@ def run_spec(
     )
     try:
         for result in runner.map_unordered(run_cell, tasks):
-            rows = lost_cell_rows(plugins, result.task, result.reason) if isinstance(result, TaskLost) else result
+            rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
             store.append(rows)
             for r in rows:
                 if r["error"] and r["error"] not in errors:
