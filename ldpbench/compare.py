@@ -46,7 +46,15 @@ from tabulate import tabulate
 
 from .errors import UsageError
 from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
-from .store import RESULTS_FILE, ResultsStore, dumps_json
+from .store import (
+    REGENERATE_LEADERBOARD,
+    RESULTS_FILE,
+    SCHEMA_KEY,
+    ResultsSchemaError,
+    ResultsStore,
+    check_leaderboard_schema,
+    dumps_json,
+)
 from .suggest import closest
 
 #: The standard-error multiple a change must exceed (``--z``). A leaderboard has hundreds of rows,
@@ -187,6 +195,11 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
             f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
             "`ldpbench leaderboard --format json`)"
         )
+    try:
+        # Before the fields: a newer file may lack today's fields, and its version says why.
+        check_leaderboard_schema(data, f"{side} {path}")
+    except ResultsSchemaError as exc:
+        raise UsageError(str(exc)) from None
     return _normalize(data, path, side)
 
 
@@ -195,8 +208,11 @@ def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[s
     for i, row in enumerate(rows):
         missing = [k for k in _REQUIRED_FIELDS if k not in row]
         if missing:
-            raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}")
-        row = dict(row)
+            hint = ""
+            if SCHEMA_KEY not in row:  # unversioned and incomplete: not the pre-versioning layout
+                hint = f" (no schema_version: written by an older ldpbench or by hand; {REGENERATE_LEADERBOARD})"
+            raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}{hint}")
+        row = {k: v for k, v in row.items() if k != SCHEMA_KEY}  # checked; same rows as from a folder
         for key in _FLOAT_FIELDS:
             value = row[key]
             if value is not None and not isinstance(value, (int, float)):

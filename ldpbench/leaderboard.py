@@ -9,8 +9,8 @@ confidence interval (DESIGN.md step 6). :func:`render` prints it four ways:
   ``mean ± standard error``. The best mean of each column is marked ``*`` in ``table`` and set in
   bold in ``markdown``; a cell with failed repeats says how many.
 - ``csv`` and ``json`` stay tidy: one record per leaderboard row, every column
-  (:data:`LEADERBOARD_COLUMNS`). JSON writes NaN as ``null`` and infinity as ``1e999``; it is the
-  format ``ldpbench compare`` reads.
+  (:data:`LEADERBOARD_COLUMNS`). JSON writes NaN as ``null`` and infinity as ``1e999``, and puts
+  the store's ``schema_version`` first in every row; it is the format ``ldpbench compare`` reads.
 
 Groups keep the order in which they first appear in the rows, which is the spec's order.
 """
@@ -26,7 +26,7 @@ import polars as pl
 from tabulate import tabulate
 
 from .errors import UsageError
-from .store import dumps_json, rows_to_frame
+from .store import dumps_json, rows_to_frame, stamp_leaderboard_rows
 
 #: One leaderboard row per combination of these.
 GROUP_COLUMNS = ("dataset", "users", "epsilon", "oracle", "pipeline", "metric")
@@ -214,7 +214,8 @@ def render(lb: pl.DataFrame, fmt: str = "table") -> str:
     if fmt == "csv":
         return lb.write_csv()
     if fmt == "json":
-        return dumps_json(lb.to_dicts(), indent=2) + "\n"
+        # Still a bare list (`run --format json` prints rows only); the version rides in each row.
+        return dumps_json(stamp_leaderboard_rows(lb.to_dicts()), indent=2) + "\n"
     if lb.is_empty():
         return "No results.\n"
     parts = []

@@ -12,6 +12,10 @@ A run directory holds
 - ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
   ldpbench version (aesthetics pattern 12), written with tmp + rename.
 
+A ``leaderboard.json`` (``ldpbench run``, ``ldpbench leaderboard --format json``, a CI baseline) is
+a bare JSON list of rows, so that ``--format json`` stays a list on stdout; each row carries the
+same ``schema_version`` and :func:`check_leaderboard_schema` vets them when one is read back.
+
 Versioning follows asv (pattern 13): a file from an older or newer schema is refused with a message
 that says what to do, never misread.
 
@@ -42,6 +46,19 @@ SCHEMA_VERSION = 1
 RESULTS_KIND = "ldpbench-results"
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: The key holding the schema version: in the results header, the manifest, every leaderboard row.
+SCHEMA_KEY = "schema_version"
+#: The schema a leaderboard row without :data:`SCHEMA_KEY` is read as. Leaderboards were versioned
+#: after schema 1 was fixed, with the columns unchanged: an unversioned file is schema 1, and
+#: once :data:`SCHEMA_VERSION` moves past it, such a file is refused as older like any other.
+UNVERSIONED_LEADERBOARD_SCHEMA = 1
+#: How to regenerate an older results file (the default of :func:`check_schema_version`).
+REGENERATE_RESULTS = "rerun the spec into a new results directory (`ldpbench run SPEC`) to regenerate it"
+#: How to regenerate an older leaderboard: every writer of one reruns or re-aggregates its spec.
+REGENERATE_LEADERBOARD = (
+    "regenerate it with `ldpbench run SPEC` (which writes RESULTS/leaderboard.json); a CI baseline "
+    "with scripts/update_ci_baseline.sh or `pytest --ldpbench-update-baseline`"
+)
 
 #: The row schema, in column order. Every row the runner produces has exactly these keys.
 COLUMNS: dict[str, pl.DataType] = {
@@ -148,27 +165,56 @@ def _header_record() -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "kind": RESULTS_KIND}
 
 
-def check_schema_version(record: Any, where: str, what: str = "results file") -> None:
-    """Refuse a header (or manifest) that is not ours or has another schema version (asv style)."""
-    if not isinstance(record, dict) or "schema_version" not in record:
+def check_schema_version(
+    record: Any, where: str, what: str = "results file", regenerate: str = REGENERATE_RESULTS
+) -> None:
+    """Refuse a header (or manifest) that is not ours or has another schema version (asv style).
+
+    :param regenerate: what to do with an older file (the message ends with it).
+    """
+    if not isinstance(record, dict) or SCHEMA_KEY not in record:
         raise ResultsSchemaError(
             f"{where}: not an ldpbench {what} (no schema_version header); "
             "it was not written by ldpbench, or by a pre-release without versioned results"
         )
-    version = record["schema_version"]
+    version = record[SCHEMA_KEY]
     if not isinstance(version, int) or isinstance(version, bool):
         raise ResultsSchemaError(f"{where}: schema_version must be an integer, got {version!r}")
     if version < SCHEMA_VERSION:
         raise ResultsSchemaError(
             f"{where}: {what} has schema version {version}, older than the version {SCHEMA_VERSION} "
-            "this ldpbench reads; no automatic migration exists for it: rerun the spec into a new "
-            "results directory (`ldpbench run SPEC`) to regenerate it"
+            f"this ldpbench reads (written by an older ldpbench); no automatic migration exists "
+            f"for it: {regenerate}"
         )
     if version > SCHEMA_VERSION:
         raise ResultsSchemaError(
             f"{where}: {what} has schema version {version}, newer than the version "
-            f"{SCHEMA_VERSION} this ldpbench reads: update ldpbench (`pip install -U ldpbench`)"
+            f"{SCHEMA_VERSION} this ldpbench reads (written by a newer ldpbench): update ldpbench "
+            "(`pip install -U ldpbench`)"
         )
+
+
+def check_leaderboard_schema(rows: Iterable[Mapping[str, Any]], where: str) -> None:
+    """Refuse a JSON leaderboard (its rows) of another schema version.
+
+    A leaderboard is a bare list of rows, so the version travels in every row rather than in a
+    header. A row without one is of :data:`UNVERSIONED_LEADERBOARD_SCHEMA` (written before
+    leaderboards were versioned). Each distinct version is checked once, so a file's first
+    foreign row names the problem.
+    """
+    seen: set[str] = set()
+    for row in rows:
+        version = row.get(SCHEMA_KEY, UNVERSIONED_LEADERBOARD_SCHEMA)
+        if repr(version) in seen:  # repr: any JSON value, and True stays apart from 1
+            continue
+        seen.add(repr(version))
+        # The same check and messages as a results file, with the leaderboard's own remedy.
+        check_schema_version({SCHEMA_KEY: version}, where, what="leaderboard", regenerate=REGENERATE_LEADERBOARD)
+
+
+def stamp_leaderboard_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Leaderboard rows as written to JSON: each with :data:`SCHEMA_KEY` first."""
+    return [{SCHEMA_KEY: SCHEMA_VERSION, **row} for row in rows]
 
 
 def empty_frame() -> pl.DataFrame:

@@ -293,7 +293,8 @@ def check_leaderboard(
         create or refresh a baseline). Refused when a plugin failed in the run.
     :param allow_missing: baseline rows the run no longer produces do not fail the check
         (``ldpbench compare --allow-missing``).
-    :raises UsageError: no baseline file (and ``update`` not set), or bad thresholds.
+    :raises UsageError: no baseline file (and ``update`` not set), a baseline that is not a
+        leaderboard of this schema version (checked before anything runs), or bad thresholds.
     :raises BaselineRefused: ``update`` with failed rows in the run.
     """
     from ..compare import compare, load_leaderboard, parse_thresholds, render_comparison
@@ -306,6 +307,9 @@ def check_leaderboard(
             f"no baseline leaderboard at {baseline}; create it with update=True "
             "(pytest --ldpbench-update-baseline), or copy one written by a run"
         )
+    # Read (and version-check) the baseline before the run: a baseline of another schema, or
+    # not a leaderboard at all, is reported at once instead of after a minute of computing.
+    base_rows = None if update else load_leaderboard(baseline, "baseline")
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
     if update:
         if run.failed_rows:
@@ -319,7 +323,7 @@ def check_leaderboard(
             )
         write_baseline(run, baseline)
         return LeaderboardCheck(run, None, f"baseline {baseline} written ({len(run.rows)} rows)\n", baseline, updated=True)
-    base_rows = load_leaderboard(baseline, "baseline")
+    assert base_rows is not None  # loaded above whenever update is off
     current = load_leaderboard(run.leaderboard_path, "current")
     result = compare(
         base_rows, current, parsed, z,

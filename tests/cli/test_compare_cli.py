@@ -133,11 +133,19 @@ def test_results_directories_are_aggregated(tmp_path):
          "--threshold names a metric in neither leaderboard: 'mes' (did you mean 'mse'?)"),
         (["base.json", "missing.json"], "current missing.json: no such file or directory"),
         (["bad.json", "base.json"], "baseline bad.json: not valid JSON"),
+        (["newer.json", "base.json"],
+         "baseline newer.json: leaderboard has schema version 99, newer than the version 1 this ldpbench "
+         "reads (written by a newer ldpbench): update ldpbench"),
+        (["base.json", "older.json"],
+         "current older.json: leaderboard has schema version 0, older than the version 1 this ldpbench "
+         "reads (written by an older ldpbench); no automatic migration exists for it: regenerate it"),
     ],
 )
 def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):
     write(tmp_path, "base.json", BASELINE)
     (tmp_path / "bad.json").write_text("[{")
+    write(tmp_path, "newer.json", [{"schema_version": 99, **r} for r in BASELINE])
+    write(tmp_path, "older.json", [{"schema_version": 0, **r} for r in BASELINE])
     out = ldpbench(tmp_path, "compare", *args)
     assert out.returncode == 2
     assert out.stderr.startswith("ldpbench: error: ") and message in out.stderr

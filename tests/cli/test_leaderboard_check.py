@@ -6,7 +6,9 @@
   registration hook that raises), with the plugin's message and no traceback;
 - refreshing a baseline (``--ldpbench-update-baseline``) is refused when a plugin failed in the
   run, with the failed rows listed, and nothing is written;
-- baseline rows the run no longer produces fail the check unless ``allow_missing``.
+- baseline rows the run no longer produces fail the check unless ``allow_missing``;
+- a baseline of another schema version is refused before anything runs, and the fixture fails
+  with the message, not a traceback.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.errors import ExitCode
+from ldpbench.errors import ExitCode, UsageError
+from ldpbench.store import SCHEMA_VERSION
 from ldpbench.testing.leaderboard_check import BaselineRefused, check_leaderboard, main
 
 pytest_plugins = ["pytester"]
@@ -205,3 +208,36 @@ def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
         "*Baseline rows are no longer produced. If the spec changed on purpose, refresh the baseline "
         "(pytest --ldpbench-update-baseline) or pass allow_missing=True.",
     ])
+
+
+def _newer_baseline(path: Path) -> Path:
+    """A baseline row as a future ldpbench might write it: another version, another layout."""
+    path.write_text(json.dumps([{"schema_version": SCHEMA_VERSION + 1, "dataset": "zipf", "score": 1.0}]))
+    return path
+
+
+def test_a_baseline_of_another_schema_is_refused_before_anything_runs(tmp_path):
+    spec = write_spec(tmp_path)
+    baseline = _newer_baseline(tmp_path / "baseline.json")
+    with pytest.raises(UsageError, match="newer than the version .*written by a newer ldpbench.*update ldpbench"):
+        check_leaderboard(spec, baseline, out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # no cell ran
+
+
+NEWER_TEST = """\
+def test_gate(ldpbench_leaderboard):
+    ldpbench_leaderboard("gate.yaml", "baseline.json")
+"""
+
+
+def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(pytester):
+    write_spec(pytester.path)
+    _newer_baseline(pytester.path / "baseline.json")
+    pytester.makepyfile(test_newer=NEWER_TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        f"*ldpbench: baseline *baseline.json: leaderboard has schema version {SCHEMA_VERSION + 1}, newer than "
+        "the version*(written by a newer ldpbench): update ldpbench*",
+    ])
+    assert "Traceback" not in result.stdout.str()

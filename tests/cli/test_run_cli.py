@@ -7,6 +7,8 @@ import shutil
 import textwrap
 from pathlib import Path
 
+from ldpbench.store import SCHEMA_VERSION
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 SPEC = """\
@@ -39,6 +41,10 @@ def test_run_json_then_resume(tmp_path, run_cli):
     assert all(REQUIRED <= set(r) for r in rows)
     assert {r["repeats"] for r in rows} == {3}
     assert "12 run, 0 already done" in first.stderr
+    # Still a bare list on stdout (issue 2); the schema version rides in every row, and the
+    # folder's leaderboard.json is the same document.
+    assert all(r["schema_version"] == SCHEMA_VERSION for r in rows)
+    assert json.loads((tmp_path / "out" / "leaderboard.json").read_text()) == rows
     assert (tmp_path / "out" / "results.jsonl").is_file()
     assert (tmp_path / "out" / "manifest.json").is_file()
 

@@ -19,7 +19,7 @@ from ldpbench.compare import (
 )
 from ldpbench.errors import ExitCode, UsageError
 from ldpbench.leaderboard import aggregate, render
-from ldpbench.store import ResultsStore
+from ldpbench.store import SCHEMA_VERSION, ResultsStore
 
 
 def lb_row(mean, stderr=0.01, metric="mse", gib=False, failed=0, repeats=10, fingerprint="f1",
@@ -305,3 +305,62 @@ def test_unreadable_leaderboards_are_usage_errors(tmp_path, content, message):
 def test_a_missing_file_names_the_side(tmp_path):
     with pytest.raises(UsageError, match="current .*no such file"):
         load_leaderboard(tmp_path / "nope.json", "current")
+
+
+# -- schema version of a JSON leaderboard ------------------------------------------------------
+
+
+def _versioned(version, *rows):
+    return [{"schema_version": version, **r} for r in rows]
+
+
+def test_json_leaderboard_rows_carry_the_store_schema_version_first(tmp_path):
+    run = _results_dir(tmp_path / "run", [1.0, 1.1])
+    data = json.loads(render(aggregate(ResultsStore(run).load()), "json"))
+    assert isinstance(data, list) and all(next(iter(r)) == "schema_version" for r in data)
+    assert {r["schema_version"] for r in data} == {SCHEMA_VERSION}
+    path = tmp_path / "lb.json"
+    path.write_text(json.dumps(data))
+    # Read back like a results folder: the version is checked, then dropped from the rows.
+    assert "schema_version" not in load_leaderboard(path)[0]
+    assert [c.status for c in compare(load_leaderboard(path), load_leaderboard(run)).changes] == ["unchanged"]
+
+
+def test_an_unversioned_leaderboard_is_read_as_the_pre_versioning_format(tmp_path):
+    path = tmp_path / "lb.json"
+    path.write_text(json.dumps([lb_row(1.0), lb_row(2.0, oracle="oue")]))
+    assert [r["mean"] for r in load_leaderboard(path)] == [1.0, 2.0]
+
+
+def test_an_unversioned_leaderboard_lacking_fields_says_regenerate(tmp_path):
+    path = tmp_path / "lb.json"
+    path.write_text(json.dumps([{k: v for k, v in lb_row(1.0).items() if k != "stderr"}]))
+    with pytest.raises(UsageError, match=r"baseline .*lb.json: row 0 lacks stderr \(no schema_version: "
+                       r"written by an older ldpbench or by hand; regenerate it with `ldpbench run SPEC`"):
+        load_leaderboard(path, "baseline")
+
+
+@pytest.mark.parametrize(
+    "version, message",
+    [
+        (SCHEMA_VERSION + 1, rf"leaderboard has schema version {SCHEMA_VERSION + 1}, newer than the version "
+                             rf"{SCHEMA_VERSION} this ldpbench reads \(written by a newer ldpbench\): update ldpbench"),
+        (SCHEMA_VERSION - 1, rf"leaderboard has schema version {SCHEMA_VERSION - 1}, older .*written by an older "
+                             r"ldpbench.*regenerate it with `ldpbench run SPEC`.*scripts/update_ci_baseline.sh"),
+        ("1", "schema_version must be an integer, got '1'"),
+        (True, "schema_version must be an integer, got True"),
+    ],
+)
+def test_a_leaderboard_of_another_schema_is_a_usage_error(tmp_path, version, message):
+    path = tmp_path / "lb.json"
+    # A newer file may also lack today's fields: the version is what the message must name.
+    newer = {k: v for k, v in lb_row(1.0).items() if k != "failed"}
+    path.write_text(json.dumps(_versioned(SCHEMA_VERSION, lb_row(2.0, oracle="oue")) + _versioned(version, newer)))
+    with pytest.raises(UsageError, match=message) as info:
+        load_leaderboard(path, "baseline")
+    assert str(info.value).startswith(f"baseline {path}: ")
+    assert info.value.exit_code == ExitCode.USAGE
+    # A folder holding only that leaderboard.json is refused the same way.
+    (tmp_path / "leaderboard.json").write_text(path.read_text())
+    with pytest.raises(UsageError, match=message):
+        load_leaderboard(tmp_path, "current")
