@@ -26,6 +26,8 @@ from ldpbench.errors import UsageError
 from ldpbench.params import Param
 from ldpbench.types import Dataset, Population
 
+from .synthetic import MAX_DOMAIN  # the synthetic datasets share one domain limit (why: there)
+
 #: The header line of the AOL-2006 release files (user, query, time, rank, clicked URL).
 AOL_HEADER = "AnonID"
 
@@ -153,8 +155,9 @@ class SyntheticSearch(Dataset):
     name = "synthetic-search"
     params = (
         Param("users", int, 657_427, "number of users (one record each)", min=1),
-        Param("queries", int, 4_000_000, "size of the query vocabulary", min=1),
-        Param("urls_per_query", int, 20, "URLs per query", min=1),
+        # Each is the size of a float vector drawn from (its Zipf pmf and CDF): the same limit.
+        Param("queries", int, 4_000_000, f"size of the query vocabulary (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
+        Param("urls_per_query", int, 20, f"URLs per query (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
         Param("query_exponent", float, 0.75, "Zipf exponent of query popularity", min=0),
         Param("url_exponent", float, 2.0, "Zipf exponent of URL popularity within a query", min=0),
     )

@@ -13,6 +13,15 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Dataset, Population
 
+#: The largest domain a synthetic dataset accepts: 10**8 items. A float64 vector over the domain
+#: is then 800 MB, and a run holds several at once (the weights and counts while loading, the true
+#: frequencies, every estimate a pipeline makes), so this is about the most a large machine can
+#: run; the domains of the LDP literature stop well below it (Kosarak 41,270 items; 2**20 to
+#: 2**24 for the largest hashed domains). Above it, a spec is refused when it is validated (exit 2,
+#: FILE:LINE), instead of every cell failing with MemoryError or the run being killed for memory.
+MAX_DOMAIN = 10**8
+_DOMAIN_HELP = f"domain size (at most {MAX_DOMAIN:,}: a float vector over it is 800 MB)"
+
 
 def apportion(weights: np.ndarray, n: int) -> np.ndarray:
     """Integer counts summing to ``n`` proportional to ``weights`` (largest remainder)."""
@@ -36,7 +45,7 @@ class Zipf(Dataset):
 
     name = "zipf"
     params = (
-        Param("d", int, 1024, "domain size", min=1),
+        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN),
         Param("n", int, 100_000, "number of users", min=1),
         Param("s", float, 1.5, "Zipf exponent (0 gives uniform)", min=0),
     )
@@ -55,7 +64,7 @@ class Uniform(Dataset):
 
     name = "uniform"
     params = (
-        Param("d", int, 1024, "domain size", min=1),
+        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN),
         Param("n", int, 100_000, "number of users", min=1),
     )
 

@@ -261,6 +261,9 @@ CLI_CASES = {
     "bad-yaml": BASE_TEXT.replace("epsilons:", "epsilons: [1, 2\nx:"),
     "nan-epsilon": BASE_TEXT.replace("- 2.5", "- .nan"),
     "huge-domain": BASE_TEXT.replace("d: 16", "d: 1000000000000"),
+    # Within the size limit of every key, beyond the synthetic datasets' domain limit: used to
+    # pass validation, then fail every cell with MemoryError (exit 3).
+    "huge-domain-under-size-limit": BASE_TEXT.replace("d: 16", "d: 10000000000"),
     "negative-repeats": BASE_TEXT.replace("repeats: 2", "repeats: -4"),
     "unknown-names-and-keys": BASE_TEXT.replace("- base\n", "- norm_sub\n").replace("seed:", "sede:"),
     "empty-lists-and-wrong-types": BASE_TEXT.replace("- grr\n", "").replace("oracles:\n", "oracles: []\nx_oracles:\n")

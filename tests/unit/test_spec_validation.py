@@ -75,6 +75,25 @@ def test_wrong_type_and_range(tmp_path, plugins):
     assert any(":5: 'n' must be int" in m for m in msgs)
 
 
+@pytest.mark.parametrize("entry, key, line", [
+    ("zipf: {d: 10000000000}", "d", 5),  # at MAX_USERS: used to validate, then fail every cell
+    ("zipf: {d: 100000001, n: 10}", "d", 5),
+    ("uniform: {d: 123456789012}", "d", 5),
+    ("synthetic-search: {queries: 1000000000}", "queries", 5),
+    ("synthetic-search:\n      users: 10\n      urls_per_query: 100000001", "urls_per_query", 7),
+])
+def test_huge_synthetic_domains_are_refused_at_validation(tmp_path, plugins, entry, key, line):
+    text = GOOD.replace("zipf: {d: 64, n: 5000, s: 1.1}", entry)
+    (msg,) = problems(tmp_path, plugins, text)
+    assert msg.startswith(f"{tmp_path / 'spec.yaml'}:{line}: ") and f"'{key}' must be <= 100000000" in msg, msg
+
+
+def test_the_largest_synthetic_domain_still_validates(tmp_path, plugins):
+    text = GOOD.replace("{d: 64, n: 5000, s: 1.1}", "{d: 100000000, n: 5000, s: 1.1}")
+    spec = load_spec(write(tmp_path, text), plugins)  # only validated: loading it takes ~3 GB
+    assert spec.datasets[0].label.startswith("zipf(d=100000000,")
+
+
 def test_all_problems_are_reported_together(tmp_path, plugins):
     text = GOOD.replace("grr, oue", "grrr, oue").replace("mse, {", "msee, {")
     msgs = problems(tmp_path, plugins, text)
