@@ -21,6 +21,7 @@ import numpy as np
 
 from . import __version__
 from .engine import CellTask, failed_cell_rows, run_cell
+from .types import TaskLost
 from .pluginmanager import Plugins
 from .spec.expand import count_cells, expand
 from .spec.model import Entry, Spec
@@ -40,19 +41,6 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     noted_rows: int = 0
     seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class TaskLost:
-    """What an executor yields instead of a task's result when the process running it died.
-
-    A worker killed by a segfault, ``os._exit`` or the OOM killer returns no rows; the runner
-    stores the cell as failed (``reason`` in every row's ``error``), so the run completes with
-    exit 3 and a rerun retries the cell, as for a plugin that raised.
-    """
-
-    task: Any
-    reason: str
 
 
 def default_out_dir(spec: Spec) -> Path:

@@ -513,12 +513,26 @@ class Protocol(Plugin):
         """
 
 
+@dataclass(frozen=True)
+class TaskLost:
+    """What an executor yields instead of a task's result when the process running it died.
+
+    A worker killed by a segfault, ``os._exit`` or the OOM killer returns no rows; the runner
+    stores the cell as failed (``reason`` in every row's ``error``), so the run completes with
+    exit 3 and a rerun retries the cell, as for a plugin that raised.
+    """
+
+    task: Any
+    reason: str
+
+
 class Executor(Plugin):
     """Runs cell tasks: in-process, on a local process pool, on a cluster."""
 
     @abstractmethod
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-        """Apply the picklable ``fn`` to every task; yield results as they finish."""
+        """Apply the picklable ``fn`` to every task; yield results as they finish, or a
+        :class:`TaskLost` for a task whose process died."""
 
     def close(self) -> None:
         """Release workers."""

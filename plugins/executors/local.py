@@ -7,7 +7,7 @@ A pool worker that dies (a plugin calling ``os._exit``, a segfault in compiled c
 OOM killer) breaks a :class:`~concurrent.futures.ProcessPoolExecutor` and fails every task in
 flight, most of which did nothing wrong. The process pool therefore reruns the tasks that were in
 flight, each in a process of its own, to tell the culprit from the bystanders: the culprit comes
-back as a :class:`~ldpbench.runner.TaskLost` (the runner stores it as a failed cell, exit 3), the
+back as a :class:`~ldpbench.types.TaskLost` (the runner stores it as a failed cell, exit 3), the
 others with their normal results, and a fresh pool goes on with the remaining tasks. Since every
 cell's numbers depend only on the cell, rerunning one changes nothing in its results.
 """
@@ -29,7 +29,7 @@ from typing import Any
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import Executor
+from ldpbench.types import Executor, TaskLost
 
 #: At most this many local workers (a typo must not fork a process per cell).
 MAX_WORKERS = 512
@@ -175,8 +175,6 @@ class ProcessPool(Executor):
 
     def _run_isolated(self, fn: Callable[[Any], Any], tasks: list[Any], workers: int, ctx: Any) -> Iterator[Any]:
         """Run each task in a process of its own (``workers`` at a time): a death is that task's."""
-        from ldpbench.runner import TaskLost
-
         queue = collections.deque(tasks)
         running: dict[Connection, tuple[Any, Any]] = {}
         try:
