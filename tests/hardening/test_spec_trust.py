@@ -20,7 +20,6 @@ import time
 import pytest
 
 from ldpbench.cli import main
-from ldpbench.cli.run_cmd import apply_executor_params
 
 SPEC = """\
 name: trust
@@ -64,6 +63,7 @@ def test_the_trust_flag_lets_a_spec_name_a_scheduler(tmp_path, capsys, no_connec
 
 
 def test_the_command_line_names_the_scheduler(tmp_path, plugins, no_connections):
+    from ldpbench.cli.run_cmd import apply_executor_params
     from ldpbench.spec import load_spec
 
     spec_path = tmp_path / "spec.yaml"
@@ -125,9 +125,15 @@ def _validate_in_subprocess(tmp_path, spec: str, timeout: float = 60) -> tuple[i
         "sys.exit(rc)\n"
     )
     started = time.perf_counter()
-    res = subprocess.run([sys.executable, "-c", code, spec], cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+    def limit_memory() -> None:  # a loader that builds a bomb fails here, not the machine
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    res = subprocess.run([sys.executable, "-c", code, spec], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=timeout, preexec_fn=limit_memory)
     seconds = time.perf_counter() - started
-    rss = int(re.search(r"MAXRSS (\d+)", res.stderr)[1]) / 1024
+    found = re.search(r"MAXRSS (\d+)", res.stderr)
+    assert found, res.stderr[-2000:]
+    rss = int(found[1]) / 1024
     return res.returncode, res.stderr, seconds, rss
 
 
