@@ -25,9 +25,10 @@ __all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_SPEC_BYTES", "Document", "parse_docume
 #: Refuse documents that expand to more values than this, counted after every alias and merge key
 #: (``<<:``) is expanded: alias bombs ("billion laughs") and merge-key bombs.
 MAX_NODES = 50_000
-#: Refuse documents of more YAML tokens than this while scanning (a value is two or three tokens:
-#: a key or separator, and the scalar), so that a large file is refused after a bounded scan.
-MAX_TOKENS = 4 * MAX_NODES
+#: Refuse documents of more YAML tokens than this while scanning, so that a large file is refused
+#: after a bounded scan (PyYAML's pure-Python scanner manages about 50,000 tokens a second). A value
+#: is about two tokens (a separator or key, and the scalar): a flat list of MAX_NODES items fits.
+MAX_TOKENS = 2 * MAX_NODES + 1_000
 #: Refuse values nested deeper than this (a spec needs about 5 levels; a recursive alias is infinite).
 MAX_DEPTH = 50
 
