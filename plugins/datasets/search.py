@@ -70,6 +70,8 @@ def read_search_log(path: Path, clicks_only: bool) -> tuple[np.ndarray, np.ndarr
     """
     import polars as pl
 
+    if not path.exists():
+        raise UsageError(f"search log not found: {path}")
     check_regular_file(path, "search log")  # a FIFO would block the reader, a device never end
     try:
         lines = pl.read_csv(
