@@ -23,10 +23,11 @@ Path_ = tuple[Any, ...]
 #: Spec files larger than this (1 MiB, :data:`ldpbench.safeio.MAX_SPEC_BYTES`) are refused unread.
 __all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_SPEC_BYTES", "Document", "parse_document", "read_document"]
 #: Refuse documents that expand to more values than this, counted after every alias and merge key
-#: (``<<:``) is expanded: alias bombs ("billion laughs") and merge-key bombs.
-MAX_NODES = 50_000
+#: (``<<:``) is expanded: alias bombs ("billion laughs") and merge-key bombs. The largest shipped
+#: spec has about 100 values; 10,000 keeps the worst case (see MAX_TOKENS) within seconds.
+MAX_NODES = 10_000
 #: Refuse documents of more YAML tokens than this while scanning, so that a large file is refused
-#: after a bounded scan (PyYAML's pure-Python scanner manages about 50,000 tokens a second). A value
+#: after a bounded scan (PyYAML's pure-Python scanner manages 10,000 to 50,000 tokens a second). A value
 #: is about two tokens (a separator or key, and the scalar): a flat list of MAX_NODES items fits.
 MAX_TOKENS = 2 * MAX_NODES + 1_000
 #: Refuse values nested deeper than this (a spec needs about 5 levels; a recursive alias is infinite).

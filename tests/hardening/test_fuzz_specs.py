@@ -609,4 +609,4 @@ def test_worst_case_time_and_memory_before_a_rejection(tmp_path):
     print("\nworst case per family (validate in a fresh process; RSS: peak, and growth after plugin loading)")
     for family, seconds, peak, grown in rows:
         print(f"  {family:34s} {seconds:6.2f} s  {peak:6.0f} MB peak  +{grown:4.0f} MB")
-    assert max(r[1] for r in rows) < 20 and max(r[3] for r in rows) < 200, rows
+    assert max(r[1] for r in rows) < 10 and max(r[3] for r in rows) < 100, rows
