@@ -15,12 +15,12 @@ from typing import Any
 
 from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
-from ..safeio import check_regular_file
-from ..seeding import rng_for
-from ..types import Population
 from ..params import Param
 from ..pluginmanager import Plugins
+from ..safeio import check_regular_file
+from ..seeding import rng_for
 from ..suggest import closest
+from ..types import Population
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 
