@@ -12,6 +12,11 @@ need budgets that depend on the domain size. A spec may write:
 
 The grammar is matched by a regular expression and the value computed with :func:`math.log`:
 nothing in a spec is ever evaluated as code.
+
+Every budget, written or computed, must lie in [:data:`MIN_EPSILON`, :data:`MAX_EPSILON`] or be
+``inf`` written as such: ``'1000'``, ``200*ln(d)`` or ``ln(1e400)`` (which is ``inf`` in floating
+point) are refused, like ``epsilons: [1000]``. Expressions in ``d`` are checked with each
+dataset's own domain size when the spec is validated.
 """
 
 from __future__ import annotations
@@ -20,7 +25,16 @@ import math
 import numbers
 import re
 
-__all__ = ["parse_epsilon"]
+__all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_epsilon_range", "depends_on_d", "parse_epsilon"]
+
+#: The largest finite budget. At eps = 100 every oracle already reports the truth with
+#: probability 1 - e^-100 (GRR keeps a value with probability e^eps / (e^eps + d - 1)), and
+#: e^eps overflows float64 past eps = 709: larger budgets only break the arithmetic.
+MAX_EPSILON = 100.0
+#: The smallest budget. Below it e^eps - 1 (the denominator of every oracle's unbiased estimate)
+#: is under 1e-4, the estimates are noise many orders larger than the counts, and at 1e-300 it
+#: is 0 (a division by zero). Studies go down to 0.01 ([W17] Fig. 2).
+MIN_EPSILON = 1e-4
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _INF = re.compile(r"^\+?(?:inf|infinity)$", re.IGNORECASE)
@@ -34,11 +48,21 @@ _LOG = re.compile(
 _HELP = "expected a positive number, inf, ln(d), k*ln(d) or ln(K) with a number K"
 
 
-def parse_epsilon(value: object, d: int) -> float:
+def depends_on_d(value: object) -> bool:
+    """Whether the budget ``value`` is an expression in the domain size (``ln(d)``, ``2*ln(d)``)."""
+    if not isinstance(value, str):
+        return False
+    match = _LOG.match(value.strip())
+    return match is not None and match["arg"].lower() == "d"
+
+
+def parse_epsilon(value: object, d: int, *, check_range: bool = True) -> float:
     """The budget ``value`` (a number or an expression) as a float, for a domain of ``d`` items.
 
+    :param check_range: also refuse a finite budget outside [MIN_EPSILON, MAX_EPSILON] (off only
+        to check an expression in ``d`` before the domain size is known).
     :raises ValueError: for anything outside the grammar above, a non-positive budget (``ln(1)``
-        included) or NaN; the message names the offending value.
+        included), NaN, or a budget out of range; the message names the offending value.
     """
     if isinstance(value, bool):
         raise ValueError(f"epsilon {value!r} is a boolean; {_HELP}")
@@ -50,7 +74,25 @@ def parse_epsilon(value: object, d: int) -> float:
         raise ValueError(f"epsilon {value!r} has type {type(value).__name__}; {_HELP}")
     if math.isnan(eps) or eps <= 0:
         raise ValueError(f"epsilon must be positive, got {value!r} (= {eps:g})")
+    written_inf = math.isinf(eps) and (not isinstance(value, str) or _INF.match(value.strip()) is not None)
+    if check_range and not written_inf:
+        check_epsilon_range(eps, value)
     return eps
+
+
+def check_epsilon_range(eps: float, written: object) -> None:
+    """Refuse a finite budget outside [MIN_EPSILON, MAX_EPSILON] (and an expression that overflows).
+
+    :raises ValueError: naming what was ``written`` and its value.
+    """
+    expression = isinstance(written, str) and "ln" in written.lower()
+    shown = f"{written!r} = {eps:g}" if expression else f"{eps:g}"
+    if math.isinf(eps):
+        raise ValueError(f"epsilon {written!r} is not finite; write inf for users who send their true value")
+    if eps > MAX_EPSILON:
+        raise ValueError(f"epsilon {shown} is above the largest budget, {MAX_EPSILON:g}")
+    if eps < MIN_EPSILON:
+        raise ValueError(f"epsilon {shown} is below the smallest budget, {MIN_EPSILON:g}")
 
 
 def _parse_text(text: str, d: int) -> float:

@@ -44,6 +44,12 @@ class Param:
     :param max: inclusive upper bound for numbers.
     :param plugin_kind: if set, the value is the name of a plugin of that kind (e.g. ``"prior"``),
         checked against the registry and handed to the plugin as an instance.
+    :param user_only: the value says where to connect or what to trust (a scheduler address, a
+        scheduler file): only the user may give it, on the command line or in the environment. A
+        spec that gives it is refused (``FILE:LINE``, exit 2) unless the user passes
+        ``--trust-spec-params``: a spec is data, and a downloaded one must not make ``ldpbench
+        run`` connect to a machine of its author's choosing (a Dask scheduler sends back pickles,
+        which run code on the client).
     """
 
     name: str
@@ -57,6 +63,16 @@ class Param:
     nullable: bool = False
     #: a file path: the spec loader resolves a relative path against the spec's folder
     path: bool = False
+    #: only the user (command line, environment) may give it, not a spec (see above)
+    user_only: bool = False
+    #: values refused although within [min, max] (olh's ``g``: 0 is automatic, 1 is no hash)
+    forbid: tuple[Any, ...] = ()
+    #: the value is a mapping of the parameters of the prior family named by this sibling
+    #: parameter (calibrate's ``prior_params`` for its ``prior``): the validator checks its keys
+    params_of: str | None = None
+    #: for a dataset: the value *is* its number of users (``"n"``) or its domain size (``"d"``),
+    #: so that validation knows them without loading the dataset (a 10**8 domain takes gigabytes)
+    describes: str | None = None
 
     @property
     def required(self) -> bool:
@@ -86,6 +102,7 @@ class Param:
             "choices": list(self.choices) if self.choices else None,
             "min": self.min,
             "max": self.max,
+            "user_only": self.user_only,
         }
 
     def coerce(self, value: Any) -> Any:
@@ -120,6 +137,9 @@ class Param:
                     continue
                 if self.max is not None and out > self.max:
                     errors.append(f"'{self.name}' must be <= {self.max}, got {out}")
+                    continue
+                if out in self.forbid:
+                    errors.append(f"'{self.name}' cannot be {out}" + (f" ({self.help})" if self.help else ""))
                     continue
             return out
         if len(errors) == 1 and not errors[0].startswith("expected"):

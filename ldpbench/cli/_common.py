@@ -29,6 +29,12 @@ def add_spec_plugin_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="load the plugins folder named by the spec's 'plugins_dir' (specs cannot load code by themselves)",
     )
+    parser.add_argument(
+        "--trust-spec-params",
+        action="store_true",
+        help="let the spec give parameters that say where to connect (a Dask scheduler address); "
+        "without it only the command line and the environment may",
+    )
 
 
 def plugin_dirs_for(spec_path: str, args: argparse.Namespace) -> list[str]:
@@ -54,4 +60,5 @@ def plugin_dirs_for(spec_path: str, args: argparse.Namespace) -> list[str]:
 def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plugins, Spec, list[str]]:
     dirs = plugin_dirs_for(spec_path, args)
     plugins = build_plugins(dirs)
-    return plugins, load_spec(spec_path, plugins), dirs
+    trusted = getattr(args, "trust_spec_params", False)
+    return plugins, load_spec(spec_path, plugins, trust_user_only=trusted), dirs

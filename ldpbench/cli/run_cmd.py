@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from ..errors import ExitCode
+import yaml
+
+from ..errors import ExitCode, ParamError, UsageError
+from ..spec.model import Entry
 from ._common import add_spec_plugin_options, load_plugins_and_spec
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -18,6 +22,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="results folder (default: results/<spec name>)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: one per core)")
     p.add_argument("--executor", metavar="NAME", help="executor plugin (in-process, process-pool, ...)")
+    p.add_argument(
+        "--executor-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the executor, e.g. scheduler=tcp://host:8786 (repeatable; beats the spec's)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler to connect to: short for --executor dask --executor-param scheduler=ADDRESS",
+    )
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
@@ -27,19 +43,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
     from ..leaderboard import render
     from ..runner import run_spec
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
     plugins, spec, dirs = load_plugins_and_spec(args.spec, args)
+    executor = apply_executor_params(plugins, spec, args)
     outcome = run_spec(
         spec,
         plugins,
         args.out,
         workers=args.workers,
-        executor=args.executor,
+        executor=executor,
         plugins_dirs=dirs,
         progress=args.progress,
         rerun=args.rerun,
@@ -58,6 +74,47 @@ def run(args: argparse.Namespace) -> int:
         _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
         return int(ExitCode.PLUGIN)
     return int(ExitCode.OK)
+
+
+def apply_executor_params(plugins: Any, spec: Any, args: argparse.Namespace) -> str | None:
+    """Put ``--executor-param`` (and ``--scheduler``) into the spec's executor entry.
+
+    The command line is where parameters declared ``user_only`` (a scheduler address) come from;
+    they are checked against the executor's declaration like a spec's. Returns the ``--executor``
+    name still to hand to the runner (``None`` once the entry carries it).
+    """
+    given = list(args.executor_param)
+    name = args.executor
+    if args.scheduler:
+        given.append(f"scheduler={args.scheduler}")
+        name = name or "dask"
+    if not given:
+        return name
+    name = name or (spec.executor.name if spec.executor is not None else None)
+    if name is None:
+        raise UsageError("--executor-param needs --executor NAME (or an executor in the spec)")
+    params: dict[str, Any] = dict(spec.executor.params) if spec.executor is not None and spec.executor.name == name else {}
+    for item in given:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--executor-param takes KEY=VALUE, got {item!r}")
+        params[key.strip()] = _cli_value(text)
+    info = plugins.get("executor", name)
+    try:
+        info.resolve_params(params)
+    except ParamError as exc:
+        raise UsageError(f"--executor-param: {exc}") from None
+    spec.executor = Entry("executor", name, tuple(params.items()), info.version)
+    return None
+
+
+def _cli_value(text: str) -> Any:
+    """A command-line value as YAML reads a scalar (``4`` is a number, ``true`` a bool), else text."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, (str, int, float, bool)) else text
 
 
 def _summarize(headline: str, messages: list[str], most: int, what: str) -> None:

@@ -7,22 +7,29 @@ gets its 1-based line number. A node budget stops alias bombs ("billion laughs")
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 import yaml.reader
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from ..errors import SpecError
+from ..errors import SpecError, UsageError
+from ..safeio import MAX_SPEC_BYTES, read_bounded
 
 Path_ = tuple[Any, ...]
 
-#: Refuse spec files larger than this before parsing them (a spec is a page of YAML).
-MAX_SPEC_BYTES = 1_000_000
-#: Refuse documents that expand to more nodes than this (alias bombs).
-MAX_NODES = 50_000
+#: Spec files larger than this (1 MiB, :data:`ldpbench.safeio.MAX_SPEC_BYTES`) are refused unread.
+__all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_SPEC_BYTES", "Document", "parse_document", "read_document"]
+#: Refuse documents that expand to more values than this, counted after every alias and merge key
+#: (``<<:``) is expanded: alias bombs ("billion laughs") and merge-key bombs. The largest shipped
+#: spec has about 100 values; 10,000 keeps the worst case (see MAX_TOKENS) within seconds.
+MAX_NODES = 10_000
+#: Refuse documents of more YAML tokens than this while scanning, so that a large file is refused
+#: after a bounded scan (PyYAML's pure-Python scanner manages 10,000 to 50,000 tokens a second). A value
+#: is about two tokens (a separator or key, and the scalar): a flat list of MAX_NODES items fits.
+MAX_TOKENS = 2 * MAX_NODES + 1_000
 #: Refuse values nested deeper than this (a spec needs about 5 levels; a recursive alias is infinite).
 MAX_DEPTH = 50
 
@@ -49,16 +56,18 @@ class Document:
 
 
 def read_document(path: str | Path) -> Document:
-    """Load a spec file; YAML syntax errors become a :class:`SpecError` with ``FILE:LINE``."""
-    path = Path(path)
+    """Load a spec file; YAML syntax errors become a :class:`SpecError` with ``FILE:LINE``.
+
+    The file is read with :func:`~ldpbench.safeio.read_text_bounded`: a FIFO, a device
+    (``/dev/zero``), a directory or a file over :data:`MAX_SPEC_BYTES` is refused at once, never
+    read until memory runs out or blocked on.
+    """
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such spec file") from None
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise SpecError(f"{path}:1: spec is {len(raw):,} bytes; a spec must be under {MAX_SPEC_BYTES:,}")
+        raw = read_bounded(path, limit=MAX_SPEC_BYTES, what="spec")
+    except UsageError as exc:
+        # safeio words it "spec PATH: reason"; a spec problem reads "PATH:1: reason".
+        reason = str(exc).removeprefix(f"spec {Path(path)}: ")
+        raise SpecError(f"{path}:1: {reason}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -66,26 +75,43 @@ def read_document(path: str | Path) -> Document:
     return parse_document(text, str(path))
 
 
-#: Flow brackets outside quoted strings and comments (a cheap look before PyYAML parses).
-_FLOW_TOKENS = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|#[^\n]*|[\[\]{}]""")
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing nesting deeper than :data:`MAX_DEPTH` as it scans.
 
-
-def _check_flow_depth(text: str, filename: str) -> None:
-    """Refuse deeply nested flow collections before PyYAML sees them.
-
-    PyYAML's scanner needs seconds for ``[[[[...]]]]`` a thousand deep (before it fails with a
-    RecursionError), so a 2 kB file would hold the validator up; a spec needs a few levels.
+    PyYAML needs seconds for ``[[[[...]]]]`` a thousand deep (and its parser and composer recurse
+    once per level), so the depth is checked on the scanner's own flow level and indentation
+    stack, token by token: a bracket inside a quoted string, a comment or a block scalar is never
+    counted (a regular expression over the text cannot tell those apart), and a deep document is
+    refused at its 51st level, after a bounded amount of work.
     """
-    depth = 0
-    for match in _FLOW_TOKENS.finditer(text):
-        token = match.group()
-        if token in ("[", "{"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = text.count("\n", 0, match.start()) + 1
-                raise SpecError(f"{filename}:{line}: the spec is nested too deeply (at most {MAX_DEPTH} levels)")
-        elif token in ("]", "}"):
-            depth = max(0, depth - 1)
+
+    def __init__(self, text: str, filename: str):
+        self.filename = filename
+        super().__init__(text)
+
+    def _too_deep(self) -> SpecError:
+        line = self.get_mark().line + 1
+        return SpecError(f"{self.filename}:{line}: the spec is nested too deeply (at most {MAX_DEPTH} levels)")
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:
+        if self.flow_level >= MAX_DEPTH:
+            raise self._too_deep()
+        super().fetch_flow_collection_start(TokenClass)
+
+    def fetch_more_tokens(self) -> None:
+        super().fetch_more_tokens()
+        # PyYAML scans about 50,000 tokens a second: a megabyte of "[1, 1, 1, ...]" would take
+        # ten seconds to refuse for its size. A spec within MAX_NODES has far fewer tokens.
+        if self.tokens_taken + len(self.tokens) > MAX_TOKENS:
+            raise SpecError(
+                f"{self.filename}:{self.get_mark().line + 1}: the spec is too large "
+                f"(over {MAX_TOKENS:,} YAML tokens; at most {MAX_NODES:,} values)"
+            )
+
+    def add_indent(self, column: int) -> bool:
+        if len(self.indents) >= MAX_DEPTH:
+            raise self._too_deep()
+        return super().add_indent(column)
 
 
 #: PyYAML problems that a misindented line (or one indented with a tab) usually causes.
@@ -115,10 +141,10 @@ def _indentation_hint(problem: str, text: str, line: int) -> str:
 
 
 def parse_document(text: str, filename: str = "<spec>") -> Document:
-    _check_flow_depth(text, filename)
+    """Parse spec text; every problem (syntax, tags, size, depth) is a ``FILE:LINE`` :class:`SpecError`."""
     try:
         # The reader checks for unprintable characters as soon as it is built.
-        loader = yaml.SafeLoader(text)
+        loader = _DepthLimitedLoader(text, filename)
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, max(0, exc.position)) + 1
         raise SpecError(
@@ -145,9 +171,91 @@ def parse_document(text: str, filename: str = "<spec>") -> Document:
         loader.dispose()
     if node is None:
         raise SpecError(f"{filename}:1: the spec is empty")
+    check_expanded_size(node, filename)
     walker = _Walker(filename)
     data = walker.build(node, ())
     return Document(data, walker.lines, filename)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
+
+def _merge_sources(node: yaml.MappingNode, value: yaml.Node, filename: str) -> list[yaml.MappingNode]:
+    """The mappings a merge key (``<<: *a`` or ``<<: [*a, *b]``) pulls into ``node``."""
+    sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    for source in sources:
+        if not isinstance(source, yaml.MappingNode):
+            raise SpecError(
+                f"{filename}:{source.start_mark.line + 1}: a merge key (<<) takes a mapping or a list of mappings"
+            )
+    return sources  # type: ignore[return-value]
+
+
+def check_expanded_size(root: yaml.Node, filename: str) -> None:
+    """Refuse a document whose values, after expanding every alias and merge key, exceed
+    :data:`MAX_NODES`, or which nest deeper than :data:`MAX_DEPTH` once expanded.
+
+    Counted on the composed node graph, before anything is built: each distinct node is visited
+    once (its expanded size and height are memoized), so the check takes time linear in the
+    file, however large the expansion would be. A 638-byte spec of nested merge keys
+    (``<<: [*a, *a, ...]`` over a few levels) expands to billions of values; building it, or
+    letting PyYAML flatten its merge keys in place, takes seconds to minutes and gigabytes.
+    A node that contains itself (``&a [*a]``) expands forever and is refused as too deep.
+    """
+    memo: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded values, expanded height)
+    active: set[int] = set()
+
+    def too_deep(node: yaml.Node) -> SpecError:
+        return SpecError(
+            f"{filename}:{node.start_mark.line + 1}: the spec is nested too deeply "
+            f"(at most {MAX_DEPTH} levels; a recursive alias?)"
+        )
+
+    def visit(node: yaml.Node, depth: int) -> tuple[int, int]:
+        key = id(node)
+        if key in active:
+            raise too_deep(node)
+        if key not in memo:
+            if depth > MAX_DEPTH:
+                raise too_deep(node)
+            active.add(key)
+            size, height = 1, 0
+            for child, merged in _children(node, filename):
+                # A merged mapping's pairs become this mapping's own (copied in): its values
+                # count, at this level, but the merged mapping itself is not a value here.
+                child_size, child_height = visit(child, depth if merged else depth + 1)
+                size += child_size - 1 if merged else child_size
+                height = max(height, child_height if merged else child_height + 1)
+                if size > MAX_NODES:
+                    raise SpecError(
+                        f"{filename}:{node.start_mark.line + 1}: the spec is too large once its aliases "
+                        f"and merge keys (<<) are expanded (over {MAX_NODES:,} values)"
+                    )
+            active.discard(key)
+            memo[key] = (size, height)
+        size, height = memo[key]
+        if depth + height > MAX_DEPTH:
+            raise too_deep(node)
+        return size, height
+
+    visit(root, 0)
+
+
+def _children(node: yaml.Node, filename: str) -> Iterator[tuple[yaml.Node, bool]]:
+    """``(child, merged)``: the items of a sequence; the keys and values of a mapping, and the
+    mappings merged into it (``merged`` true)."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield item, False
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                for source in _merge_sources(node, value_node, filename):
+                    yield source, True
+            else:
+                yield key_node, False
+                yield value_node, False
 
 
 class _Walker:
@@ -157,28 +265,50 @@ class _Walker:
         self.constructor = SafeConstructor()
         self.count = 0
 
+    def where(self, node: yaml.Node) -> str:
+        return f"{self.filename}:{node.start_mark.line + 1}"
+
+    def pairs(self, node: yaml.MappingNode) -> list[tuple[yaml.Node, yaml.Node, bool]]:
+        """``(key, value, merged)`` of a mapping: the pairs of merged mappings, then its own.
+
+        YAML's merge-key rule, without PyYAML's in-place flattening (which copies pairs into every
+        merged mapping and so grows geometrically with nested merges): a key written in the mapping
+        overrides a merged one, and of several merged mappings the first listed wins.
+        """
+        own: list[tuple[yaml.Node, yaml.Node, bool]] = []
+        merged: list[tuple[yaml.Node, yaml.Node, bool]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                for source in _merge_sources(node, value_node, self.filename):
+                    merged.extend((k, v, True) for k, v, _ in self.pairs(source))
+            else:
+                own.append((key_node, value_node, False))
+        return merged + own
+
     def build(self, node: yaml.Node, path: Path_) -> Any:
         self.count += 1
-        if self.count > MAX_NODES:
-            raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: the spec is too large (over {MAX_NODES:,} values; aliases?)")
+        if self.count > MAX_NODES:  # check_expanded_size refuses these first; kept as a backstop
+            raise SpecError(f"{self.where(node)}: the spec is too large (over {MAX_NODES:,} values; aliases?)")
         if len(path) > MAX_DEPTH:  # also ends a recursive alias (&a [*a]), which nests forever
             raise SpecError(
-                f"{self.filename}:{node.start_mark.line + 1}: the spec is nested too deeply "
-                f"(at most {MAX_DEPTH} levels; a recursive alias?)"
+                f"{self.where(node)}: the spec is nested too deeply (at most {MAX_DEPTH} levels; a recursive alias?)"
             )
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
-            try:
-                self.constructor.flatten_mapping(node)
-            except ConstructorError as exc:
-                raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: {exc.problem}") from None
             out: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
+            written: set[Any] = set()  # keys written in this mapping (not merged into it)
+            for key_node, value_node, merged in self.pairs(node):
+                if key_node.tag == _VALUE_TAG:
+                    key_node.tag = "tag:yaml.org,2002:str"
                 key = self.build(key_node, path + ("<key>",))
                 if isinstance(key, (list, dict)):
-                    raise SpecError(f"{self.filename}:{key_node.start_mark.line + 1}: a key must be a plain value")
-                if key in out:
-                    raise SpecError(f"{self.filename}:{key_node.start_mark.line + 1}: duplicate key '{key}'")
+                    raise SpecError(f"{self.where(key_node)}: a key must be a plain value")
+                if key in written:
+                    raise SpecError(f"{self.where(key_node)}: duplicate key '{key}'")
+                if key in out and merged:
+                    continue  # of several merged mappings, the first listed wins
+                if not merged:
+                    written.add(key)
                 self.lines[path + (key,)] = key_node.start_mark.line + 1
                 out[key] = self.build(value_node, path + (key,))
             self.lines.pop(path + ("<key>",), None)
@@ -191,6 +321,13 @@ class _Walker:
             return items
         try:
             return self.constructor.construct_object(node, deep=True)
-        except (ConstructorError, ValueError) as exc:
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise SpecError(f"{self.filename}:{node.start_mark.line + 1}: {problem}") from None
+        except ConstructorError as exc:
+            problem = exc.problem or str(exc)
+            raise SpecError(f"{self.where(node)}: {problem}") from None
+        except Exception as exc:  # noqa: BLE001 - any scalar PyYAML cannot read is a spec mistake
+            # ``!!bool maybe`` raises KeyError, ``!!int 0x`` ValueError, ``!!timestamp`` of a
+            # malformed date TypeError or ValueError: the user wrote a tag and a value that do not
+            # go together; that is a FILE:LINE message, never a traceback.
+            tag = node.tag.rsplit(":", 1)[-1]
+            value = node.value if len(str(node.value)) <= 40 else str(node.value)[:40] + "..."
+            raise SpecError(f"{self.where(node)}: cannot read {value!r} as !!{tag} ({type(exc).__name__})") from None

@@ -10,13 +10,17 @@ import importlib.metadata as md
 import math
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError
+from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
+from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
+from ..params import Param
 from ..pluginmanager import Plugins
+from ..safeio import check_regular_file
+from ..seeding import rng_for
 from ..suggest import closest
+from ..types import Population
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 
@@ -38,28 +42,43 @@ TOP_LEVEL_KEYS = (
 )
 SIMULATIONS = ("aggregate", "per-user")
 MAX_REPEATS = 100_000
-MAX_EPSILON = 100.0
 MAX_USERS = 10**10
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: Users simulated one by one in a cell of ``simulation: per-user`` (the dataset's n, its
+#: ``sample``, or the users of a personalized budget). The per-user path perturbs every user, so
+#: its time is linear in the users: 10**8 is minutes per cell; 10**10 would be days.
+MAX_PER_USER_USERS = 10**8
+#: A spec's name is a folder name under the results root (``results/<name>``): one path
+#: component, never ``..``, ``/``, a control character or a name longer than file systems allow.
+MAX_NAME_LENGTH = 100
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def load_spec(path: str | Path, plugins: Plugins) -> Spec:
-    """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem."""
+def load_spec(path: str | Path, plugins: Plugins, *, trust_user_only: bool = False) -> Spec:
+    """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem.
+
+    :param trust_user_only: let the spec give parameters declared ``user_only`` (a scheduler
+        address): ``--trust-spec-params`` on the command line.
+    """
     doc = read_document(path)
-    return Validator(doc, plugins, Path(path)).run()
+    return Validator(doc, plugins, Path(path), trust_user_only=trust_user_only).run()
 
 
-def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>") -> Spec:
+def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, trust_user_only: bool = False) -> Spec:
     """Validate a spec given as YAML text (the notebook API); relative paths are from the cwd."""
-    return Validator(parse_document(text, filename), plugins, Path.cwd() / filename).run()
+    return Validator(parse_document(text, filename), plugins, Path.cwd() / filename, trust_user_only=trust_user_only).run()
 
 
 class Validator:
-    def __init__(self, doc: Document, plugins: Plugins, path: Path):
+    def __init__(self, doc: Document, plugins: Plugins, path: Path, *, trust_user_only: bool = False):
         self.doc = doc
         self.plugins = plugins
         self.path = path
+        self.trust_user_only = trust_user_only
         self.problems: list[str] = []
+        #: where each dataset entry sits in the spec (for the dataset-facts checks)
+        self.dataset_paths: dict[int, tuple[Any, ...]] = {}
+        #: where each group of a personalized budget sits, by id of the Budget
+        self.group_paths: dict[int, list[tuple[Any, ...]]] = {}
 
     # -- helpers ----------------------------------------------------------------------------
     def problem(self, path: tuple[Any, ...], message: str) -> None:
@@ -78,8 +97,13 @@ class Validator:
         if name is None:
             self.problem((), "missing key 'name'")
             name = "unnamed"
-        elif not isinstance(name, str) or not _NAME.match(name):
-            self.problem(("name",), f"'name' must be a word of letters, digits, '.', '_' or '-', got {name!r}")
+        elif not isinstance(name, str) or not _NAME.fullmatch(name):
+            # fullmatch: "$" would also match before a trailing newline ("abc\n").
+            shown = name if not isinstance(name, str) or len(name) <= 60 else name[:60] + "..."
+            self.problem(("name",), f"'name' must be a word of letters, digits, '.', '_' or '-' (it names the results folder), got {shown!r}")
+            name = "unnamed"
+        elif len(name) > MAX_NAME_LENGTH:
+            self.problem(("name",), f"'name' is {len(name)} characters long; at most {MAX_NAME_LENGTH} (it names the results folder)")
             name = "unnamed"
         description = data.get("description", "")
         if not isinstance(description, str):
@@ -97,7 +121,11 @@ class Validator:
             )
             simulation = "aggregate"
 
-        datasets = [e for e in self.entries(data, "datasets", "dataset", required=True) if e is not None]
+        datasets = []
+        for i, e in enumerate(self.entries(data, "datasets", "dataset", required=True)):
+            if e is not None:
+                self.dataset_paths[id(e)] = ("datasets", i) if isinstance(data.get("datasets"), list) else ("datasets",)
+                datasets.append(e)
         budgets = self.budgets(data)
         mechanisms = [
             e for e in self.entries(data, "oracles", ("oracle", "protocol"), required=True) if e is not None
@@ -123,6 +151,9 @@ class Validator:
                 if mech.kind == "protocol":
                     self.problem(("oracles", i), f"protocol '{mech.name}' does not support personalized budgets ('users')")
 
+        if not self.problems:
+            # Only a spec that is otherwise valid loads its datasets: loading may take a while.
+            self.dataset_facts(datasets, budgets, data, seed, simulation)  # type: ignore[arg-type]
         if self.problems:
             raise SpecError(self.problems)
         resolved = {
@@ -243,16 +274,42 @@ class Validator:
         for p in info.params:
             if p.name not in given:
                 continue
+            if p.user_only and not self.trust_user_only:
+                self.problem(
+                    ppath + (p.name,),
+                    f"'{p.name}' of {info.kind} '{name}' may come only from you, not from a spec: it says where "
+                    f"to connect, and what comes back can run code here. Give it on the command line"
+                    + (" (--executor " + name + " --executor-param " + p.name + "=VALUE)" if info.kind == "executor" else "")
+                    + ", or pass --trust-spec-params if you trust this spec",
+                )
+                return None
             if p.plugin_kind:
                 try:
                     self.plugins.get(p.plugin_kind, given[p.name])
                 except UnknownPluginError as exc:
                     self.problem(ppath + (p.name,), f"'{p.name}': {exc}")
                     return None
+            if p.params_of:
+                problem = self.check_params_of(info, p, given)
+                if problem:
+                    self.problem(ppath + (p.name,), problem)
+                    return None
             if p.path and isinstance(given[p.name], str):
+                if "\0" in given[p.name]:
+                    self.problem(ppath + (p.name,), f"'{p.name}': a path cannot contain a NUL character")
+                    return None
                 target = (self.path.parent / os.path.expanduser(given[p.name])).resolve()
                 if not target.exists():
                     self.problem(ppath + (p.name,), f"'{p.name}': no such file: {given[p.name]} (looked for {target})")
+                    return None
+                try:
+                    # stat only, never open: a FIFO would block, /dev/zero would never end.
+                    check_regular_file(target, f"'{p.name}':")
+                except UsageError as exc:
+                    self.problem(ppath + (p.name,), str(exc))
+                    return None
+                if not os.access(target, os.R_OK):
+                    self.problem(ppath + (p.name,), f"'{p.name}': {target} is not readable")
                     return None
                 resolved_paths.append((p.name, str(target)))
         ordered = tuple((k, given[k]) for k in params if k in given)
@@ -307,7 +364,7 @@ class Validator:
             for i, eps in enumerate(value):
                 parsed = _epsilon_number(eps)
                 if parsed is None:
-                    self.problem(("epsilons", i), f"epsilon must be a positive number (or inf), got {eps!r}")
+                    self.problem(("epsilons", i), _epsilon_problem(eps))
                     continue
                 if parsed in seen:
                     self.problem(("epsilons", i), f"epsilon {format_value(parsed)} is listed twice")
@@ -335,6 +392,7 @@ class Validator:
             self.problem(path, "a users configuration must be a non-empty list of {epsilon, count} groups")
             return None
         parsed = []
+        gpaths = []
         ok = True
         for i, group in enumerate(groups):
             gpath = path + (i,)
@@ -364,11 +422,112 @@ class Validator:
                 continue
             number = _epsilon_number(eps)
             parsed.append((number if number is not None else eps, count))
+            gpaths.append(gpath)
         if not ok:
             return None
         if label is None:  # an unnamed mix is named by what it is: "500@0.1+500@2+50@ln(d)"
             label = "+".join(f"{count}@{format_value(eps)}" for eps, count in parsed)
-        return Budget(epsilon=None, groups=tuple(parsed), users_label=label)
+        budget = Budget(epsilon=None, groups=tuple(parsed), users_label=label)
+        self.group_paths[id(budget)] = gpaths
+        return budget
+
+    # -- facts of the datasets ---------------------------------------------------------------
+    def dataset_facts(self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str) -> None:
+        """Load each dataset once and check what depends on its size: ``sample`` and user-group
+        counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), and
+        per-user simulation of more than :data:`MAX_PER_USER_USERS` users.
+
+        A dataset that cannot be loaded (a missing or unreadable file, a malformed one) is a
+        problem of the spec (exit 2), found here rather than as every cell failing.
+        """
+        for ds in datasets:
+            where = self.dataset_paths.get(id(ds), ("datasets",))
+            size = self.dataset_size(ds, seed, where)
+            if size is None:
+                continue
+            n, d = size
+            if n <= 0:
+                self.problem(where, f"dataset '{ds.label}' has no users")
+                continue
+            if ds.sample is not None and ds.sample > n:
+                self.problem(where + (ds.name, "sample"), f"'sample' is {ds.sample:,}, more users than dataset '{ds.label}' has (n = {n:,})")
+            for budget in budgets:
+                self.budget_facts(ds, budget, n, d)
+            if simulation == "per-user":
+                users = [ds.sample or n] if not any(b.groups for b in budgets) else [sum(c for _, c in b.groups) for b in budgets]
+                if max(users) > MAX_PER_USER_USERS:
+                    self.problem(
+                        ("simulation",) if "simulation" in data else where,
+                        f"simulation: per-user perturbs every user one by one, at most {MAX_PER_USER_USERS:,} per cell; "
+                        f"dataset '{ds.label}' would simulate {max(users):,} (use simulation: aggregate, or 'sample')",
+                    )
+
+    def dataset_size(self, ds: DatasetEntry, seed: int, where: tuple[Any, ...]) -> tuple[int, int] | None:
+        """``(n, d)`` of a dataset: from parameters declared ``describes`` when it has both, else by
+        loading it; ``None`` (after recording a problem, if it is the user's) when unknown."""
+        info = self.plugins.get("dataset", ds.name)
+        values = info.resolve_params(dict(ds.params)).values
+        described = {p.describes: values.get(p.name) for p in info.params if p.describes in ("n", "d")}
+        if isinstance(described.get("n"), int) and isinstance(described.get("d"), int):
+            return described["n"], described["d"]
+        try:
+            population = self.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label))
+        except (LdpbenchError, OSError) as exc:
+            self.problem(where, f"dataset '{ds.label}' cannot be loaded: {exc}")
+            return None
+        except MemoryError:
+            self.problem(where, f"dataset '{ds.label}' does not fit in memory")
+            return None
+        except Exception:  # noqa: BLE001 - a plugin bug: the run reports it as failed cells
+            return None
+        if not isinstance(population, Population):
+            return None  # the run reports the broken plugin
+        return population.n, population.d
+
+    def budget_facts(self, ds: DatasetEntry, budget: Budget, n: int, d: int) -> None:
+        paths = self.group_paths.get(id(budget), [])
+        total = 0
+        for (eps, count), gpath in zip(budget.groups, paths):
+            total += count
+            if count > n:
+                self.problem(gpath + ("count",), f"'count' is {count:,}, more users than dataset '{ds.label}' has (n = {n:,})")
+            if depends_on_d(eps):
+                try:
+                    parse_epsilon(eps, d)
+                except ValueError as exc:
+                    self.problem(gpath + ("epsilon",), f"with dataset '{ds.label}' (d = {d:,}): {exc}")
+        if budget.groups and total > n and all(c <= n for _, c in budget.groups):
+            where = paths[0][:-1] if paths else ("users",)
+            self.problem(where, f"the user groups hold {total:,} users, more than dataset '{ds.label}' has (n = {n:,})")
+
+    def check_params_of(self, info: Any, p: Param, given: dict[str, Any]) -> str | None:
+        """The problem with ``given[p.name]``, a mapping of the parameters of the plugin named by
+        the sibling parameter ``p.params_of`` (calibrate's ``prior_params`` for its ``prior``)."""
+        value = given.get(p.name)
+        if value is None:
+            return None
+        sibling = next((q for q in info.params if q.name == p.params_of), None)
+        if sibling is None or sibling.plugin_kind != "prior":
+            return None
+        family = given.get(sibling.name, sibling.default)
+        try:
+            names = tuple(self.plugins.get("prior", family).cls.parameter_names)
+        except UnknownPluginError:
+            return None  # reported for the sibling
+        unknown = [str(k) for k in value if k not in names]
+        missing = [k for k in names if k not in value]
+        if unknown or missing:
+            text = f"'{p.name}' of prior '{family}' must give exactly {', '.join(names) or 'nothing'}"
+            if unknown:
+                hint = closest(unknown[0], list(names))
+                text += f"; unknown: {', '.join(unknown)}" + (f" — did you mean '{hint}'?" if hint else "")
+            if missing:
+                text += f"; missing: {', '.join(missing)}"
+            return text
+        for k, v in value.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                return f"'{p.name}': '{k}' must be a finite number, got {v!r}"
+        return None
 
     # -- requirements ------------------------------------------------------------------------
     def requires(self, data: dict) -> list[str]:
@@ -400,37 +559,44 @@ class Validator:
 
 
 def _epsilon_number(value: Any) -> float | None:
+    """A plain budget (a number, or inf) within range; ``None`` for anything else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "+inf"):
         return math.inf
     if isinstance(value, (int, float)) and not math.isnan(value) and value > 0:
-        if math.isinf(value) or value <= MAX_EPSILON:
+        if math.isinf(value) or MIN_EPSILON <= value <= MAX_EPSILON:
             return float(value)
     return None
 
 
+def _epsilon_problem(value: Any) -> str:
+    """Why ``value`` is not a budget of the ``epsilons`` list."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and not math.isnan(value):
+        try:
+            check_epsilon_range(float(value), value)
+        except ValueError as exc:
+            return str(exc)
+    if isinstance(value, str):  # YAML reads 1e-300 (no dot) as text
+        try:
+            parse_epsilon(value, 2)
+        except ValueError as exc:
+            return str(exc)
+    return f"epsilon must be a positive number (or inf), got {value!r}"
+
+
 def _check_epsilon_expression(value: Any) -> str | None:
-    """``None`` if ``value`` is a valid budget (number, inf, ln(d) ...), else the problem."""
+    """``None`` if ``value`` is a valid budget (number, inf, ln(d) ...), else the problem.
+
+    An expression in ``d`` is checked here for its form only; its value, with each dataset's
+    domain size, in :meth:`Validator.dataset_facts`.
+    """
     if _epsilon_number(value) is not None:
         return None
-    if isinstance(value, str):
-        parse = _budget_parser()
-        if parse is None:
-            return f"epsilon expressions need ldpbench.budgets; got {value!r}"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         try:
-            eps = parse(value, 2)
+            parse_epsilon(value, 2, check_range=not depends_on_d(value))
         except (ValueError, LdpbenchError) as exc:
             return f"epsilon: {exc}"
-        if not (eps > 0):
-            return f"epsilon must be positive, got {value!r}"
         return None
     return f"epsilon must be a positive number, inf, or an expression such as ln(d); got {value!r}"
-
-
-def _budget_parser() -> Callable[[Any, int], float] | None:
-    try:
-        from ..budgets import parse_epsilon
-    except ImportError:
-        return None
-    return parse_epsilon

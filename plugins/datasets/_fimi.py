@@ -22,22 +22,35 @@ from pathlib import Path
 import numpy as np
 
 from ldpbench.errors import UsageError
+from ldpbench.safeio import check_regular_file, read_bounded
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 
 
+#: The most bytes a transaction file may hold once decompressed (Kosarak is 32 MB; the largest
+#: FIMI files are a few hundred). A bound on the decompressed size also stops a compression bomb.
+MAX_DATA_BYTES = 4 << 30
+
+
 def read_bytes(path: Path) -> bytes:
-    """The (decompressed) content of a file."""
+    """The (decompressed) content of a file, at most :data:`MAX_DATA_BYTES`.
+
+    Only a regular file is opened (a FIFO would block, a device never end).
+    """
     opener = _OPENERS.get(path.suffix.lower())
+    if opener is None:
+        return read_bounded(path, limit=MAX_DATA_BYTES, what="data file")
+    check_regular_file(path, "data file")
     try:
-        if opener is None:
-            return path.read_bytes()
         with opener(path, "rb") as fh:
-            return fh.read()
+            data = fh.read(MAX_DATA_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"file not found: {path}") from None
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
+    if len(data) > MAX_DATA_BYTES:
+        raise UsageError(f"data file {path}: more than {MAX_DATA_BYTES:,} bytes once decompressed")
+    return data
 
 
 def git_blob_sha1(data: bytes) -> str:

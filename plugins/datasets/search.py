@@ -24,10 +24,14 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import UsageError
 from ldpbench.params import Param
+from ldpbench.safeio import check_regular_file
 from ldpbench.types import Dataset, Population
 
 from .synthetic import MAX_DOMAIN  # the synthetic datasets share one domain limit (why: there)
 
+#: The most users a synthetic search log holds: each is a (query, URL) pair of Python strings
+#: while the log is built, about 100 bytes, so 10**7 users take about a gigabyte.
+MAX_LOG_USERS = 10**7
 #: The header line of the AOL-2006 release files (user, query, time, rank, clicked URL).
 AOL_HEADER = "AnonID"
 
@@ -66,8 +70,9 @@ def read_search_log(path: Path, clicks_only: bool) -> tuple[np.ndarray, np.ndarr
     """
     import polars as pl
 
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"search log not found: {path}")
+    check_regular_file(path, "search log")  # a FIFO would block the reader, a device never end
     try:
         lines = pl.read_csv(
             path, separator="\x1f", has_header=False, quote_char=None, new_columns=["line"],
@@ -154,12 +159,13 @@ class SyntheticSearch(Dataset):
 
     name = "synthetic-search"
     params = (
-        Param("users", int, 657_427, "number of users (one record each)", min=1),
+        # Every user is a Python string pair while the log is built (about 100 bytes each).
+        Param("users", int, 657_427, f"number of users, one record each (at most {MAX_LOG_USERS:,})", min=1, max=MAX_LOG_USERS),
         # Each is the size of a float vector drawn from (its Zipf pmf and CDF): the same limit.
         Param("queries", int, 4_000_000, f"size of the query vocabulary (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
         Param("urls_per_query", int, 20, f"URLs per query (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
-        Param("query_exponent", float, 0.75, "Zipf exponent of query popularity", min=0),
-        Param("url_exponent", float, 2.0, "Zipf exponent of URL popularity within a query", min=0),
+        Param("query_exponent", float, 0.75, "Zipf exponent of query popularity", min=0, max=100),
+        Param("url_exponent", float, 2.0, "Zipf exponent of URL popularity within a query", min=0, max=100),
     )
 
     def load(self, rng: np.random.Generator) -> Population:

@@ -20,6 +20,9 @@ from ldpbench.types import Dataset, Population
 #: 2**24 for the largest hashed domains). Above it, a spec is refused when it is validated (exit 2,
 #: FILE:LINE), instead of every cell failing with MemoryError or the run being killed for memory.
 MAX_DOMAIN = 10**8
+#: The most users a synthetic dataset holds (10**10: counts are int64, and the aggregate path
+#: draws from binomials over n; the per-user path has a lower limit, see docs/spec-format.md).
+MAX_USERS = 10**10
 _DOMAIN_HELP = f"domain size (at most {MAX_DOMAIN:,}: a float vector over it is 800 MB)"
 
 
@@ -45,9 +48,9 @@ class Zipf(Dataset):
 
     name = "zipf"
     params = (
-        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN),
-        Param("n", int, 100_000, "number of users", min=1),
-        Param("s", float, 1.5, "Zipf exponent (0 gives uniform)", min=0),
+        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN, describes="d"),
+        Param("n", int, 100_000, "number of users", min=1, max=MAX_USERS, describes="n"),
+        Param("s", float, 1.5, "Zipf exponent (0 gives uniform)", min=0, max=100),
     )
 
     def load(self, rng: np.random.Generator) -> Population:
@@ -64,8 +67,8 @@ class Uniform(Dataset):
 
     name = "uniform"
     params = (
-        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN),
-        Param("n", int, 100_000, "number of users", min=1),
+        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN, describes="d"),
+        Param("n", int, 100_000, "number of users", min=1, max=MAX_USERS, describes="n"),
     )
 
     def load(self, rng: np.random.Generator) -> Population:

@@ -3,11 +3,15 @@
 Install the extra first: ``pip install 'ldpbench[dask]'`` (dask.distributed is the well-kept
 way to spread Python tasks over many machines; we do not write our own scheduler).
 
-To use a cluster you already run, point the executor at its scheduler::
+To use a cluster you already run, point the executor at its scheduler from the command line::
 
-    executor: {dask: {scheduler: "tcp://scheduler.example.org:8786"}}
+    ldpbench run spec.yaml --executor dask --executor-param scheduler=tcp://scheduler.example.org:8786
 
-or ``ldpbench run spec.yaml --executor dask`` with ``LDPBENCH_DASK_SCHEDULER`` set. Every worker
+or ``ldpbench run spec.yaml --executor dask`` with ``LDPBENCH_DASK_SCHEDULER`` set
+(``--executor-param scheduler_file=PATH`` for a file written by ``dask scheduler
+--scheduler-file``). A spec cannot name a scheduler by itself (``executor: {dask: {scheduler:
+...}}`` is refused unless you pass ``--trust-spec-params``): a scheduler sends back pickles,
+which run code on the client, so where to connect is the user's choice, never a spec author's. Every worker
 needs the same ldpbench and plugin distributions installed as the client (a ``--plugins-dir``
 must exist at the same absolute path on every worker). Numbers do not depend on the executor:
 each cell's random stream is keyed by the spec seed and the cell's identity (docs/scale-out.md).
@@ -40,7 +44,10 @@ class DaskExecutor(Executor):
 
     name = "dask"
     params = (
-        Param("scheduler", str, "", f"scheduler address, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV} or a new local cluster)"),
+        Param("scheduler", str, "", f"scheduler address, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV} or a new local cluster)",
+              user_only=True),
+        Param("scheduler_file", str, "", "scheduler file written by 'dask scheduler --scheduler-file' (instead of an address)",
+              user_only=True),
         Param("workers", int, 0, "workers of the local cluster (0 = one per core)", min=0, max=MAX_LOCAL_WORKERS),
         Param("threads_per_worker", int, 1, "threads per local worker", min=1, max=64),
     )
@@ -55,6 +62,11 @@ class DaskExecutor(Executor):
             from dask.distributed import Client, LocalCluster
         except ImportError:
             raise UsageError("the dask executor needs dask.distributed: pip install 'ldpbench[dask]'") from None
+        if self.scheduler_file:
+            try:
+                return Client(scheduler_file=self.scheduler_file, timeout="30s", set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise UsageError(f"cannot reach the Dask scheduler of {self.scheduler_file}: {exc}") from None
         address = self.scheduler or os.environ.get(SCHEDULER_ENV, "")
         if address:
             try:

@@ -8,6 +8,7 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
 
+from ..datasets.synthetic import MAX_DOMAIN  # a top-k cut-off beyond any domain is a typo
 from ._align import aligned_truth, covers_whole_domain, evaluation_positions, rescaled
 
 
@@ -50,7 +51,7 @@ class L1(Metric):
         Param("reduction", str, "sum", "sum over the items (the L1 norm) or mean", choices=("sum", "mean")),
         Param("scale", str, "fraction", "fraction (frequencies) or count (users)", choices=("fraction", "count")),
         Param("rescale", str, "both", "on a partial comparison: rescale both, only the truth, or none", choices=("both", "truth", "none")),
-        Param("top", int, None, "compare only the items with the largest true frequency (null: all)", min=1, nullable=True),
+        Param("top", int, None, "compare only the items with the largest true frequency (null: all)", min=1, max=MAX_DOMAIN, nullable=True),
     )
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:

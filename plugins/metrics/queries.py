@@ -18,7 +18,12 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
 
+from ..datasets.synthetic import MAX_DOMAIN
 from ._align import aligned_truth
+
+#: The most random subsets a set-query metric draws per trial: each costs O(d), and the error of
+#: their mean is settled to well under 1% long before (the default is 100).
+MAX_QUERIES = 100_000
 
 
 class _Subsets:
@@ -71,7 +76,7 @@ class SetQuery(Metric):
     name = "set-query"
     params = (
         Param("rho", float, 10.0, "subset size as a percentage of the domain", min=1e-9, max=100.0),
-        Param("queries", int, 100, "random subsets per trial", min=1),
+        Param("queries", int, 100, f"random subsets per trial (at most {MAX_QUERIES:,})", min=1, max=MAX_QUERIES),
     )
 
     def __init__(self, **params: Any) -> None:
@@ -112,7 +117,7 @@ class TopKMSE(Metric):
 
     name = "topk-mse"
     params = (
-        Param("k", int, 32, "number of most frequent items", min=1),
+        Param("k", int, 32, "number of most frequent items", min=1, max=MAX_DOMAIN),
         Param("by", str, "truth", "choose the top k by the true or by the estimated frequencies",
               choices=("truth", "estimate")),
     )

@@ -52,6 +52,7 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
 
+from ..datasets.synthetic import MAX_DOMAIN  # a top-k cut-off beyond any domain is a typo
 from ._align import aligned_truth
 
 
@@ -151,7 +152,7 @@ class NDCG(Metric):
     # through identity pipeline steps (was: dropped by any step).
     algorithm_version = "2"
     params = (
-        Param("k", int, 10, "rank cut-off (null: the whole list)", min=1, nullable=True),
+        Param("k", int, 10, "rank cut-off (null: the whole list)", min=1, max=MAX_DOMAIN, nullable=True),
         Param(
             "structure", str, "flat", "flat items, queries only, or list-of-lists (queries, then URLs)",
             choices=("flat", "queries", "list-of-lists"),

@@ -34,9 +34,15 @@ from ldpbench.types import Estimate, PostProcessor
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, groups_of, newton_step, run_em, sample_histograms
 from ._simplex import project_to_simplex
 
+#: The most EM maps one run may evaluate: SQUAREM converges in tens to a few thousand on the
+#: domains of the literature; 10**10 (or tol 0 with no cap) would never end.
+MAX_ITER = 100_000
+#: The most bootstrap replicates (each is a full EM run).
+MAX_REPLICATES = 10_000
+
 _EM_PARAMS = (
-    Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d", min=0.0),
-    Param("max_iter", int, DEFAULT_MAX_ITER, "cap on the number of EM maps evaluated", min=1),
+    Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d (0: run max_iter maps)", min=0.0, max=1.0),
+    Param("max_iter", int, DEFAULT_MAX_ITER, f"cap on the number of EM maps evaluated (at most {MAX_ITER:,})", min=1, max=MAX_ITER),
     Param("accelerate", bool, True, "SQUAREM extrapolation (same fixed point, fewer EM maps)"),
 )
 
@@ -83,7 +89,7 @@ class EMCorrected(EM):
 
     name = "em-corrected"
     params = _EM_PARAMS + (
-        Param("scale", float, 1.0, "multiplier of the derived correction (1 = the derivation)", min=0.0),
+        Param("scale", float, 1.0, "multiplier of the derived correction (1 = the derivation)", min=0.0, max=1e6),
     )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
@@ -112,7 +118,7 @@ class EMBootstrap(EM):
     """
 
     name = "em-bootstrap"
-    params = _EM_PARAMS + (Param("replicates", int, 20, "bootstrap replicates", min=1),)
+    params = _EM_PARAMS + (Param("replicates", int, 20, f"bootstrap replicates (at most {MAX_REPLICATES:,})", min=1, max=MAX_REPLICATES),)
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         groups = groups_of(estimate, self.name)

@@ -122,13 +122,18 @@ class Blender(Protocol):
     # URL per query plus <q, *>).
     algorithm_version = "2"
     params = (
-        Param("delta", float, 1e-5, "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)", min=0, max=1),
-        Param("opt_in_fraction", float, 0.05, "fraction of users who opt in to the trusted curator", min=0, max=1),
-        Param("f_o", float, 0.95, "fraction of the opt-in users used to create the head list", min=0, max=1),
-        Param("f_c", float, 0.85, "fraction of the clients' budget spent on the query", min=0, max=1),
-        Param("head_list_size", int, 50, "M: maximum number of records in the final head list", min=1),
-        Param("m_o", int, 1, "records collected per opt-in user (the privacy proof needs 1)", min=1),
-        Param("m_c", int, 1, "records collected per client (the variance theorems need 1)", min=1),
+        # A fraction of 0 leaves a group empty (no opt-in users, no head list, no query budget):
+        # every estimate would divide by zero, so it is refused when the spec is validated.
+        Param("delta", float, 1e-5, "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)",
+              min=1e-300, max=1),
+        Param("opt_in_fraction", float, 0.05, "fraction of users who opt in to the trusted curator (above 0)",
+              min=0, max=1, forbid=(0,)),
+        Param("f_o", float, 0.95, "fraction of the opt-in users used to create the head list (above 0)",
+              min=0, max=1, forbid=(0,)),
+        Param("f_c", float, 0.85, "fraction of the clients' budget spent on the query (above 0)", min=0, max=1, forbid=(0,)),
+        Param("head_list_size", int, 50, "M: maximum number of records in the final head list", min=1, max=10**8),
+        Param("m_o", int, 1, "records collected per opt-in user (the privacy proof needs 1)", min=1, max=1000),
+        Param("m_c", int, 1, "records collected per client (the variance theorems need 1)", min=1, max=1000),
         Param("client_variance", str, "exact", "exact (unbiased plug-in) or paper (Theorem 5 as printed)", choices=CLIENT_VARIANCES),
         Param("project", bool, True, "project each estimate (with <*,*>) onto the probability simplex"),
         Param(

@@ -3,7 +3,8 @@
 The test starts a real ``distributed.LocalCluster`` (2 worker processes, 1 thread each), standing
 in for a cluster started with ``dask scheduler`` / ``dask worker``, and points ``ldpbench run`` at
 it the two documented ways: the ``LDPBENCH_DASK_SCHEDULER`` environment variable with
-``--executor dask``, and ``executor: {dask: {scheduler: ...}}`` in the spec. Both must store rows
+``--executor dask``, and ``executor: {dask: {scheduler: ...}}`` in a spec the user trusts
+(``--trust-spec-params``). Both must store rows
 identical to an in-process run, and leave the cluster running (ldpbench only disconnects).
 """
 
@@ -78,7 +79,13 @@ def test_runs_on_an_existing_scheduler_by_address(cluster, tmp_path, monkeypatch
     assert _rows(tmp_path / "env") == reference
     monkeypatch.delenv("LDPBENCH_DASK_SCHEDULER")
 
-    assert main(["run", str(in_spec), "--out", str(tmp_path / "spec"), "--no-progress"]) == 0
+    # The command line names the scheduler: --scheduler ADDR (short for --executor dask
+    # --executor-param scheduler=ADDR).
+    assert main(["run", str(spec), "--out", str(tmp_path / "cli"), "--scheduler", address, "--no-progress"]) == 0
+    assert _rows(tmp_path / "cli") == reference
+
+    # A spec may name a scheduler only when the user says it is trusted (--trust-spec-params).
+    assert main(["run", str(in_spec), "--out", str(tmp_path / "spec"), "--no-progress", "--trust-spec-params"]) == 0
     assert _rows(tmp_path / "spec") == reference
     assert f"{CELLS} cells ({CELLS} run, 0 already done)" in capsys.readouterr().err
 

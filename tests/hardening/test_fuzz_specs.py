@@ -291,3 +291,322 @@ def test_cli_rejects_malformed_specs_with_exit_2(case, tmp_path):
     assert elapsed < 60
     # Peak memory of every child so far (ours are the only children of this process here).
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 < 1024
+
+
+# ----------------------------------------------------------------------------------------------
+# Attack families (issue 10): merge keys and tags, executor blocks, device/FIFO paths, odd names,
+# and wrong values for every declared parameter of every built-in plugin. Each family counts
+# its cases and outcomes; the slowest case and the memory held are bounded and printed (-s).
+# ----------------------------------------------------------------------------------------------
+
+FAMILY_CASES = 120
+SECRET = "s3cr3t-marker"
+
+
+def _family(name: str, outcomes: Counter[str], rss_before: float) -> None:
+    grown = _maxrss_mb() - rss_before
+    print(f"\n{name}: {sum(outcomes.values())} cases, {dict(outcomes)}, slowest {SLOWEST[0]:.2f} s, RSS +{grown:.0f} MB")
+    assert grown < 300, f"{name}: the cases held {grown:.0f} MB"
+
+
+def _check_text(path: Path, plugins: Any, text: str, **kw: Any) -> str:
+    outcome = _check(path, plugins, text.encode("utf-8", "surrogatepass"))
+    return outcome
+
+
+TAGS = ["!!bool", "!!int", "!!float", "!!timestamp", "!!binary", "!!set", "!!omap", "!!pairs", "!!str",
+        "!!null", "!!merge", "!!value", "!!seq", "!!map", "!!python/object:os.system", "!!python/name:os.system",
+        "!foo", "!<tag:yaml.org,2002:int>", "!!python/object/apply:os.system"]
+
+
+@st.composite
+def merge_and_tag_attacks(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["merge-bomb", "merge-odd", "tag", "tag-collection"]))
+    if kind == "merge-bomb":
+        width, levels = draw(st.integers(2, 40)), draw(st.integers(2, 9))
+        lines = ["m0: &m0 {" + ", ".join(f"k{i}: {i}" for i in range(draw(st.integers(1, 20)))) + "}"]
+        lines += [f"m{i}: &m{i} {{<<: [" + ", ".join([f"*m{i - 1}"] * width) + "]}" for i in range(1, levels)]
+        return BASE_TEXT + "\n".join(lines) + "\n"
+    if kind == "merge-odd":
+        return BASE_TEXT + draw(st.sampled_from([
+            "x: {<<: 1}\n", "x: {<<: [1, 2]}\n", "x: &x {<<: *x}\n", "x: {<<: {<<: {<<: {a: 1}}}}\n",
+            "b: &b {seed: 9}\nx: {<<: [*b, *b], seed: 1}\n", "<<: {name: merged, seed: 5}\n",
+            "b: &b [1]\nx: {<<: *b}\n", "x: {<<: [], y: 1}\n",
+        ]))
+    tag = draw(st.sampled_from(TAGS))
+    if kind == "tag":
+        value = draw(st.sampled_from(["maybe", "0x", "1", "2020-99-99", "xx!", "abc", "", "[1]", "1e999", "yes"]))
+        key = draw(st.sampled_from(["seed", "repeats", "name", "d", "epsilons"]))
+        if key == "d":
+            return BASE_TEXT.replace("d: 16", f"d: {tag} {value}")
+        return BASE_TEXT.replace(f"{key}:", f"{key}: {tag} {value}\nx_{key}:", 1)
+    return BASE_TEXT.replace("oracles:", f"oracles: {tag}", 1)
+
+
+def test_merge_key_and_tag_attacks_end_in_a_located_spec_error(plugins, case_file):
+    outcomes: Counter[str] = Counter()
+    rss_before = _maxrss_mb()
+
+    @settings(FUZZ, max_examples=FAMILY_CASES)
+    @given(text=merge_and_tag_attacks())
+    def case(text: str) -> None:
+        outcomes[_check_text(case_file, plugins, text)] += 1
+
+    case()
+    _family("merge-key and tag attacks", outcomes, rss_before)
+    assert outcomes["rejected"] > 0
+
+
+EXECUTOR_VALUES = st.one_of(
+    st.sampled_from(["tcp://127.0.0.1:8786", "tls://evil.example.org:1", "inproc://x", "", "/tmp/scheduler.json"]),
+    BAD_SCALARS,
+)
+
+
+@st.composite
+def executor_blocks(draw: st.DrawFn) -> str:
+    name = draw(st.sampled_from(["dask", "process-pool", "in-process", "daskk", "remote"]))
+    keys = draw(st.lists(st.sampled_from(["scheduler", "scheduler_file", "workers", "threads_per_worker", "preload", "address"]),
+                         max_size=3, unique=True))
+    block = {name: {k: draw(EXECUTOR_VALUES) for k in keys}} if keys else draw(st.sampled_from([name, {name: None}]))
+    doc = copy.deepcopy(BASE)
+    doc["executor"] = block
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def test_executor_blocks_never_name_a_scheduler(plugins, case_file, monkeypatch):
+    import socket
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"validation opened a connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    outcomes: Counter[str] = Counter()
+    rss_before = _maxrss_mb()
+
+    @settings(FUZZ, max_examples=FAMILY_CASES)
+    @given(text=executor_blocks())
+    def case(text: str) -> None:
+        outcome = _check_text(case_file, plugins, text)
+        if outcome == "valid":
+            spec = load_spec(case_file, plugins)
+            given_keys = dict(spec.executor.params) if spec.executor else {}
+            assert not {"scheduler", "scheduler_file"} & set(given_keys), text
+        outcomes[outcome] += 1
+
+    case()
+    _family("executor blocks", outcomes, rss_before)
+    assert outcomes["rejected"] > 0 and outcomes["valid"] > 0
+
+
+def test_device_fifo_directory_and_secret_paths_are_refused_unread(plugins, case_file, tmp_path):
+    import os
+
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "dir.csv").mkdir()
+    secret = tmp_path / "secret.csv"
+    secret.write_text(f"root:{SECRET}:0:0\nnobody:{SECRET}\n")
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"\xff\xfe" + SECRET.encode() + b"\x00\x01")
+    bad_fimi = tmp_path / "t.dat"
+    bad_fimi.write_text(f"1 2 {SECRET}\n")
+    paths = ["/dev/zero", "/dev/null", "/dev/urandom", str(fifo), str(tmp_path / "dir.csv"), str(secret), str(binary),
+             str(bad_fimi), "nonexistent.csv", "", "/", ".", "..", "~", "a\tb"]
+    outcomes: Counter[str] = Counter()
+    rss_before = _maxrss_mb()
+    for dataset in ("histogram", "fimi", "search-log", "kosarak"):
+        for path in paths:
+            doc = copy.deepcopy(BASE)
+            doc["datasets"] = [{dataset: {"path": path}}]
+            text = yaml.safe_dump(doc, sort_keys=False)
+            outcome = _check_text(case_file, plugins, text)
+            if outcome == "rejected":
+                try:
+                    load_spec(case_file, plugins)
+                except SpecError as exc:
+                    assert SECRET not in str(exc), f"{dataset} {path}: the file's content was echoed: {exc}"
+            outcomes[outcome] += 1
+    # The path with a NUL character cannot even be created on disk; it must still be refused.
+    doc = copy.deepcopy(BASE)
+    doc["datasets"] = [{"histogram": {"path": "a\0b"}}]
+    outcomes[_check_text(case_file, plugins, yaml.safe_dump(doc))] += 1
+    _family("device, FIFO, directory and secret paths", outcomes, rss_before)
+    assert outcomes == Counter({"rejected": 4 * len(paths) + 1})
+
+
+NAME_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
+
+
+@st.composite
+def odd_names(draw: st.DrawFn) -> Any:
+    return draw(st.one_of(
+        NAME_TEXT,
+        st.sampled_from(["abc\n", "../x", "a/b", "..", ".", "-x", "a\0b", "a\rb", "\u202ertl", "ok", "a" * 100,
+                         "a" * 101, "a" * 256, "con", "x" * 99 + "\n", " a", "a ", "ä"]),
+        st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2),
+    ))
+
+
+def test_long_and_odd_names_are_one_short_path_component(plugins, case_file):
+    outcomes: Counter[str] = Counter()
+    rss_before = _maxrss_mb()
+    name_ok = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+    @settings(FUZZ, max_examples=FAMILY_CASES)
+    @given(name=odd_names())
+    def case(name: Any) -> None:
+        doc = copy.deepcopy(BASE)
+        doc["name"] = name
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+        outcome = _check_text(case_file, plugins, text)
+        # Whatever YAML read back, a name is valid exactly when it is one safe path component.
+        expected = "valid" if isinstance(name, str) and name_ok.fullmatch(name) else "rejected"
+        if isinstance(name, str) and expected == "rejected" and outcome == "valid":
+            assert name_ok.fullmatch(load_spec(case_file, plugins).name), repr(name)
+        elif isinstance(name, str):
+            assert outcome == expected, repr(name)
+        outcomes[outcome] += 1
+
+    case()
+    _family("long and odd names", outcomes, rss_before)
+    assert outcomes["rejected"] > outcomes["valid"] > 0
+
+
+#: Where a plugin of each kind goes in a spec (executors and datasets replace BASE's).
+SLOTS = {"dataset": "datasets", "oracle": "oracles", "protocol": "oracles", "postprocessor": "pipelines",
+         "metric": "metrics", "executor": "executor"}
+
+
+def _wrong_values(p: Any) -> list[Any]:
+    """Values that break ``p``'s declaration: wrong types, out of range, forbidden, NaN, huge."""
+    types = p.types
+    out: list[Any] = [[1, 2], {"a": 1}, "not-a-choice-\u00e9", 10**30, -(10**30), math.nan, -math.inf, True]
+    if p.min is not None:
+        out += [p.min - 1, p.min - 1e-9 if float in types else p.min - 1]
+    if p.max is not None:
+        out += [p.max + 1, p.max * 10 + 1]
+    out += list(p.forbid)
+    if p.choices:
+        out += [str(p.choices[0]).upper(), str(p.choices[0]) + " "]
+    if p.plugin_kind:
+        out += ["no-such-" + p.plugin_kind, 3]
+    if p.params_of:
+        out += [{"alpah": 1}, {"alpha": "x"}, {"alpha": math.inf}]
+    if p.path:
+        out += ["/dev/zero", "", "missing.csv"]
+    if p.user_only:
+        out += ["tcp://127.0.0.1:1"]
+    return out
+
+
+def _plugin_param_cases(plugins: Any) -> list[tuple[str, str, str, Any]]:
+    cases = []
+    for kind, slot in SLOTS.items():
+        for info in plugins.registry(kind):
+            if info.origin.distribution not in ("ldpbench",):
+                continue
+            for p in info.params:
+                for value in _wrong_values(p):
+                    cases.append((kind, info.name, p.name, value))
+    return cases
+
+
+def _spec_with(kind: str, name: str, key: str, value: Any) -> str:
+    doc = copy.deepcopy(BASE)
+    entry = {name: {key: value}}
+    slot = SLOTS[kind]
+    if slot == "executor":
+        doc["executor"] = entry
+    elif slot == "datasets":
+        doc["datasets"] = [entry]
+    else:
+        doc[slot] = [entry]
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def test_every_builtin_plugin_parameter_with_wrong_values(plugins, case_file):
+    cases = _plugin_param_cases(plugins)
+    outcomes: Counter[str] = Counter()
+    per_kind: Counter[str] = Counter()
+    accepted = []
+    rss_before = _maxrss_mb()
+    for kind, name, key, value in cases:
+        outcome = _check_text(case_file, plugins, _spec_with(kind, name, key, value))
+        outcomes[outcome] += 1
+        per_kind[f"{kind}:{outcome}"] += 1
+        if outcome == "valid":
+            accepted.append((name, key, value))
+    _family(f"wrong plugin parameters ({len({(k, n) for k, n, _, _ in cases})} plugins)", outcomes, rss_before)
+    print(f"  per kind: {dict(sorted(per_kind.items()))}")
+    assert len(cases) > 300
+    # The only "wrong" value accepted is True for a bool parameter.
+    for name, key, value in accepted:
+        p = next(q for q in plugins.get(next(k for k in SLOTS if name in plugins.registry(k)), name).params if q.name == key)
+        assert p.types == (bool,) and value is True, (name, key, value)
+    assert outcomes["rejected"] > 0.8 * len(cases)
+
+
+def _worst_cases(tmp_path: Path) -> dict[str, str]:
+    """The costliest spec of each attack family, as a path to validate."""
+    import os
+
+    def put(name: str, text: str) -> str:
+        (tmp_path / name).write_text(text)
+        return name
+
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    merge = ["m0: &m0 {" + ", ".join(f"k{i}: {i}" for i in range(20)) + "}"]
+    merge += [f"m{i}: &m{i} {{<<: [" + ", ".join([f"*m{i - 1}"] * 40) + "]}" for i in range(1, 9)]
+    return {
+        "merge-key bomb (8 levels x 40)": put("merge.yaml", BASE_TEXT + "\n".join(merge) + "\n"),
+        "alias bomb (billion laughs)": put("alias.yaml", "l0: &l0 [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
+            f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9)) + BASE_TEXT),
+        "1 MB of flow items (token cap)": put("tokens.yaml", BASE_TEXT + "x: [" + ", ".join(["1"] * 300_000) + "]\n"),
+        "3000-deep flow nesting": put("deep.yaml", BASE_TEXT + "x: " + "[" * 3000 + "]" * 3000 + "\n"),
+        "3000-deep block nesting": put("block.yaml", BASE_TEXT + "".join(" " * i + "- \n" for i in range(0, 6000, 2))),
+        "tag mismatch (!!bool maybe)": put("tag.yaml", BASE_TEXT.replace("seed: 3", "seed: !!bool maybe")),
+        "executor names a scheduler": put("exec.yaml", BASE_TEXT.replace("process-pool:\n    workers: 2", "dask:\n    scheduler: tcp://127.0.0.1:1")),
+        "histogram path /dev/zero": put("devzero.yaml", BASE_TEXT.replace("- uniform\n", "- histogram: {path: /dev/zero}\n")),
+        "256-character name": put("name.yaml", BASE_TEXT.replace("name: fuzz", "name: " + "a" * 256)),
+        "per-user n = 1e10": put("peruser.yaml", BASE_TEXT.replace("n: 1000", "n: 10000000000").replace("aggregate", "per-user")),
+        "spec is /dev/zero": "/dev/zero",
+        "spec is a FIFO": str(fifo),
+    }
+
+
+@pytest.mark.slow
+def test_worst_case_time_and_memory_before_a_rejection(tmp_path):
+    """Each family's costliest case in its own process: exit 2, located, bounded (printed with -s)."""
+    code = (
+        "import resource, sys, time\n"
+        "t = time.perf_counter()\n"
+        "from ldpbench.cli import main\n"
+        "from ldpbench.pluginmanager import build_plugins\n"
+        "build_plugins()\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "t = time.perf_counter()\n"
+        "rc = main(['validate', sys.argv[1]])\n"
+        "sys.stderr.write('\\nCOST %.3f %d %d\\n' % (time.perf_counter() - t, base,"
+        " resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+        "sys.exit(rc)\n"
+    )
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    rows = []
+    for family, path in _worst_cases(tmp_path).items():
+        res = subprocess.run([sys.executable, "-c", code, path], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120, preexec_fn=limit_memory)
+        cost = re.search(r"COST ([\d.]+) (\d+) (\d+)", res.stderr)
+        assert res.returncode == 2 and cost, (family, res.returncode, res.stderr[-2000:])
+        problems = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith("COST")]
+        assert problems and all(re.match(rf"^{re.escape(path)}:\d+: \S", line) for line in problems), (family, res.stderr)
+        seconds, base, peak = float(cost[1]), int(cost[2]) / 1024, int(cost[3]) / 1024
+        rows.append((family, seconds, peak, peak - base))
+    print("\nworst case per family (validate in a fresh process; RSS: peak, and growth after plugin loading)")
+    for family, seconds, peak, grown in rows:
+        print(f"  {family:34s} {seconds:6.2f} s  {peak:6.0f} MB peak  +{grown:4.0f} MB")
+    assert max(r[1] for r in rows) < 10 and max(r[3] for r in rows) < 100, rows

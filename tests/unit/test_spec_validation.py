@@ -202,3 +202,172 @@ def test_an_empty_plugin_list_lists_the_available_names(tmp_path, plugins, key, 
     available = msg.split("; available: ", 1)[1].split(", ")
     assert set(names) <= set(available) and available == sorted(available)
     assert "zipf" not in available  # only the plugin kinds the key takes
+
+
+# ----------------------------------------------------------------------------------------------
+# Holes of issue 10: each test below is built from a reproduction that passed (or crashed) before.
+# ----------------------------------------------------------------------------------------------
+
+MINIMAL = """\
+name: demo
+datasets:
+  - zipf: {d: 64, n: 5000}
+epsilons: [1]
+oracles: [grr]
+"""
+
+
+def one_problem(tmp_path, plugins, text, line):
+    (msg,) = problems(tmp_path, plugins, text)
+    assert msg.startswith(f"{tmp_path / 'spec.yaml'}:{line}: "), msg
+    return msg
+
+
+def test_a_tag_that_does_not_fit_its_value_is_located_not_a_traceback(tmp_path, plugins):
+    # Reproduction: "seed: !!bool maybe" raised KeyError from PyYAML (exit 4, a traceback).
+    for bad in ("seed: !!bool maybe", "seed: !!int 0x", "seed: !!timestamp 2020-99-99", "seed: !!float abc"):
+        msg = one_problem(tmp_path, plugins, MINIMAL + bad + "\n", 6)
+        assert "cannot read" in msg or "seed" in msg
+
+
+def test_brackets_in_a_block_scalar_or_string_are_not_nesting(tmp_path, plugins):
+    # Reproduction: a description with 60 '[' was refused as "nested too deeply".
+    text = MINIMAL + "description: |\n  " + "[" * 60 + "\n"
+    assert load_spec(write(tmp_path, text), plugins).description == "[" * 60 + "\n"
+    text = MINIMAL + "description: '" + "{" * 60 + "'\n"
+    assert load_spec(write(tmp_path, text), plugins).description == "{" * 60
+    msg = one_problem(tmp_path, plugins, MINIMAL + "x: " + "[" * 60 + "]" * 60 + "\n", 6)
+    assert "nested too deeply" in msg
+
+
+def test_merge_keys_follow_yaml_written_keys_win(tmp_path, plugins):
+    # A key written next to a merge key overrides the merged one (was: "duplicate key").
+    doc = parse_document("base: &b {d: 8, n: 100}\nz: {<<: *b, n: 50}\nw: {<<: [{x: 1}, {x: 2}]}\n", "f")
+    assert doc.data["z"] == {"d": 8, "n": 50} and doc.data["w"] == {"x": 1}
+    with pytest.raises(SpecError, match="duplicate key 'n'"):
+        parse_document("z: {n: 1, n: 2}\n", "f")
+
+
+def test_merge_key_bomb_is_refused_before_it_is_built(tmp_path, plugins):
+    # Reproduction: a 638-byte spec of nested merge keys took 13.8 s and 2.6 GB before exit 2.
+    # Five levels here (a4 expands to 65,537 values) are refused at the fifth line
+    # and cost the old code seconds; the subprocess test in tests/hardening measures a deeper one.
+    import time
+
+    levels = ["a0: &a0 {" + ", ".join(f"k{i}: {i}" for i in range(8)) + "}"]
+    levels += [f"a{i}: &a{i} {{<<: [" + ", ".join([f"*a{i - 1}"] * 8) + "]}" for i in range(1, 5)]
+    started = time.perf_counter()
+    with pytest.raises(SpecError, match=r"f:5: the spec is too large once its aliases and merge keys"):
+        parse_document("\n".join(levels) + "\n", "f")
+    assert time.perf_counter() - started < 2.0
+
+
+def test_name_must_be_one_short_path_component(tmp_path, plugins):
+    # Reproductions: "abc\n" passed ($ matches before a trailing newline); a 256-character name
+    # validated and then crashed run with ENAMETOOLONG.
+    for bad in ('"abc\\n"', '"../up"', '"a/b"', '".."', '"a\\0b"', '"\\tx"', "a" * 101):
+        msg = one_problem(tmp_path, plugins, MINIMAL.replace("name: demo", f"name: {bad}"), 1)
+        assert "'name'" in msg
+    assert load_spec(write(tmp_path, MINIMAL.replace("name: demo", "name: " + "a" * 100)), plugins).name == "a" * 100
+
+
+@pytest.mark.parametrize(
+    ("users", "what"),
+    [
+        ("[{epsilon: '1000', count: 10}]", "above the largest budget"),
+        ("[{epsilon: 200*ln(d), count: 10}]", "above the largest budget"),
+        ("[{epsilon: ln(1e400), count: 10}]", "not finite"),
+        ("[{epsilon: 1e-300, count: 10}]", "below the smallest budget"),
+        ("[{epsilon: 0.00001*ln(d), count: 10}]", "below the smallest budget"),
+    ],
+)
+def test_personalized_budgets_obey_the_epsilon_bounds(tmp_path, plugins, users, what):
+    # Reproduction: these passed validation, past the cap that 'epsilons: [1000]' meets.
+    text = MINIMAL.replace("epsilons: [1]", f"users: {users}")
+    msg = one_problem(tmp_path, plugins, text, 4)
+    assert what in msg
+
+
+def test_ln_d_with_a_one_item_domain_is_refused(tmp_path, plugins):
+    text = MINIMAL.replace("{d: 64, n: 5000}", "{d: 1, n: 5000}").replace("epsilons: [1]", "users: [{epsilon: ln(d), count: 10}]")
+    msg = one_problem(tmp_path, plugins, text, 4)
+    assert "d = 1" in msg and "ln(d)" in msg
+
+
+def test_tiny_epsilons_are_refused(tmp_path, plugins):
+    for eps in ("1.0e-300", "1e-300", "0.00001"):
+        msg = one_problem(tmp_path, plugins, MINIMAL.replace("epsilons: [1]", f"epsilons: [{eps}]"), 4)
+        assert "below the smallest budget, 0.0001" in msg
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "what"),
+    [
+        (("{d: 64, n: 5000}", "{d: 64, n: 5000, sample: 5001}"), 3, "more users than dataset"),
+        (("epsilons: [1]", "users: [{epsilon: 1, count: 6000}]"), 4, "more users than dataset"),
+        (("epsilons: [1]", "users: [{epsilon: 1, count: 3000}, {epsilon: 2, count: 3000}]"), 4, "hold 6,000 users"),
+        (("oracles: [grr]", "oracles: [{olh: {g: 1}}]"), 5, "'g' cannot be 1"),
+        (("oracles: [grr]", "oracles: [{blender: {opt_in_fraction: 0}}]"), 5, "'opt_in_fraction' cannot be 0"),
+        (("oracles: [grr]", "oracles: [grr]\nmetrics: [{set-query: {queries: 10000000000}}]"), 6, "'queries' must be <= 100000"),
+        (("oracles: [grr]", "oracles: [grr]\npipelines: [{em: {max_iter: 10000000000, tol: 0}}]"), 6, "'max_iter' must be <= 100000"),
+        (("oracles: [grr]", "oracles: [grr]\npipelines: [{calibrate: {prior: power-law, prior_params: {alpah: 2}}}]"), 6,
+         "unknown: alpah — did you mean 'alpha'?"),
+        (("{d: 64, n: 5000}", "{d: 64, n: 10000000000}"), 0, "simulation: per-user"),
+    ],
+)
+def test_plugin_parameters_and_dataset_facts_are_checked_at_validate(tmp_path, plugins, change, line, what):
+    # Reproductions: each validated and then failed every cell (or ran without end) at run time.
+    text = MINIMAL.replace(*change)
+    if "per-user" in what:
+        text += "simulation: per-user\n"
+        line = 6
+    msg = one_problem(tmp_path, plugins, text, line)
+    assert what in msg, msg
+
+
+def test_prior_params_with_the_right_keys_validate(tmp_path, plugins):
+    text = MINIMAL + "pipelines: [{calibrate: {prior: power-law, prior_params: {alpha: 2}}}]\n"
+    assert load_spec(write(tmp_path, text), plugins).pipelines[0].label.startswith("calibrate(")
+
+
+def test_a_dataset_file_that_is_a_fifo_or_a_device_is_refused_at_validate(tmp_path, plugins):
+    # Reproduction: 'histogram: {path: /dev/zero}' or a FIFO validated (the path exists); the run
+    # then read for ever or blocked.
+    import os
+
+    fifo = tmp_path / "counts.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "folder").mkdir()
+    for path, kind in ((fifo, "FIFO"), ("/dev/zero", "device"), (tmp_path / "folder", "directory")):
+        text = MINIMAL.replace("zipf: {d: 64, n: 5000}", f"histogram: {{path: {path}}}")
+        msg = one_problem(tmp_path, plugins, text, 3)
+        assert kind in msg and "not a regular file" in msg
+
+
+def test_a_histogram_file_is_never_echoed(tmp_path, plugins):
+    # Reproduction: 'histogram: {path: /etc/shadow}' printed a line of the file in the message.
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$s3cr3tHash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+    text = MINIMAL.replace("zipf: {d: 64, n: 5000}", f"histogram: {{path: {secret}}}")
+    msg = one_problem(tmp_path, plugins, text, 3)
+    assert "line 2: not a count" in msg
+    assert "s3cr3t" not in msg and "daemon" not in msg and "99999" not in msg
+
+
+def test_an_unreadable_dataset_file_is_a_spec_problem(tmp_path, plugins):
+    # Reproduction: a malformed data file validated and then failed every cell (exit 3).
+    bad = tmp_path / "t.dat"
+    bad.write_text("1 2 3\nnot numbers\n")
+    text = MINIMAL.replace("zipf: {d: 64, n: 5000}", f"fimi: {{path: {bad}}}")
+    msg = one_problem(tmp_path, plugins, text, 3)
+    assert "cannot be loaded" in msg and "not a FIMI transaction file" in msg
+
+
+def test_a_spec_that_is_a_device_a_fifo_or_a_directory_is_refused(tmp_path, plugins):
+    import os
+
+    fifo = tmp_path / "spec.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", fifo, tmp_path):
+        with pytest.raises(SpecError, match=r":1: is (a device|a FIFO|a directory)"):
+            load_spec(path, plugins)
