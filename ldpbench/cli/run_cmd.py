@@ -18,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="results folder (default: results/<spec name>)")
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: one per core)")
     p.add_argument("--executor", metavar="NAME", help="executor plugin (in-process, process-pool, ...)")
+    p.add_argument(
+        "--cell-timeout", type=float, metavar="SECONDS",
+        help="fail a cell whose plugins run longer than SECONDS (beats the spec's cell_timeout; default: no limit)",
+    )
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
@@ -33,6 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
+    if args.cell_timeout is not None:
+        from ..spec.timeouts import cell_timeout_problem
+
+        problem = cell_timeout_problem(args.cell_timeout)
+        if problem:
+            raise UsageError(problem.replace("'cell_timeout'", "--cell-timeout"))
     plugins, spec, dirs = load_plugins_and_spec(args.spec, args)
     outcome = run_spec(
         spec,
@@ -43,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         plugins_dirs=dirs,
         progress=args.progress,
         rerun=args.rerun,
+        cell_timeout=args.cell_timeout,
     )
     text = render(outcome.leaderboard, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
