@@ -251,6 +251,20 @@ def _score(
     return out
 
 
+def _timed_out(
+    task: CellTask, plugins: Plugins | None, finished: list[dict[str, Any]], failure: _Failure, meta: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The rows of a cell stopped by its time limit: those finished before it, and a failed row for
+    every other (pipeline, metric). A protocol's rows are labelled by its outputs, which a failed
+    row cannot know: its cell fails whole."""
+    failed = failed_cell_rows(task, failure.error, plugins, meta["n"], meta["d"], failure.where)
+    label = task.cell.mechanism.label
+    if any(r["oracle"] != label for r in finished):
+        return failed
+    done = {(r["pipeline"], r["metric"]) for r in finished}
+    return finished + [r for r in failed if (r["pipeline"], r["metric"]) not in done]
+
+
 def _make_run_cell():
     load_population = _population_loader()
 
@@ -268,17 +282,19 @@ def _make_run_cell():
         stage = ["dataset"]
         meta = {"n": 0, "d": 0}
         plugins: Plugins | None = None
+        rows: list[dict[str, Any]] = []
         try:
             with cell_guard(task.timeout):
                 plugins = _plugins(task.plugins_dirs, task.disabled_plugins)
-                rows = _evaluate(task, plugins, stage, meta)
+                rows = _evaluate(task, plugins, stage, meta, rows)
         except CellTimeout as exc:
-            failure = _Failure(stage[0], exc)
-            rows = failed_cell_rows(task, failure.error, plugins, meta["n"], meta["d"], failure.where)
+            rows = _timed_out(task, plugins, rows, _Failure(stage[0], exc), meta)
         _stamp(rows, started)
         return rows
 
-    def _evaluate(task: CellTask, plugins: Plugins, stage: list[str], meta: dict[str, int]) -> list[dict[str, Any]]:
+    def _evaluate(
+        task: CellTask, plugins: Plugins, stage: list[str], meta: dict[str, int], rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         cell = task.cell
         ds, budget, mech, rep, seed = cell.dataset, cell.budget, cell.mechanism, cell.repeat, cell.seed
         try:
@@ -296,7 +312,6 @@ def _make_run_cell():
         d = population.d
         del population  # not on the stack while post-processors run
 
-        rows: list[dict[str, Any]] = []
         metrics: list[tuple[Entry, Any, _Failure | None]] = []
         for metric in task.metrics:
             try:
