@@ -12,6 +12,10 @@ import os
 import sysconfig
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Longest error message stored in a row (characters); longer ones are cut with a marker.
 MAX_ERROR_CHARS = 2000
@@ -70,3 +74,18 @@ def plugin_location(exc: BaseException, frames: int = MAX_FRAMES) -> str | None:
     if not mine:
         return None
     return bounded(" <- ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(mine[-frames:])), 1000)
+
+
+#: Columns of :func:`failed_rows`, in order.
+FAILURE_COLUMNS = ("dataset", "users", "epsilon", "oracle", "pipeline", "metric", "repeat", "error", "where")
+
+
+def failed_rows(df: pl.DataFrame) -> pl.DataFrame:
+    """The failed rows of a results frame (``ResultsStore.load()``), one per failed repeat, in
+    stored order, with :data:`FAILURE_COLUMNS` (``where`` null for rows stored before it existed)."""
+    import polars as pl
+
+    failed = df.filter(pl.col("error").is_not_null())
+    if "where" not in failed.columns:
+        failed = failed.with_columns(where=pl.lit(None, dtype=pl.String()))
+    return failed.select(FAILURE_COLUMNS)
