@@ -74,7 +74,7 @@ def _describe_bad(values: np.ndarray, mask: np.ndarray) -> str:
     """``3 of 16 values, first at index 2: nan``: where the first offending value is."""
     bad = np.flatnonzero(mask)
     first = int(bad[0])
-    return f"{bad.size} of {values.size} values, first at index {first}: {values.flat[first]!r}"
+    return f"{bad.size} of {values.size} values, first at index {first}: {values.flat[first].item()!r}"
 
 
 def checked_counts(who: str, what: str, counts: Any, length: int) -> np.ndarray:

@@ -200,29 +200,6 @@ class _Failure:
         self.where = plugin_location(exc)
 
 
-def _population_loader():
-    """The cache of loaded populations of this process, reachable only through the returned
-    function's closure: no module-level helper hands a post-processor the true counts."""
-    cache: dict[tuple[Any, ...], Population] = {}
-    most = 16
-
-    def load(plugins: Plugins, task: CellTask) -> Population:
-        dataset, seed = task.cell.dataset, task.cell.seed
-        key = (task.plugins_dirs, task.disabled_plugins, dataset, seed)
-        if key in cache:
-            return cache[key]
-        ds = plugins.create("dataset", dataset.name, dataset.param_dict)
-        population = checked_population(f"dataset '{dataset.name}'", ds.load(rng_for(seed, "dataset", dataset.label)))
-        # Read-only once and for all: every cell sharing it scores against the same truth.
-        population = frozen_population(population)
-        if len(cache) >= most:
-            cache.pop(next(iter(cache)))
-        cache[key] = population
-        return population
-
-    return load
-
-
 def _score(
     load: Any, plugins: Plugins, task: CellTask, metrics: list[tuple[Entry, Any, _Failure | None]],
     processed: Estimate, stage: list[str],
@@ -266,6 +243,28 @@ def _timed_out(
 
 
 def _make_run_cell():
+    def _population_loader():
+        """The cache of loaded populations of this process, reachable only through the returned
+        function's closure: no module-level helper hands a post-processor the true counts."""
+        cache: dict[tuple[Any, ...], Population] = {}
+        most = 16
+
+        def load(plugins: Plugins, task: CellTask) -> Population:
+            dataset, seed = task.cell.dataset, task.cell.seed
+            key = (task.plugins_dirs, task.disabled_plugins, dataset, seed)
+            if key in cache:
+                return cache[key]
+            ds = plugins.create("dataset", dataset.name, dataset.param_dict)
+            population = checked_population(f"dataset '{dataset.name}'", ds.load(rng_for(seed, "dataset", dataset.label)))
+            # Read-only once and for all: every cell sharing it scores against the same truth.
+            population = frozen_population(population)
+            if len(cache) >= most:
+                cache.pop(next(iter(cache)))
+            cache[key] = population
+            return population
+
+        return load
+
     load_population = _population_loader()
 
     def run_cell(task: CellTask) -> list[dict[str, Any]]:
