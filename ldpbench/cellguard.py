@@ -14,7 +14,8 @@ While a cell runs, :func:`cell_guard` (in the thread that runs it, if that is th
 
 What the timer cannot interrupt: compiled code that does not return to the interpreter (a long
 NumPy call, a C extension stuck in a loop) until it returns, and code running outside the main
-thread. The process pool backs it with a hard limit (it kills the worker; see
+thread (a Dask worker runs tasks in threads: no guard there), nor on a platform without
+``setitimer`` (Windows). The process pool backs it with a hard limit (it kills the worker; see
 ``ldpbench_plugins.executors.local``).
 """
 
@@ -56,6 +57,8 @@ class _State:
 
 
 _state = _State()
+#: POSIX only: without ``setitimer`` (Windows) cells run unguarded.
+_HAS_TIMER = hasattr(signal, "setitimer") and hasattr(signal, "SIGALRM")
 
 
 def is_real_interrupt(exc: BaseException) -> bool:
@@ -80,7 +83,7 @@ def _on_alarm_factory(seconds: float):
 @contextlib.contextmanager
 def cell_guard(timeout: float | None) -> Iterator[None]:
     """Run the body under the guards above; a no-op outside the main thread."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or not _HAS_TIMER:
         yield
         return
     pid = os.getpid()

@@ -274,8 +274,8 @@ def _make_run_cell():
         returns what cannot be scored fails only what depends on it: a dataset or mechanism
         failure fails the whole cell, a pipeline failure that pipeline's rows, a metric failure
         that metric's rows; the error text goes to the row's ``error``, the plugin frames it was
-        raised from to ``where``. A cell over its time limit fails whole. Only the user's
-        Ctrl-C stops the run.
+        raised from to ``where``. A cell over its time limit keeps the rows finished in time and
+        fails the others. Only the user's Ctrl-C stops the run.
         """
         started = time.perf_counter()
         stage = ["dataset"]
@@ -284,8 +284,15 @@ def _make_run_cell():
         rows: list[dict[str, Any]] = []
         try:
             with cell_guard(task.timeout):
-                plugins = _plugins(task.plugins_dirs, task.disabled_plugins)
-                rows = _evaluate(task, plugins, stage, meta, rows)
+                try:  # a worker loads the plugins itself: a --plugins-dir file may fail there
+                    plugins = _plugins(task.plugins_dirs, task.disabled_plugins)
+                except BaseException as exc:
+                    if not _contained(exc):
+                        raise
+                    failure = _Failure("plugins", exc)
+                    rows = failed_cell_rows(task, failure.error, None, where=failure.where)
+                else:
+                    rows = _evaluate(task, plugins, stage, meta, rows)
         except CellTimeout as exc:
             rows = _timed_out(task, plugins, rows, _Failure(stage[0], exc), meta)
         _stamp(rows, started)

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         _summarize(f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings")
     if outcome.failed_rows:
         _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
+        print(f"ldpbench: where each was raised: ldpbench leaderboard {outcome.out_dir} --failures", file=sys.stderr)
         return int(ExitCode.PLUGIN)
     return int(ExitCode.OK)
 
