@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .boundary import PluginOutputError, checked_estimate, checked_metric_value, checked_population, frozen_estimate, frozen_population
+from .cellguard import CellTimeout, cell_guard, is_real_interrupt
+from .failures import error_text, plugin_location
 from .pluginmanager import Plugins, build_plugins
 from .seeding import rng_for
 from .simulate import simulate
@@ -25,25 +28,19 @@ from .spec.model import Entry, Pipeline
 from .types import Estimate, Population, PostProcessor
 
 
-#: What a plugin may raise and only fail its own rows with. SystemExit too: a plugin calling
-#: sys.exit() must not end the run (its exit code 1 would read as "regression"). KeyboardInterrupt
-#: still stops the run, which resumes later.
-PLUGIN_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit)
-
-
 def apply_pipeline(
-    postprocessors: Sequence[PostProcessor], estimate: Estimate, rng: np.random.Generator
+    postprocessors: Sequence[PostProcessor], estimate: Estimate, rng: np.random.Generator, d: int | None = None
 ) -> Estimate:
     """Apply a chain of post-processors in order (``[power, norm-sub]`` is PowerNS).
 
-    Each step sees only the previous step's Estimate; the steps' names accumulate in
-    ``Estimate.steps``.
+    Each step sees only the previous step's Estimate, read-only; what it returns must be an
+    Estimate with finite frequencies of the right shape (``d`` items, or ``len(items)``), else
+    :class:`~ldpbench.boundary.PluginOutputError`. The steps' names accumulate in ``Estimate.steps``.
     """
     for step in postprocessors:
-        out = step.apply(estimate, rng)
-        if not isinstance(out, Estimate):
-            raise TypeError(f"post-processor '{step.name}' returned {type(out).__name__}, not an Estimate")
-        estimate = out.replace(steps=estimate.steps + (step.name,))
+        out = step.apply(frozen_estimate(estimate), rng)
+        estimate = checked_estimate(f"post-processor '{step.name}'", out, d)
+        estimate = estimate.replace(steps=estimate.steps + (step.name,))
     return estimate
 
 
@@ -55,34 +52,25 @@ def apply_pipeline(
 
 @dataclass(frozen=True)
 class CellTask:
-    """Everything a worker needs to evaluate one cell (picklable)."""
+    """Everything a worker needs to evaluate one cell (picklable).
+
+    :param timeout: the cell's time limit in seconds (``--cell-timeout`` / ``cell_timeout:``),
+        None for none; executors that can kill a worker read it too.
+    :param disabled_plugins: entry points or distributions not to load (``--disable-plugin``).
+    """
 
     cell: Cell
     pipelines: tuple[Pipeline, ...]
     metrics: tuple[Entry, ...]
     plugins_dirs: tuple[str, ...] = ()
+    timeout: float | None = None
+    disabled_plugins: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=8)
-def _plugins(plugins_dirs: tuple[str, ...]) -> Plugins:
+def _plugins(plugins_dirs: tuple[str, ...], disabled: tuple[str, ...] = ()) -> Plugins:
     # One plugin manager per worker process (and per set of plugin folders).
-    return build_plugins(plugins_dirs)
-
-
-@functools.lru_cache(maxsize=16)
-def _population(plugins_dirs: tuple[str, ...], dataset: Entry, seed: int) -> Population:
-    plugins = _plugins(plugins_dirs)
-    ds = plugins.create("dataset", dataset.name, dataset.param_dict)
-    population = ds.load(rng_for(seed, "dataset", dataset.label))
-    if not isinstance(population, Population):
-        raise TypeError(f"dataset '{dataset.name}' returned {type(population).__name__}, not a Population")
-    if population.n <= 0:
-        raise ValueError(f"dataset '{dataset.name}' has no users")
-    return population
-
-
-def _error_text(what: str, exc: BaseException) -> str:
-    return f"{what}: {type(exc).__name__}: {exc}"
+    return build_plugins(plugins_dirs, disabled=disabled)
 
 
 def fingerprint(*parts: Any) -> str:
@@ -103,12 +91,17 @@ def mechanism_outputs(
     users_rng = rng_for(seed, "users", ds.label, budget.label, rep)
     users = population
     if ds.sample:
-        users = population.sample(ds.sample, users_rng)
+        users = frozen_population(population.sample(ds.sample, users_rng))
     rng = rng_for(seed, "mechanism", ds.label, budget.label, mech.label, rep)
     if mech.kind == "protocol":
         protocol = plugins.create("protocol", mech.name, mech.param_dict)
         outputs = protocol.run(users, budget.epsilon_value, rng, simulation=cell.simulation)
-        return {f"{mech.label}:{label}": est for label, est in outputs.items()}
+        if not isinstance(outputs, Mapping):
+            raise PluginOutputError(f"protocol '{mech.name}' returned {type(outputs).__name__}, not a mapping")
+        return {
+            f"{mech.label}:{label}": checked_estimate(f"protocol '{mech.name}' (output '{label}')", est, population.d)
+            for label, est in outputs.items()
+        }
     if budget.groups:
         from .budgets import parse_epsilon
         from .groups import simulate_groups
@@ -167,16 +160,21 @@ def result_row(
     }
 
 
-def failed_cell_rows(task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0) -> list[dict[str, Any]]:
+def failed_cell_rows(
+    task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0, where: str | None = None
+) -> list[dict[str, Any]]:
     """A failed row for every pipeline and metric of a cell whose dataset or mechanism failed (or
     whose worker process died): the same labels and fingerprints as its successful rows, so the
     leaderboard counts failed repeats of the same rows and a rerun replaces them."""
-    return [
+    rows = [
         result_row(task.cell, task.cell.mechanism.label, pipeline, metric, value=math.nan, error=error,
                    greater=_greater(plugins, metric), n=n, d=d)
         for pipeline in task.pipelines
         for metric in task.metrics
     ]
+    for r in rows:
+        r["where"] = where
+    return rows
 
 
 def _greater(plugins: Plugins | None, metric: Entry) -> bool:
@@ -185,72 +183,179 @@ def _greater(plugins: Plugins | None, metric: Entry) -> bool:
     return bool(plugins.get("metric", metric.name).cls.greater_is_better) if plugins else False
 
 
-def run_cell(task: CellTask) -> list[dict[str, Any]]:
-    """Evaluate one cell with every pipeline and metric; return its result rows.
+def _contained(exc: BaseException) -> bool:
+    """Whether a plugin's exception fails only what depends on it (everything a plugin can raise:
+    ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, any ``BaseException``), or ends the
+    cell (its time limit) or the run (the user's real Ctrl-C)."""
+    return not (isinstance(exc, CellTimeout) or is_real_interrupt(exc))
 
-    A plugin that raises fails only what depends on it: a dataset or mechanism failure fails the
-    whole cell, a pipeline failure that pipeline's rows, a metric failure that metric's rows. The
-    error text is stored in the row's ``error``.
-    """
+
+class _Failure:
+    """An error text and its location in plugin code, for the rows a plugin failed."""
+
+    __slots__ = ("error", "where")
+
+    def __init__(self, what: str, exc: BaseException):
+        self.error = error_text(what, exc)
+        self.where = plugin_location(exc)
+
+
+def _score(
+    load: Any, plugins: Plugins, task: CellTask, metrics: list[tuple[Entry, Any, _Failure | None]],
+    processed: Estimate, stage: list[str],
+) -> list[tuple[Entry, float, _Failure | None]]:
+    """Every metric's value for one processed estimate. The population lives in this frame only
+    while metrics run, never while a post-processor does."""
     cell = task.cell
-    started = time.perf_counter()
-    ds, budget, mech, rep, seed = cell.dataset, cell.budget, cell.mechanism, cell.repeat, cell.seed
-    rows: list[dict[str, Any]] = []
-    meta = {"n": 0, "d": 0}
+    truth = load(plugins, task)
+    view = frozen_estimate(processed)
+    out = []
+    for metric, scorer, failure in metrics:
+        if failure is not None:
+            out.append((metric, math.nan, failure))
+            continue
+        # The same metric stream for every mechanism and pipeline of a repeat: e.g. set-query
+        # draws the same random subsets for all methods (paired comparisons).
+        mrng = rng_for(cell.seed, "metric", cell.dataset.label, cell.budget.label, cell.repeat, metric.label)
+        who = f"metric '{metric.name}'"
+        stage[0] = who
+        try:
+            out.append((metric, checked_metric_value(who, scorer.score(truth, view, mrng)), None))
+        except BaseException as exc:
+            if not _contained(exc):
+                raise
+            out.append((metric, math.nan, _Failure(who, exc)))
+    return out
 
-    def row(
-        oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool,
-        notes: str | None = None,
-    ) -> None:
-        rows.append(result_row(cell, oracle_label, pipeline, metric, value=value, error=error, greater=greater,
-                               notes=notes, n=meta["n"], d=meta["d"]))
 
-    plugins: Plugins | None = None
-    try:
-        plugins = _plugins(task.plugins_dirs)
-        population = _population(task.plugins_dirs, ds, seed)
-        meta["d"] = population.d
-        meta["n"] = ds.sample or population.n
-        outputs = mechanism_outputs(plugins, cell, population)
-    except PLUGIN_ERRORS as exc:  # a failing plugin fails its own cell only
-        stage = "dataset" if meta["d"] == 0 else mech.kind
-        name = ds.name if stage == "dataset" else mech.name
-        rows = failed_cell_rows(task, _error_text(f"{stage} '{name}'", exc), plugins, meta["n"], meta["d"])
+def _timed_out(
+    task: CellTask, plugins: Plugins | None, finished: list[dict[str, Any]], failure: _Failure, meta: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The rows of a cell stopped by its time limit: those finished before it, and a failed row for
+    every other (pipeline, metric). A protocol's rows are labelled by its outputs, which a failed
+    row cannot know: its cell fails whole."""
+    failed = failed_cell_rows(task, failure.error, plugins, meta["n"], meta["d"], failure.where)
+    label = task.cell.mechanism.label
+    if any(r["oracle"] != label for r in finished):
+        return failed
+    done = {(r["pipeline"], r["metric"]) for r in finished}
+    return finished + [r for r in failed if (r["pipeline"], r["metric"]) not in done]
+
+
+def _make_run_cell():
+    def _population_loader():
+        """The cache of loaded populations of this process, reachable only through the returned
+        function's closure: no module-level helper hands a post-processor the true counts."""
+        cache: dict[tuple[Any, ...], Population] = {}
+        most = 16
+
+        def load(plugins: Plugins, task: CellTask) -> Population:
+            dataset, seed = task.cell.dataset, task.cell.seed
+            key = (task.plugins_dirs, task.disabled_plugins, dataset, seed)
+            if key in cache:
+                return cache[key]
+            ds = plugins.create("dataset", dataset.name, dataset.param_dict)
+            population = checked_population(f"dataset '{dataset.name}'", ds.load(rng_for(seed, "dataset", dataset.label)))
+            # Read-only once and for all: every cell sharing it scores against the same truth.
+            population = frozen_population(population)
+            if len(cache) >= most:
+                cache.pop(next(iter(cache)))
+            cache[key] = population
+            return population
+
+        return load
+
+    load_population = _population_loader()
+
+    def run_cell(task: CellTask) -> list[dict[str, Any]]:
+        """Evaluate one cell with every pipeline and metric; return its result rows.
+
+        A plugin that raises (anything, ``KeyboardInterrupt`` and ``SystemExit`` included) or
+        returns what cannot be scored fails only what depends on it: a dataset or mechanism
+        failure fails the whole cell, a pipeline failure that pipeline's rows, a metric failure
+        that metric's rows; the error text goes to the row's ``error``, the plugin frames it was
+        raised from to ``where``. A cell over its time limit keeps the rows finished in time and
+        fails the others. Only the user's Ctrl-C stops the run.
+        """
+        started = time.perf_counter()
+        stage = ["dataset"]
+        meta = {"n": 0, "d": 0}
+        plugins: Plugins | None = None
+        rows: list[dict[str, Any]] = []
+        try:
+            with cell_guard(task.timeout):
+                try:  # a worker loads the plugins itself: a --plugins-dir file may fail there
+                    plugins = _plugins(task.plugins_dirs, task.disabled_plugins)
+                except BaseException as exc:
+                    if not _contained(exc):
+                        raise
+                    failure = _Failure("plugins", exc)
+                    rows = failed_cell_rows(task, failure.error, None, where=failure.where)
+                else:
+                    rows = _evaluate(task, plugins, stage, meta, rows)
+        except CellTimeout as exc:
+            rows = _timed_out(task, plugins, rows, _Failure(stage[0], exc), meta)
         _stamp(rows, started)
         return rows
 
-    metrics = []
-    for metric in task.metrics:
+    def _evaluate(
+        task: CellTask, plugins: Plugins, stage: list[str], meta: dict[str, int], rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        cell = task.cell
+        ds, budget, mech, rep, seed = cell.dataset, cell.budget, cell.mechanism, cell.repeat, cell.seed
         try:
-            metrics.append((metric, plugins.create("metric", metric.name, metric.param_dict), None))
-        except PLUGIN_ERRORS as exc:
-            metrics.append((metric, None, _error_text(f"metric '{metric.name}'", exc)))
+            stage[0] = f"dataset '{ds.name}'"
+            population = load_population(plugins, task)
+            meta["d"] = population.d
+            meta["n"] = ds.sample or population.n
+            stage[0] = f"{mech.kind} '{mech.name}'"
+            outputs = {label: frozen_estimate(est) for label, est in mechanism_outputs(plugins, cell, population).items()}
+        except BaseException as exc:  # a failing plugin fails its own cell only
+            if not _contained(exc):
+                raise
+            failure = _Failure(stage[0], exc)
+            return failed_cell_rows(task, failure.error, plugins, meta["n"], meta["d"], failure.where)
+        d = population.d
+        del population  # not on the stack while post-processors run
 
-    for label, estimate in outputs.items():
-        meta["n"] = estimate.n
-        for pipeline in task.pipelines:
+        metrics: list[tuple[Entry, Any, _Failure | None]] = []
+        for metric in task.metrics:
             try:
-                steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
-                prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
-                processed = apply_pipeline(steps, estimate, prng)
-                perr, notes = None, collect_warnings(processed.info)
-            except PLUGIN_ERRORS as exc:
-                processed, perr, notes = None, _error_text(f"pipeline '{pipeline.label}'", exc), None
-            for metric, scorer, merr in metrics:
-                g = _greater(plugins, metric)
-                if perr or merr:
-                    row(label, pipeline, metric, math.nan, perr or merr, g)
-                    continue
-                # The same metric stream for every mechanism and pipeline of a repeat: e.g.
-                # set-query draws the same random subsets for all methods (paired comparisons).
-                mrng = rng_for(seed, "metric", ds.label, budget.label, rep, metric.label)
+                metrics.append((metric, plugins.create("metric", metric.name, metric.param_dict), None))
+            except BaseException as exc:
+                if not _contained(exc):
+                    raise
+                metrics.append((metric, None, _Failure(f"metric '{metric.name}'", exc)))
+
+        for label, estimate in outputs.items():
+            meta["n"] = estimate.n
+            for pipeline in task.pipelines:
+                stage[0] = f"pipeline '{pipeline.label}'"
                 try:
-                    value = float(scorer.score(population, processed, mrng))
-                    row(label, pipeline, metric, value, None, g, notes)
-                except PLUGIN_ERRORS as exc:
-                    row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
-    _stamp(rows, started)
-    return rows
+                    steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
+                    prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
+                    processed = apply_pipeline(steps, estimate, prng, d)
+                    notes = collect_warnings(processed.info)
+                except BaseException as exc:
+                    if not _contained(exc):
+                        raise
+                    failure = _Failure(stage[0], exc)
+                    scores = [(metric, math.nan, failure) for metric, _, _ in metrics]
+                else:
+                    scores = _score(load_population, plugins, task, metrics, processed, stage)
+                for metric, value, failure in scores:
+                    r = result_row(cell, label, pipeline, metric, value=value,
+                                   error=failure.error if failure else None, greater=_greater(plugins, metric),
+                                   notes=None if failure else notes, n=meta["n"], d=meta["d"])
+                    r["where"] = failure.where if failure else None
+                    rows.append(r)
+        return rows
+
+    run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.run_cell
+    return run_cell
+
+
+run_cell = _make_run_cell()
 
 
 def collect_warnings(info: Mapping[str, Any]) -> str | None:

@@ -8,7 +8,14 @@ modules. Nothing is loaded at import time: each command builds its own :class:`P
 Environment switches (pytest / llm style):
 
 - ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD=1``: load only ldpbench's own built-in entry points.
-- ``LDPBENCH_BLOCK_PLUGINS=name,name``: skip these entry points (by entry-point name).
+- ``LDPBENCH_DISABLE_PLUGINS=name,name`` (or the older ``LDPBENCH_BLOCK_PLUGINS``): skip these
+  entry points, by entry-point name (``oracles.grr``) or distribution name; ``--disable-plugin
+  NAME`` does the same per command (pytest's ``-p no:NAME``).
+
+An installed plugin that fails to load (its import raises, or its registration hook does) does
+not take the tool down: it is skipped and recorded in :attr:`Plugins.broken`, ``ldpbench
+plugins`` lists it with its error, commands warn about it, and a spec naming a plugin it may have
+provided fails validation with that error.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,15 +40,53 @@ from .types import KINDS, Plugin
 
 ENTRY_POINT_GROUP = "ldpbench"
 OWN_DISTRIBUTION = "ldpbench"
+#: Environment variables listing entry points or distributions not to load (comma-separated).
+DISABLE_ENV = "LDPBENCH_DISABLE_PLUGINS"
+LEGACY_DISABLE_ENV = "LDPBENCH_BLOCK_PLUGINS"
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """An installed plugin that failed to load, skipped so that the others still work."""
+
+    name: str  #: the entry-point name
+    value: str  #: what the entry point points at (``module:attr``)
+    distribution: str
+    version: str
+    error: str  #: ``ExcType: message``
+
+    def __str__(self) -> str:
+        return f"plugin '{self.name}' ({self.value}) from distribution {self.distribution} {self.version} failed to load: {self.error}"
+
+
+def disabled_from_env() -> list[str]:
+    """The plugin names listed in ``LDPBENCH_DISABLE_PLUGINS`` (and ``LDPBENCH_BLOCK_PLUGINS``)."""
+    names = []
+    for var in (DISABLE_ENV, LEGACY_DISABLE_ENV):
+        names.extend(n.strip() for n in os.environ.get(var, "").split(",") if n.strip())
+    return names
 
 
 class Plugins:
     """Every registered plugin of a run, by kind, plus the pluggy manager they came through."""
 
-    def __init__(self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin]):
+    def __init__(
+        self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin],
+        broken: Sequence[BrokenPlugin] = (), disabled: Sequence[str] = (),
+    ):
         self.pm = pm
         self.registries = registries
         self.origins = origins
+        #: installed plugins that failed to load (skipped)
+        self.broken: tuple[BrokenPlugin, ...] = tuple(broken)
+        #: the names asked not to load (flags and environment), for worker processes to do the same
+        self.disabled: tuple[str, ...] = tuple(disabled)
+
+    def broken_note(self) -> str:
+        """For an unknown plugin name: which broken plugins might have provided it ("" if none)."""
+        if not self.broken:
+            return ""
+        return " (it may come from a plugin that failed to load: " + "; ".join(str(b) for b in self.broken) + ")"
 
     def registry(self, kind: str) -> Registry:
         return self.registries[kind]
@@ -79,6 +125,7 @@ def build_plugins(
     extra: Iterable[ModuleType | object] = (),
     autoload: bool | None = None,
     blocked: Iterable[str] | None = None,
+    disabled: Iterable[str] = (),
 ) -> Plugins:
     """Discover and register every plugin for one run.
 
@@ -86,13 +133,16 @@ def build_plugins(
     :param extra: plugin objects registered directly (tests; ``ldpbench.testing``).
     :param autoload: load third-party entry points (default: unless
         ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD`` is set). Built-ins always load.
-    :param blocked: entry-point names to skip (default from ``LDPBENCH_BLOCK_PLUGINS``).
+    :param blocked: entry-point or distribution names to skip (default from
+        ``LDPBENCH_DISABLE_PLUGINS`` and ``LDPBENCH_BLOCK_PLUGINS``).
+    :param disabled: more names to skip (``--disable-plugin``), added to ``blocked``.
     """
     if autoload is None:
         autoload = not os.environ.get("LDPBENCH_DISABLE_PLUGIN_AUTOLOAD")
     if blocked is None:
-        blocked = [b for b in os.environ.get("LDPBENCH_BLOCK_PLUGINS", "").split(",") if b]
-    blocked = set(blocked)
+        blocked = disabled_from_env()
+    blocked = set(blocked) | set(disabled)
+    broken: list[BrokenPlugin] = []
 
     pm = pluggy.PluginManager("ldpbench")
     pm.add_hookspecs(hookspecs)
@@ -101,18 +151,18 @@ def build_plugins(
     for ep in _entry_points():
         dist = getattr(ep, "dist", None)
         dist_name = dist.metadata["Name"] if dist is not None else "unknown"
-        if ep.name in blocked:
+        if blocked & {ep.name, dist_name, f"{dist_name}:{ep.name}"}:
             continue
         if not autoload and dist_name != OWN_DISTRIBUTION:
             continue
         version = dist.version if dist is not None else "unknown"
         try:
             module = ep.load()
-        except Exception as exc:
-            raise PluginError(
-                f"plugin '{ep.name}' ({ep.value}) from distribution {dist_name} {version} failed to load: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        except BaseException as exc:  # noqa: BLE001 - an import may sys.exit() too; skip, never die
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            broken.append(BrokenPlugin(ep.name, ep.value, dist_name, version, _describe(exc)))
+            continue
         key = f"{dist_name}:{ep.name}"
         if pm.is_registered(module):
             continue
@@ -145,16 +195,31 @@ def build_plugins(
             except PluginError:
                 raise
             except Exception as exc:
-                raise PluginError(
-                    f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}"
-                ) from exc
+                if origin.source != "entry-point" or origin.distribution == OWN_DISTRIBUTION:
+                    raise PluginError(
+                        f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}"
+                    ) from exc
+                # An installed third-party plugin: skip the rest of it, keep the tool working.
+                name = origin.plugin.split(":", 1)[-1]
+                broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
+                                           f"{hook_name} raised {_describe(exc)}"))
 
     if not any(len(r) for r in registries.values()):
         raise PluginError(
             "no ldpbench plugins found: the built-ins register through entry points, so ldpbench "
             "must be installed (run `pip install -e .` in the checkout)"
         )
-    return Plugins(pm, registries, list(origins.values()))
+    return Plugins(pm, registries, list(origins.values()), broken, sorted(blocked))
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001
+        message = "(unprintable)"
+    if len(message) > 500:
+        message = message[:500] + "..."
+    return f"{type(exc).__name__}: {message}"
 
 
 def _entry_points() -> list[md.EntryPoint]:

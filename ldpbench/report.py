@@ -274,18 +274,39 @@ def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame) -> 
     return lines
 
 
-def _failures(lb: pl.DataFrame) -> list[str]:
+def _failure_locations(results: Path) -> dict[tuple[Any, ...], str]:
+    """Where each failed group's first located error was raised (``file:line in func``), by
+    leaderboard group; empty for a JSON leaderboard, which keeps no rows."""
+    from .failures import failed_rows
+
+    path = results.parent if results.is_file() and results.name == RESULTS_FILE else results
+    if not (path.is_dir() and (path / RESULTS_FILE).is_file()):
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = failed_rows(ResultsStore(path).load())
+    where: dict[tuple[Any, ...], str] = {}
+    for r in rows.filter(pl.col("where").is_not_null()).iter_rows(named=True):
+        where.setdefault((r["dataset"], r["users"], r["oracle"], r["pipeline"], r["metric"], r["error"]), r["where"])
+    return where
+
+
+def _failures(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = None) -> list[str]:
     failed = lb.filter(pl.col("failed") > 0)
     if failed.is_empty():
         return []
-    lines = ["## Failures\n", "Rows whose plugin raised (the error is stored with each result row):\n"]
+    where = where or {}
+    lines = ["## Failures\n", "Rows whose plugin failed (the error, and where in plugin code it was raised, "
+             "are stored with each result row; `ldpbench leaderboard RESULTS --failures` lists them all):\n"]
     rows = []
     for r in failed.iter_rows(named=True):
         eps = format_epsilon(r["epsilon"]).removeprefix("ε=")
         error = (r["error"] or "").replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| {r['dataset']} | {eps} | {r['oracle']} | {r['pipeline']} | {r['metric']} | {r['failed']} | {error} |")
-    lines.append("| dataset | ε | oracle | pipeline | metric | failed repeats | error |")
-    lines.append("|---|---|---|---|---|---|---|")
+        at = where.get((r["dataset"], r["users"], r["oracle"], r["pipeline"], r["metric"], r["error"]), "")
+        at = f"`{at}`" if at else ""
+        rows.append(f"| {r['dataset']} | {eps} | {r['oracle']} | {r['pipeline']} | {r['metric']} | {r['failed']} | {error} | {at} |")
+    lines.append("| dataset | ε | oracle | pipeline | metric | failed repeats | error | where |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     lines.extend(rows)
     lines.append("")
     return lines
@@ -325,6 +346,6 @@ def write_report(results: str | Path, out_dir: str | Path | None = None) -> Repo
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
-    lines.extend(_failures(lb))
+    lines.extend(_failures(lb, _failure_locations(results)))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     return report

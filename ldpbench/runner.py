@@ -121,8 +121,12 @@ def run_spec(
     plugins_dirs: Sequence[str] = (),
     progress: bool | None = None,
     rerun: bool = False,
+    cell_timeout: float | None = None,
 ) -> RunOutcome:
-    """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells."""
+    """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells.
+
+    :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
+    """
     from tqdm import tqdm
 
     from .leaderboard import aggregate
@@ -151,8 +155,10 @@ def run_spec(
     expected = {(p.label, m.label) for p in spec.pipelines for m in spec.metrics}
     done = set() if rerun else set(store.done_cells(expected))
     todo = [c for c in cells if c.cell_id not in done]
+    timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
     tasks = [
-        CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs)) for c in todo
+        CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs), timeout, plugins.disabled)
+        for c in todo
     ]
     runner = choose_executor(plugins, spec, executor, workers)
     errors: list[str] = []

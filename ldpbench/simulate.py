@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .boundary import checked_counts, checked_estimate, readonly
 from .types import Estimate, Oracle
 
 SIMULATIONS = ("aggregate", "per-user")
@@ -45,23 +46,26 @@ def _has_channel(oracle: Oracle) -> bool:
 
 def simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, simulation: str = "aggregate") -> Estimate:
     """The oracle's estimate for users holding the items given by ``counts``."""
-    counts = np.asarray(counts, dtype=np.int64)
+    counts = readonly(np.asarray(counts, dtype=np.int64))  # the oracle must not write into the truth
     n = int(counts.sum())
     if n <= 0:
         raise ValueError("cannot simulate an oracle on zero users")
     finite = _has_channel(oracle)
+    who = f"oracle '{oracle.name}'"
+    width = oracle.channel().n_reports if finite else oracle.d
     if simulation == "aggregate":
         if finite:
-            hist = oracle.sample_report_histogram(counts, rng)
+            hist = checked_counts(who, "a report histogram", oracle.sample_report_histogram(counts, rng), width)
         else:
-            support = oracle.sample_support_counts(counts, rng)
+            support = checked_counts(who, "support counts", oracle.sample_support_counts(counts, rng), width)
     elif simulation == "per-user":
         chunk = int(getattr(oracle, "chunk_users", DEFAULT_CHUNK_USERS))
         acc = None
         for values in user_chunks(counts, chunk):
             reports = oracle.perturb(values, rng)
             part = oracle.report_histogram(reports) if finite else oracle.support_counts(reports)
-            acc = part.astype(np.int64) if acc is None else acc + part
+            part = checked_counts(who, "a report histogram" if finite else "support counts", part, width)
+            acc = part.copy() if acc is None else acc + part
         if finite:
             hist = acc
         else:
@@ -69,7 +73,8 @@ def simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, simul
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
     if finite:
-        support = oracle.support_counts_from_histogram(hist)
-        est = oracle.estimate(support, n)
+        hist = readonly(hist)
+        support = checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
+        est = checked_estimate(who, oracle.estimate(readonly(support), n), oracle.d)
         return est.replace(report_histogram=hist, channel=oracle.channel())
-    return oracle.estimate(support, n)
+    return checked_estimate(who, oracle.estimate(readonly(support), n), oracle.d)

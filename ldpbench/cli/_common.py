@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..errors import SpecError
@@ -20,6 +21,29 @@ def add_plugin_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also load every *.py file in DIR as a plugin (repeatable)",
     )
+    parser.add_argument(
+        "--disable-plugin",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="do not load the installed plugin NAME (an entry-point or distribution name; repeatable; "
+        "also LDPBENCH_DISABLE_PLUGINS=name,name)",
+    )
+
+
+def plugins_from_args(args: argparse.Namespace, dirs: list[str] | None = None, *, warn: bool = True) -> Plugins:
+    """The plugins a command loads: built-ins, installed ones not disabled, ``--plugins-dir``.
+
+    An installed plugin that fails to load is skipped with a warning on stderr (``ldpbench
+    plugins`` lists it), so that one broken distribution does not make every command fail.
+    """
+    plugins = build_plugins(args.plugins_dir if dirs is None else dirs,
+                            disabled=getattr(args, "disable_plugin", None) or ())
+    if warn:
+        for broken in plugins.broken:
+            print(f"ldpbench: warning: {broken} (skipped; --disable-plugin {broken.name} silences this)",
+                  file=sys.stderr)
+    return plugins
 
 
 def add_spec_plugin_options(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +83,6 @@ def plugin_dirs_for(spec_path: str, args: argparse.Namespace) -> list[str]:
 
 def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plugins, Spec, list[str]]:
     dirs = plugin_dirs_for(spec_path, args)
-    plugins = build_plugins(dirs)
+    plugins = plugins_from_args(args, dirs)
     trusted = getattr(args, "trust_spec_params", False)
     return plugins, load_spec(spec_path, plugins, trust_user_only=trusted), dirs

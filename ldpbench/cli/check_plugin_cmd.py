@@ -59,10 +59,10 @@ def _params(pairs: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..pluginmanager import build_plugins
+    from ._common import plugins_from_args
     from ..testing.checks import CheckSkipped, oracle_checks, postprocessor_checks
 
-    plugins = build_plugins(args.plugins_dir)
+    plugins = plugins_from_args(args)
     kinds = [k for k in CHECKED_KINDS if args.name in plugins.registry(k)]
     if not kinds:
         names = sorted({i.name for k in CHECKED_KINDS for i in plugins.registry(k)})

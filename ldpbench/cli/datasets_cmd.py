@@ -59,9 +59,9 @@ def describe_dataset(plugins: Any, info: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..pluginmanager import build_plugins
+    from ._common import plugins_from_args
 
-    plugins = build_plugins(args.plugins_dir)
+    plugins = plugins_from_args(args)
     registry = plugins.registry("dataset")
     infos = [registry.get(name) for name in args.names] if args.names else list(registry)
     rows = [describe_dataset(plugins, info) for info in infos]

@@ -24,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..pluginmanager import build_plugins
+    from ._common import plugins_from_args
 
-    plugins = build_plugins(args.plugins_dir)
+    plugins = plugins_from_args(args)
     matches = [i for i in plugins.all() if i.name == args.name and (not args.kind or i.kind == args.kind)]
     if not matches:
         names = sorted({i.name for i in plugins.all()})

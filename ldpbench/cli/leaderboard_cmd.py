@@ -25,6 +25,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=("table", "markdown", "csv", "json"), default="table", help="output format"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument(
+        "--failures", action="store_true",
+        help="list the failed result rows instead (one per failed repeat), with each plugin error and "
+        "where in plugin code it was raised",
+    )
     parser.set_defaults(func=run)
 
 
@@ -46,9 +51,12 @@ def run(args: argparse.Namespace) -> int:
             "line(s); rerun the spec to redo their cells",
             file=sys.stderr,
         )
-    # A runner may record the spec's cell order; cells finish out of order on a process pool.
-    order = store.read_manifest().get("cell_order") if store.manifest_path.is_file() else None
-    text = render(aggregate(df, order=order), args.format)
+    if args.failures:
+        text = render_failures(df, args.format)
+    else:
+        # A runner may record the spec's cell order; cells finish out of order on a process pool.
+        order = store.read_manifest().get("cell_order") if store.manifest_path.is_file() else None
+        text = render(aggregate(df, order=order), args.format)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -57,3 +65,33 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return int(ExitCode.OK)
+
+
+#: In the table and Markdown listings, errors are cut to this many characters (csv and json keep
+#: them whole, as stored).
+SHORT_ERROR = 300
+
+
+def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
+    """The failed rows of ``df`` (a results frame) in ``fmt``; a table says so when there are none."""
+    import json
+
+    from tabulate import tabulate
+
+    from ..failures import FAILURE_COLUMNS, failed_rows
+    from ..store import dumps_json
+
+    failed = failed_rows(df)
+    records = failed.to_dicts()
+    if fmt == "json":
+        return dumps_json(records, indent=2) + "\n" if records else json.dumps([]) + "\n"
+    if fmt == "csv":
+        return failed.write_csv()
+    if not records:
+        return "no failed rows\n"
+    cut = [
+        [r[c] if c != "error" or r[c] is None or len(r[c]) <= SHORT_ERROR else r[c][:SHORT_ERROR] + "..."
+         for c in FAILURE_COLUMNS]
+        for r in records
+    ]
+    return tabulate(cut, headers=list(FAILURE_COLUMNS), tablefmt="github" if fmt == "markdown" else "simple") + "\n"

@@ -1,4 +1,8 @@
-"""``ldpbench plugins``: list every installed plugin with its kind, version and origin."""
+"""``ldpbench plugins``: list every installed plugin with its kind, version and origin.
+
+An installed plugin that fails to load is listed too, with its error, instead of making the
+command fail: that is where a user looks first when a spec says a plugin is unknown.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import argparse
 import json
 
 from ..types import KINDS
-from ._common import add_plugin_options
+from ._common import add_plugin_options, plugins_from_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,16 +24,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..pluginmanager import build_plugins
-
-    plugins = build_plugins(args.plugins_dir)
+    plugins = plugins_from_args(args, warn=False)  # listed below, not warned about
     infos = [i for i in plugins.all() if not args.kind or i.kind == args.kind]
+    broken = [] if args.kind else list(plugins.broken)
     if args.json:
         rows = [
             {k: v for k, v in i.describe().items() if k != "params"} for i in infos
         ]
+        rows += [
+            {"name": b.name, "kind": None, "distribution": b.distribution, "version": b.version,
+             "module": b.value, "source": "entry-point", "error": b.error}
+            for b in broken
+        ]
         print(json.dumps(rows, indent=2))
         return 0
     table = [[i.name, i.kind, i.origin.distribution, i.origin.version, i.cls.__module__, i.summary] for i in infos]
+    table += [[b.name, "BROKEN", b.distribution, b.version, b.value, f"failed to load: {b.error}"] for b in broken]
     print(tabulate(table, headers=["name", "kind", "distribution", "version", "module", "summary"], tablefmt="simple"))
     return 0

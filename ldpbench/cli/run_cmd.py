@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ADDRESS",
         help="Dask scheduler to connect to: short for --executor dask --executor-param scheduler=ADDRESS",
     )
+    p.add_argument(
+        "--cell-timeout", type=float, metavar="SECONDS",
+        help="fail a cell whose plugins run longer than SECONDS (beats the spec's cell_timeout; default: no limit)",
+    )
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
@@ -48,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
+    if args.cell_timeout is not None:
+        from ..spec.timeouts import cell_timeout_problem
+
+        problem = cell_timeout_problem(args.cell_timeout)
+        if problem:
+            raise UsageError(problem.replace("'cell_timeout'", "--cell-timeout"))
     plugins, spec, dirs = load_plugins_and_spec(args.spec, args)
     executor = apply_executor_params(plugins, spec, args)
     outcome = run_spec(
@@ -59,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         plugins_dirs=dirs,
         progress=args.progress,
         rerun=args.rerun,
+        cell_timeout=args.cell_timeout,
     )
     text = render(outcome.leaderboard, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -72,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         _summarize(f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings")
     if outcome.failed_rows:
         _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
+        print(f"ldpbench: where each was raised: ldpbench leaderboard {outcome.out_dir} --failures", file=sys.stderr)
         return int(ExitCode.PLUGIN)
     return int(ExitCode.OK)
 

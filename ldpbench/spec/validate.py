@@ -16,6 +16,7 @@ from typing import Any
 from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..params import Param
+from .timeouts import cell_timeout_problem
 from ..pluginmanager import Plugins
 from ..safeio import check_regular_file
 from ..seeding import rng_for
@@ -39,6 +40,7 @@ TOP_LEVEL_KEYS = (
     "executor",
     "requires",
     "plugins_dir",
+    "cell_timeout",
 )
 SIMULATIONS = ("aggregate", "per-user")
 MAX_REPEATS = 100_000
@@ -136,6 +138,10 @@ class Validator:
         if "executor" in data:
             executor = self.entry(data["executor"], ("executor",), "executor")
         requires = self.requires(data)
+        cell_timeout = data.get("cell_timeout")
+        if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
+            self.problem(("cell_timeout",), timeout_problem)
+            cell_timeout = None
         plugins_dir = data.get("plugins_dir")
         if plugins_dir is not None and not isinstance(plugins_dir, str):
             self.problem(("plugins_dir",), "'plugins_dir' must be a path")
@@ -186,6 +192,7 @@ class Validator:
             description=description,
             requires=requires,
             plugins_dir=plugins_dir,
+            cell_timeout=float(cell_timeout) if cell_timeout is not None else None,
             resolved=resolved,
         )
 
@@ -249,7 +256,7 @@ class Validator:
         if info is None:
             known = [n for kind in kinds for n in self.plugins.registry(kind).names()]
             hint = closest(name, known)
-            self.problem(path, str(UnknownPluginError(kind_text, name, hint, known)))
+            self.problem(path, str(UnknownPluginError(kind_text, name, hint, known)) + self.plugins.broken_note())
             return None
         params = dict(params)
         sample = None

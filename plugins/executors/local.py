@@ -10,6 +10,13 @@ flight, each in a process of its own, to tell the culprit from the bystanders: t
 back as a :class:`~ldpbench.types.TaskLost` (the runner stores it as a failed cell, exit 3), the
 others with their normal results, and a fresh pool goes on with the remaining tasks. Since every
 cell's numbers depend only on the cell, rerunning one changes nothing in its results.
+
+A task with a time limit (``task.timeout``, the cell's ``cell_timeout``) is first stopped inside
+its worker (ldpbench.cellguard raises in the plugin's Python code). A plugin stuck where that
+cannot reach (compiled code, a swallowed signal) is stopped here: past the limit plus a grace
+period, the pool's workers are killed, the tasks in flight rerun each in a process of its own as
+for a death, and the one still over its limit there is killed and comes back as a ``TaskLost``
+saying it timed out.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -36,6 +44,19 @@ MAX_WORKERS = 512
 #: Tasks in flight per worker: enough to keep workers busy, few enough that a huge grid is not
 #: pickled up front (and that few tasks need a rerun when a worker dies).
 IN_FLIGHT_PER_WORKER = 4
+#: How often the pool looks for tasks over their time limit (seconds).
+POLL_SECONDS = 0.25
+
+
+def hard_limit(task: Any) -> float | None:
+    """Seconds after which ``task``'s process is killed: its ``timeout`` plus a grace period in
+    which the in-process guard should have stopped it, or None without a limit."""
+    timeout = getattr(task, "timeout", None)  # a CellTask's cell_timeout; other tasks have none
+    if not timeout:
+        return None
+    return float(timeout) + 2.0 + 0.25 * float(timeout)
+
+
 #: ``prctl`` option that sends the calling process a signal when its parent dies (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
 
@@ -143,8 +164,12 @@ class ProcessPool(Executor):
                 if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
                     break
                 task = take()
+            started: dict[Future[Any], float] = {}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                limited = any(hard_limit(t) for t in pending.values())
+                done, _ = wait(pending, timeout=POLL_SECONDS if limited else None, return_when=FIRST_COMPLETED)
+                if limited and not broken:
+                    self._kill_if_over_limit(pending, started)
                 for fut in done:
                     task = pending.pop(fut)
                     try:
@@ -161,6 +186,23 @@ class ProcessPool(Executor):
             self._close_pool()
             if suspects:
                 yield from self._run_isolated(fn, suspects, workers, ctx)
+
+    def _kill_if_over_limit(self, pending: dict[Future[Any], Any], started: dict[Future[Any], float]) -> None:
+        """Kill the pool's workers if a running task is past its hard limit (the pool then breaks
+        and its tasks in flight rerun in isolation, where the culprit is told apart)."""
+        now = time.monotonic()
+        for fut, task in pending.items():
+            if not fut.running():
+                continue
+            # "running" starts when the task is queued to the workers, so this overestimates its
+            # run time by at most one task; a bystander killed by it is only rerun, not failed.
+            since = started.setdefault(fut, now)
+            limit = hard_limit(task)
+            if limit is not None and now - since > limit:
+                assert self._pool is not None
+                for proc in list((self._pool._processes or {}).values()):
+                    proc.kill()
+                return
 
     def _submit(self, pending: dict[Future[Any], Any], fn: Callable[[Any], Any], task: Any,
                 backlog: collections.deque[Any]) -> bool:
@@ -185,9 +227,22 @@ class ProcessPool(Executor):
                     proc = ctx.Process(target=_call_isolated, args=(writer, os.getpid(), fn, task), daemon=True)
                     proc.start()
                     writer.close()  # ours closed: the reader sees EOF when the child dies
-                    running[reader] = (proc, task)
-                for reader in wait_for_connections(list(running)):
-                    proc, task = running.pop(reader)
+                    limit = hard_limit(task)
+                    running[reader] = (proc, task, time.monotonic() + limit if limit is not None else None)
+                deadlines = [d for _, _, d in running.values() if d is not None]
+                wait_for = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+                ready = wait_for_connections(list(running), timeout=wait_for)
+                now = time.monotonic()
+                for reader, (proc, task, deadline) in list(running.items()):
+                    if reader not in ready and deadline is not None and now >= deadline:
+                        del running[reader]
+                        proc.kill()
+                        proc.join()
+                        reader.close()
+                        yield TaskLost(task, f"cell timed out after {task.timeout:g} s (cell_timeout); "
+                                             f"its worker process did not stop and was killed")
+                for reader in ready:
+                    proc, task, _ = running.pop(reader)
                     try:
                         message = reader.recv()
                     except Exception:  # noqa: BLE001 - EOF or a message cut by the death
@@ -201,7 +256,7 @@ class ProcessPool(Executor):
                     else:
                         raise message[1]
         finally:
-            for reader, (proc, _) in running.items():  # the consumer stopped early, or a bug
+            for reader, (proc, _, _) in running.items():  # the consumer stopped early, or a bug
                 proc.kill()
                 proc.join()
                 reader.close()

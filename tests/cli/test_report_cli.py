@@ -184,11 +184,13 @@ def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
     assert code == 0, err
     md = (tmp_path / "report" / "report.md").read_text()
     section = md.split("## Failures\n", 1)[1].strip().splitlines()
-    assert section[0] == "Rows whose plugin raised (the error is stored with each result row):"
-    assert section[2] == "| dataset | ε | oracle | pipeline | metric | failed repeats | error |"
+    assert section[0].startswith("Rows whose plugin failed (the error, and where in plugin code it was raised")
+    assert section[2] == "| dataset | ε | oracle | pipeline | metric | failed repeats | error | where |"
     error = "pipeline 'fragile-report': ValueError: bad \\| budget second line"  # escaped, one line
+    # The location: the plugin's file and line, innermost frame first (issue 10).
+    where = f"`{tmp_path / 'plugs' / 'fragile_report.py'}:{FRAGILE.splitlines().index(next(line for line in FRAGILE.splitlines() if 'raise ValueError' in line)) + 1} in apply`"
     assert section[4:] == [
-        f"| zipf(d=16,n=3000,s=1.2) | 8 | {oracle} | fragile-report | {metric} | 3 | {error} |"
+        f"| zipf(d=16,n=3000,s=1.2) | 8 | {oracle} | fragile-report | {metric} | 3 | {error} | {where} |"
         for oracle in ("grr", "oue") for metric in ("mse", "l1")
     ]
     # After every metric's section, at the end of the report.

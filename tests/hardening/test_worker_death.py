@@ -10,7 +10,9 @@ flight. ``ldpbench run`` used to abort with a traceback and exit 4 ("a bug in ld
 - a rerun retries only the failed cells and ends with the leaderboard of a run that never crashed.
 
 The third-party plugin below kills its worker in the epsilon-4 cells while ``DIE`` is set: with
-``os._exit(7)`` under GRR, with SIGKILL (what the OOM killer sends) under OUE.
+SIGTERM under GRR, with SIGKILL (what the OOM killer sends) under OUE. (A plugin calling
+``os._exit`` no longer kills its worker: the cell guard turns it into a failed cell, see
+test_fuzz_plugin_faults.py.)
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class Crash(PostProcessor):
     def apply(self, estimate, rng):
         if os.environ.get("DIE") and estimate.epsilon == 4:
             if estimate.mechanism == "grr":
-                os._exit(7)
+                os.kill(os.getpid(), signal.SIGTERM)
             os.kill(os.getpid(), signal.SIGKILL)
         return estimate
 
@@ -91,7 +93,7 @@ def test_the_run_completes_with_exit_3_and_says_how_the_worker_died(crashed):
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr and "bug in ldpbench" not in proc.stderr
     assert f"{CELLS} cells ({CELLS} run, 0 already done)" in proc.stderr
-    assert "worker process died (exit code 7)" in proc.stderr
+    assert "worker process died (killed by signal 15 (SIGTERM))" in proc.stderr
     assert "worker process died (killed by signal 9 (SIGKILL))" in proc.stderr
     board = json.loads(proc.stdout)
     for row in board:
@@ -106,7 +108,7 @@ def test_only_the_dead_cells_fail_and_each_keeps_its_rows_identity(crashed):
     failed = df.filter(df["error"].is_not_null())
     assert failed["cell_id"].n_unique() == DEAD_CELLS and set(failed["epsilon"]) == {4.0}
     errors = dict(zip(failed["oracle"], failed["error"]))
-    assert errors == {"grr": "worker process died (exit code 7)",
+    assert errors == {"grr": "worker process died (killed by signal 15 (SIGTERM))",
                       "oue": "worker process died (killed by signal 9 (SIGKILL))"}
     # The bystanders in flight when the pool broke were rerun, not failed.
     assert df.filter(df["epsilon"] != 4)["error"].null_count() == (CELLS - DEAD_CELLS) * 2 * 2

@@ -1,0 +1,174 @@
+"""The boundary between the harness and plugin code: what goes in is read-only, what comes out is checked.
+
+Two kinds of accident corrupt a benchmark without any error:
+
+- a plugin that writes into an array it was handed (``truth.counts[0] += 1000`` in a metric)
+  changes the numbers of every later pipeline of the cell, and of every later cell sharing the
+  cached population, differently for one worker and for four;
+- a plugin that returns a bad number (a NaN histogram cast to int64 is ``-2**63``; an estimate
+  of the wrong length is broadcast or silently truncated) turns into a plausible-looking score.
+
+So every array handed to a plugin is a read-only view (:func:`readonly`, :func:`frozen_population`,
+:func:`frozen_estimate`): writing into it raises ``ValueError: assignment destination is
+read-only`` inside the plugin, which fails its rows. And every output is checked here before the
+harness uses it (:func:`checked_counts`, :func:`checked_estimate`, :func:`checked_metric_value`):
+a violation raises :class:`PluginOutputError`, which fails the rows that depend on it, naming the
+plugin and what was wrong. These guard against mistakes, not malice: a plugin is trusted code
+(see docs/trust.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .types import Estimate, Population
+
+__all__ = [
+    "PluginOutputError",
+    "checked_counts",
+    "checked_estimate",
+    "checked_metric_value",
+    "checked_population",
+    "frozen_estimate",
+    "frozen_population",
+    "readonly",
+]
+
+
+class PluginOutputError(ValueError):
+    """A plugin returned something the harness cannot score: wrong type, shape, dtype or values."""
+
+
+def readonly(array: Any) -> Any:
+    """A read-only view of ``array`` (``None`` stays ``None``; non-arrays are converted)."""
+    if array is None:
+        return None
+    a = np.asarray(array)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+def frozen_population(population: Population) -> Population:
+    """``population`` with its arrays (counts, parents) read-only."""
+    return population.replace(counts=readonly(population.counts), parents=readonly(population.parents))
+
+
+def frozen_estimate(estimate: Estimate) -> Estimate:
+    """``estimate`` with every array it carries read-only (its per-group ``parts`` too)."""
+    return estimate.replace(
+        frequencies=readonly(estimate.frequencies),
+        variance=readonly(estimate.variance),
+        support_counts=readonly(estimate.support_counts),
+        report_histogram=readonly(estimate.report_histogram),
+        items=readonly(estimate.items),
+        parts=tuple(frozen_estimate(p) for p in estimate.parts),
+    )
+
+
+def _describe_bad(values: np.ndarray, mask: np.ndarray) -> str:
+    """``3 of 16 values, first at index 2: nan``: where the first offending value is."""
+    bad = np.flatnonzero(mask)
+    first = int(bad[0])
+    return f"{bad.size} of {values.size} values, first at index {first}: {values.flat[first].item()!r}"
+
+
+def checked_counts(who: str, what: str, counts: Any, length: int) -> np.ndarray:
+    """``counts`` as int64 if it is a length-``length`` vector of finite non-negative integers.
+
+    Support counts and report histograms count reports; anything else (a NaN that an int64 cast
+    would turn into ``-2**63``, a fractional value, a negative count, a 2-D array) is a bug in
+    ``who``, reported as :class:`PluginOutputError` naming ``what`` it returned.
+    """
+    a = np.asarray(counts)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+                                 or a.dtype == np.bool_):
+        raise PluginOutputError(f"{who} returned {what} of dtype {a.dtype}, expected integer counts")
+    if a.shape != (length,):
+        raise PluginOutputError(f"{who} returned {what} of shape {a.shape}, expected ({length},)")
+    if np.issubdtype(a.dtype, np.floating):
+        finite = np.isfinite(a)
+        if not finite.all():
+            raise PluginOutputError(f"{who} returned {what} with non-finite values ({_describe_bad(a, ~finite)})")
+        fractional = a != np.round(a)
+        if fractional.any():
+            raise PluginOutputError(f"{who} returned {what} with non-integer values ({_describe_bad(a, fractional)})")
+    negative = a < 0
+    if negative.any():
+        raise PluginOutputError(f"{who} returned {what} with negative counts ({_describe_bad(a, negative)})")
+    return a.astype(np.int64, copy=False)
+
+
+def _check_frequencies(who: str, estimate: Estimate, d: int | None) -> None:
+    f = np.asarray(estimate.frequencies)
+    if f.dtype == object or not (np.issubdtype(f.dtype, np.floating) or np.issubdtype(f.dtype, np.integer)):
+        raise PluginOutputError(f"{who} returned frequencies of dtype {f.dtype}, expected floats")
+    if estimate.items is not None:
+        items = np.asarray(estimate.items)
+        if items.ndim != 1 or not np.issubdtype(items.dtype, np.integer):
+            raise PluginOutputError(f"{who} returned items of shape {items.shape} and dtype {items.dtype}, "
+                                    "expected a vector of item indices")
+        if d is not None and items.size and (items.min() < 0 or items.max() >= d):
+            raise PluginOutputError(f"{who} returned items outside the domain 0..{d - 1}")
+        expected: int | None = items.size
+    else:
+        expected = d
+    if f.ndim != 1 or (expected is not None and f.size != expected):
+        want = f"({expected},)" if expected is not None else "a vector"
+        raise PluginOutputError(f"{who} returned frequencies of shape {f.shape}, expected {want}")
+    finite = np.isfinite(f)
+    if not finite.all():
+        raise PluginOutputError(f"{who} returned frequencies with non-finite values ({_describe_bad(f, ~finite)})")
+
+
+def checked_estimate(who: str, estimate: Any, d: int | None) -> Estimate:
+    """``estimate`` if it is an :class:`Estimate` whose frequencies are finite and of the right shape.
+
+    The right shape is ``(len(items),)`` for a partial estimate (Blender's head list), else
+    ``(d,)`` (``d=None``: any vector). Its per-group ``parts`` are checked the same way.
+    """
+    if not isinstance(estimate, Estimate):
+        raise PluginOutputError(f"{who} returned {type(estimate).__name__}, not an Estimate")
+    _check_frequencies(who, estimate, d)
+    for i, part in enumerate(estimate.parts):
+        checked_estimate(f"{who} (part {i})", part, d)
+    return estimate
+
+
+def checked_population(who: str, population: Any) -> Population:
+    """``population`` if it is a :class:`Population` with users (its counts are checked on creation)."""
+    if not isinstance(population, Population):
+        raise PluginOutputError(f"{who} returned {type(population).__name__}, not a Population")
+    counts = population.counts
+    if (counts < 0).any():  # a NaN count cast to int64 on creation
+        raise PluginOutputError(f"{who} returned negative or non-finite counts")
+    if population.n <= 0:
+        raise PluginOutputError(f"{who} has no users")
+    return population
+
+
+def checked_metric_value(who: str, value: Any) -> float:
+    """``value`` as a float if it is a finite real number.
+
+    A NaN score (a metric that has nothing to compare) or an infinite one cannot be averaged or
+    ranked: it is a failure of that row, never a result.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        if not (isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.number)):
+            raise PluginOutputError(f"{who} returned {type(value).__name__} {_short(value)}, expected a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise PluginOutputError(f"{who} returned {number!r}, expected a finite number")
+    return number
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real problem
+        return "(unprintable)"
+    return text if len(text) <= 60 else text[:57] + "..."
