@@ -6,6 +6,10 @@
 
 Both return the oracle's unbiased :class:`~ldpbench.types.Estimate`; for finite-output oracles
 the estimate also carries the report histogram and the channel (what EM needs).
+
+Which methods are called is read from the oracle's declared :meth:`~ldpbench.types.Oracle.tags`
+only. This is the one simulation path: the engine, personalized budgets and the conformance kit
+all go through :func:`simulate`, so an oracle the kit accepts runs in a benchmark.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .errors import LdpbenchError
 from .types import Estimate, Oracle
 
 SIMULATIONS = ("aggregate", "per-user")
 
 #: Users per chunk on the per-user path. Fixed (never derived from the machine) so that the random
 #: stream, and hence every number, is the same everywhere. Oracles whose reports are O(d) per user
-#: may ask for smaller chunks with a ``chunk_users`` attribute.
+#: ask for smaller chunks with the ``chunk_users`` tag.
 DEFAULT_CHUNK_USERS = 1 << 20
 
 
@@ -39,28 +44,54 @@ def user_chunks(counts: np.ndarray, chunk: int) -> Iterator[np.ndarray]:
         yield np.searchsorted(ends, positions, side="right")
 
 
-def _has_channel(oracle: Oracle) -> bool:
-    return oracle.channel() is not None
+class MissingCapability(LdpbenchError):
+    """An oracle was asked for a simulation path its tags say it does not have.
+
+    The spec validator refuses such specs first (``ldpbench.spec.capabilities``); this is the
+    engine's own guard for direct callers.
+    """
 
 
-def simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, simulation: str = "aggregate") -> Estimate:
-    """The oracle's estimate for users holding the items given by ``counts``."""
+def simulate(
+    oracle: Oracle,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    simulation: str = "aggregate",
+    *,
+    chunk_users: int | None = None,
+) -> Estimate:
+    """The oracle's estimate for users holding the items given by ``counts``.
+
+    :param simulation: ``aggregate`` (the oracle's shortcut: needs the ``aggregate`` tag) or
+        ``per-user`` (:meth:`~ldpbench.types.Oracle.perturb` chunk by chunk).
+    :param chunk_users: users per chunk on the per-user path; default: the oracle's
+        ``chunk_users`` tag, else :data:`DEFAULT_CHUNK_USERS`. (The kit uses small chunks to
+        exercise the summation over chunks.)
+    :raises MissingCapability: aggregate simulation of an oracle without an aggregate path.
+    """
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     if n <= 0:
         raise ValueError("cannot simulate an oracle on zero users")
-    finite = _has_channel(oracle)
+    tags = oracle.tags()
+    finite = tags.finite_output
+    hist = support = None
     if simulation == "aggregate":
-        if finite:
-            hist = oracle.sample_report_histogram(counts, rng)
+        if not tags.aggregate:
+            raise MissingCapability(
+                f"oracle '{oracle.name}' has no aggregate path (it implements neither "
+                f"sample_support_counts nor a report-histogram sampler): use simulation: per-user"
+            )
+        if tags.aggregate_histogram:
+            hist = np.asarray(oracle.sample_report_histogram(counts, rng))
         else:
-            support = oracle.sample_support_counts(counts, rng)
+            support = np.asarray(oracle.sample_support_counts(counts, rng))
     elif simulation == "per-user":
-        chunk = int(getattr(oracle, "chunk_users", DEFAULT_CHUNK_USERS))
+        chunk = int(chunk_users or tags.chunk_users or DEFAULT_CHUNK_USERS)
         acc = None
         for values in user_chunks(counts, chunk):
             reports = oracle.perturb(values, rng)
-            part = oracle.report_histogram(reports) if finite else oracle.support_counts(reports)
+            part = np.asarray(oracle.report_histogram(reports) if finite else oracle.support_counts(reports))
             acc = part.astype(np.int64) if acc is None else acc + part
         if finite:
             hist = acc
@@ -68,7 +99,7 @@ def simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, simul
             support = acc
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
-    if finite:
+    if hist is not None:
         support = oracle.support_counts_from_histogram(hist)
         est = oracle.estimate(support, n)
         return est.replace(report_histogram=hist, channel=oracle.channel())

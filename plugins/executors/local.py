@@ -94,6 +94,10 @@ class InProcess(Executor):
 
     name = "in-process"
 
+    @classmethod
+    def tags(cls) -> ExecutorTags:
+        return ExecutorTags(default_for="serial")  # what --workers 1 means
+
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         for task in tasks:
             yield fn(task)
@@ -104,6 +108,10 @@ class ProcessPool(Executor):
 
     name = "process-pool"
     params = (Param("workers", int, 0, "number of worker processes (0 = one per core)", min=0, max=MAX_WORKERS),)
+
+    @classmethod
+    def tags(cls) -> ExecutorTags:
+        return ExecutorTags(default_for="parallel")  # a run's executor unless one is named
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
