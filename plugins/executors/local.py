@@ -29,7 +29,7 @@ from typing import Any
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import Executor, TaskLost
+from ldpbench.types import Executor, ExecutorTags, TaskLost
 
 #: At most this many local workers (a typo must not fork a process per cell).
 MAX_WORKERS = 512
