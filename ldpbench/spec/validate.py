@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError
 from ..pluginmanager import Plugins
 from ..suggest import closest
+from .capabilities import capability_problems, default_names
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 
@@ -103,7 +104,9 @@ class Validator:
             e for e in self.entries(data, "oracles", ("oracle", "protocol"), required=True) if e is not None
         ]
         pipelines = self.pipelines(data)
-        metrics = [e for e in self.entries(data, "metrics", "metric", default=["mse"]) if e is not None]
+        metrics = [
+            e for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric")) if e is not None
+        ]
         executor = None
         if "executor" in data:
             executor = self.entry(data["executor"], ("executor",), "executor")
@@ -123,6 +126,8 @@ class Validator:
                 if mech.kind == "protocol":
                     self.problem(("oracles", i), f"protocol '{mech.name}' does not support personalized budgets ('users')")
 
+        for path, message in capability_problems(self.plugins, data, simulation, mechanisms, pipelines, budgets):
+            self.problem(path, message)
         if self.problems:
             raise SpecError(self.problems)
         resolved = {
@@ -262,7 +267,7 @@ class Validator:
         return Entry(info.kind, name, ordered, info.version, paths)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
-        value = data.get("pipelines", ["base"])
+        value = data["pipelines"] if "pipelines" in data else default_names(self.plugins, "postprocessor")[:1]
         if not isinstance(value, list) or not value:
             self.problem(("pipelines",), "'pipelines' must be a non-empty list (a list inside it is a chain)")
             return []
