@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .errors import LdpbenchError
-from .types import Estimate, Oracle
+from .types import Estimate, Oracle, OracleTags
 
 SIMULATIONS = ("aggregate", "per-user")
 
@@ -52,6 +52,44 @@ class MissingCapability(LdpbenchError):
     """
 
 
+def aggregate_draw(
+    oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, tags: OracleTags | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(report histogram or None, support counts)`` drawn by the aggregate path the oracle's
+    tags declare: the report histogram when ``aggregate_histogram``, else the support counts.
+
+    :raises MissingCapability: the oracle declares no aggregate path.
+    """
+    tags = tags or oracle.tags()
+    if not tags.aggregate:
+        raise MissingCapability(
+            f"oracle '{oracle.name}' has no aggregate path (it implements neither "
+            f"sample_support_counts nor a report-histogram sampler): use simulation: per-user"
+        )
+    if tags.aggregate_histogram:
+        hist = np.asarray(oracle.sample_report_histogram(counts, rng))
+        return hist, np.asarray(oracle.support_counts_from_histogram(hist))
+    return None, np.asarray(oracle.sample_support_counts(counts, rng))
+
+
+def per_user_draw(
+    oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, chunk: int, tags: OracleTags | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(report histogram or None, support counts)`` of users perturbed ``chunk`` at a time; the
+    histogram is summed over chunks for finite-output oracles, else the support counts."""
+    tags = tags or oracle.tags()
+    acc = None
+    for values in user_chunks(counts, chunk):
+        reports = oracle.perturb(values, rng)
+        part = np.asarray(oracle.report_histogram(reports) if tags.finite_output else oracle.support_counts(reports))
+        acc = part.astype(np.int64) if acc is None else acc + part
+    if acc is None:
+        raise ValueError("cannot simulate an oracle on zero users")
+    if tags.finite_output:
+        return acc, np.asarray(oracle.support_counts_from_histogram(acc))
+    return None, acc
+
+
 def simulate(
     oracle: Oracle,
     counts: np.ndarray,
@@ -74,33 +112,14 @@ def simulate(
     if n <= 0:
         raise ValueError("cannot simulate an oracle on zero users")
     tags = oracle.tags()
-    finite = tags.finite_output
-    hist = support = None
     if simulation == "aggregate":
-        if not tags.aggregate:
-            raise MissingCapability(
-                f"oracle '{oracle.name}' has no aggregate path (it implements neither "
-                f"sample_support_counts nor a report-histogram sampler): use simulation: per-user"
-            )
-        if tags.aggregate_histogram:
-            hist = np.asarray(oracle.sample_report_histogram(counts, rng))
-        else:
-            support = np.asarray(oracle.sample_support_counts(counts, rng))
+        hist, support = aggregate_draw(oracle, counts, rng, tags)
     elif simulation == "per-user":
         chunk = int(chunk_users or tags.chunk_users or DEFAULT_CHUNK_USERS)
-        acc = None
-        for values in user_chunks(counts, chunk):
-            reports = oracle.perturb(values, rng)
-            part = np.asarray(oracle.report_histogram(reports) if finite else oracle.support_counts(reports))
-            acc = part.astype(np.int64) if acc is None else acc + part
-        if finite:
-            hist = acc
-        else:
-            support = acc
+        hist, support = per_user_draw(oracle, counts, rng, chunk, tags)
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
+    est = oracle.estimate(support, n)
     if hist is not None:
-        support = oracle.support_counts_from_histogram(hist)
-        est = oracle.estimate(support, n)
         return est.replace(report_histogram=hist, channel=oracle.channel())
-    return oracle.estimate(support, n)
+    return est

@@ -47,7 +47,7 @@ import numpy as np
 
 from ldpbench.errors import LdpbenchError
 from ldpbench.params import resolve
-from ldpbench.simulate import simulate
+from ldpbench.simulate import aggregate_draw, simulate
 from ldpbench.types import Channel, Estimate, Oracle, OracleTags, PostProcessor, implements
 
 from . import stats
@@ -416,7 +416,8 @@ def _law_epsilons(cfg: OracleCheckConfig) -> tuple[float, ...]:
 def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The aggregate path draws the support counts (and report histogram) from their exact law,
     enumerated from output_table() (channel()) for a tiny population (acceptance B2). Draws go
-    through the engine's simulate(), so what is tested is what a run uses."""
+    through the engine's own aggregate_draw() (what simulate() runs), so what is tested is what a
+    run uses."""
     counts = np.asarray(cfg.law_counts, dtype=np.int64)
     d = counts.size
     for eps in _law_epsilons(cfg):
@@ -425,11 +426,12 @@ def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
         where = _where(subject, d=d, n=int(counts.sum()), epsilon=eps, path="aggregate")
         rng = _rng(cfg, "law-aggregate", eps)
         law = _support_law(o, counts, where)
-        runs = [_simulate(o, counts, rng, "aggregate") for _ in range(cfg.law_samples)]
-        draws = np.array([np.asarray(e.support_counts) for e in runs])
+        tags = o.tags()
+        runs = [aggregate_draw(o, counts, rng, tags) for _ in range(cfg.law_samples)]
+        draws = np.array([support for _, support in runs])
         stats.exact_distribution_test(draws, law, label=f" of aggregate support counts, {where}").check()
-        if o.tags().aggregate_histogram:
-            hists = np.array([np.asarray(e.report_histogram) for e in runs])
+        if tags.aggregate_histogram:
+            hists = np.array([hist for hist, _ in runs])
             stats.exact_distribution_test(hists, _histogram_law(o, counts), label=f" of histograms, {where}").check()
 
 
