@@ -71,7 +71,7 @@ def estimate_from_vector(
     *,
     n: int,
     epsilon: float,
-    oracle: str = "oue",
+    oracle: str | None = None,
     oracle_params: Mapping[str, Any] | None = None,
     plugins: Any = None,
 ) -> Estimate:
@@ -80,7 +80,8 @@ def estimate_from_vector(
     ``f_hat`` is the unbiased estimate in the fraction scale (frequencies, not counts) of ``n``
     users. The estimate carries the oracle's p*, q*, noise variance and the support counts
     ``n (q* + (p* - q*) f_hat)`` implied by the vector; it has no report histogram, so methods
-    that need one (EM) need an estimate from a simulation instead.
+    that need one (EM) need an estimate from a simulation instead. ``oracle=None`` means the
+    installed oracle whose tags declare ``default`` (OUE in the ldpbench distribution).
     """
     f = np.array(f_hat, dtype=float)  # a copy: the caller's array is never modified
     if f.ndim != 1 or f.size == 0:
@@ -92,6 +93,10 @@ def estimate_from_vector(
     if not (isinstance(epsilon, (int, float, np.floating)) and epsilon > 0):
         raise UsageError(f"epsilon must be a positive number, got {epsilon!r}")
     plugins = plugins or _default_plugins()
+    if oracle is None:
+        from .spec.capabilities import default_oracle
+
+        oracle = default_oracle(plugins, f.size, float(epsilon))
     fo = plugins.create("oracle", oracle, oracle_params, d=f.size, epsilon=float(epsilon))
     p, q = fo.p_star, fo.q_star
     # Through the oracle's own estimate(), as in a run; then the caller's vector verbatim (the
@@ -105,7 +110,7 @@ def postprocess(
     *,
     n: int | None = None,
     epsilon: float | None = None,
-    oracle: str = "oue",
+    oracle: str | None = None,
     oracle_params: Mapping[str, Any] | None = None,
     rng: np.random.Generator | int | None = 0,
     return_estimate: bool = False,
@@ -119,7 +124,8 @@ def postprocess(
         :class:`Estimate` (then ``n``, ``epsilon`` and ``oracle`` come from it).
     :param n: number of users behind ``f_hat``.
     :param epsilon: their privacy budget.
-    :param oracle: the registered oracle that produced ``f_hat`` (``grr``, ``olh``, ``oue``, ``hr``).
+    :param oracle: the registered oracle that produced ``f_hat`` (``grr``, ``olh``, ``oue``, ``hr``);
+        default: the oracle whose tags declare ``default`` (OUE).
     :param oracle_params: the oracle's parameters (e.g. ``{"g": 5}`` for OLH).
     :param rng: generator or seed for post-processors that draw (default seed 0: reproducible).
     :param return_estimate: return the whole processed :class:`Estimate` (set-query answers via

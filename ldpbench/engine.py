@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -335,7 +335,7 @@ def _make_run_cell():
                     steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
                     prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
                     processed = apply_pipeline(steps, estimate, prng, d)
-                    notes = collect_warnings(processed.info)
+                    notes = collect_warnings(processed)
                 except BaseException as exc:
                     if not _contained(exc):
                         raise
@@ -358,20 +358,10 @@ def _make_run_cell():
 run_cell = _make_run_cell()
 
 
-def collect_warnings(info: Mapping[str, Any]) -> str | None:
-    """The warnings plugins left in ``Estimate.info``, "; "-joined (None when there are none).
-
-    A plugin reports a result that is usable but not what was asked for (EM stopped at its
-    iteration cap, a prior fit clamped) as a list under ``"warnings"``, at the top of ``info`` or
-    in its own entry (``info["power"]["warnings"]``); the result rows keep them as ``notes``.
-    """
-    found: list[str] = []
-    for key, value in info.items():
-        if key == "warnings" and isinstance(value, (list, tuple)):
-            found.extend(str(w) for w in value)
-        elif isinstance(value, Mapping) and isinstance(value.get("warnings"), (list, tuple)):
-            found.extend(f"{key}: {w}" for w in value["warnings"])
-    return "; ".join(dict.fromkeys(found)) or None
+def collect_warnings(estimate: Estimate) -> str | None:
+    """The estimate's declared :attr:`~ldpbench.types.Estimate.warnings`, distinct and "; "-joined
+    (None when there are none): the result rows keep them as ``notes``."""
+    return "; ".join(dict.fromkeys(str(w) for w in estimate.warnings)) or None
 
 
 def _stamp(rows: list[dict[str, Any]], started: float) -> None:

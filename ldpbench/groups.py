@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .simulate import simulate
-from .types import Channel, Estimate, Oracle, Population
+from .types import Channel, ChannelTags, Estimate, Oracle, Population
 
 __all__ = ["IdentityChannel", "exact_estimate", "group_weights", "split_users", "simulate_groups"]
 
@@ -50,15 +50,15 @@ __all__ = ["IdentityChannel", "exact_estimate", "group_weights", "split_users", 
 class IdentityChannel(Channel):
     """``P(y | x) = [x = y]``: the channel of users who send their true value (eps = inf).
 
-    It is GRR's channel with ``p = 1`` and ``q = 0``, and exposes ``p`` and ``q`` like GRR's so that
-    code specialised to that structure (EM) applies to it unchanged.
+    It is GRR's channel with ``p = 1`` and ``q = 0``, and declares that structure in its tags like
+    GRR's, so that code specialised to it (EM) applies unchanged.
     """
-
-    p = 1.0
-    q = 0.0
 
     def __init__(self, d: int):
         self.n_items = self.n_reports = int(d)
+
+    def tags(self) -> ChannelTags:
+        return ChannelTags(randomized_response=(1.0, 0.0))
 
     def forward(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=float).copy()

@@ -1,4 +1,8 @@
-"""The whole plugin contract of ldpbench: one registration hook per plugin kind.
+"""How plugins are registered: one registration hook per plugin kind.
+
+What a registered class must (and may) provide is declared on its kind's base class in
+:mod:`ldpbench.types` (one module per kind, optional capabilities as ``tags()``); this module
+only says how classes reach the registry.
 
 A plugin module implements any of these hooks with :data:`ldpbench.hookimpl` and calls
 ``registry.register(SomeClass)`` for each class it provides::
@@ -17,8 +21,8 @@ A plugin module implements any of these hooks with :data:`ldpbench.hookimpl` and
 
 and declares the module in its ``pyproject.toml`` under ``[project.entry-points.ldpbench]``.
 The registry validates each class on the spot (name pattern, duplicate names naming both
-origins, the kind's required methods, the parameter declaration) and knows which plugin is
-calling, so errors name the plugin and its distribution.
+origins, the kind's required methods, the parameter declaration, capabilities that contradict the
+methods) and knows which plugin is calling, so errors name the plugin and its distribution.
 
 Registration hooks are called once per plugin manager, in no particular order: a duplicate name
 is an error, never an override. Implementations may accept fewer arguments than the spec (pluggy's

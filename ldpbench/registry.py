@@ -17,7 +17,7 @@ from typing import Any
 from .errors import PluginError, UnknownPluginError
 from .params import Param, ResolvedParams, check_declaration, resolve
 from .suggest import closest
-from .types import KINDS, Plugin
+from .types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
 
 #: Plugin names: lowercase words of letters and digits joined by single hyphens.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -48,7 +48,7 @@ class PluginInfo:
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return tuple(getattr(self.cls, "params", ()))
+        return tuple(self.cls.params)
 
     @property
     def summary(self) -> str:
@@ -58,7 +58,7 @@ class PluginInfo:
     @property
     def version(self) -> str:
         """Distribution version plus the class's algorithm version (for comparability)."""
-        return f"{self.origin.version}+alg{getattr(self.cls, 'algorithm_version', '1')}"
+        return f"{self.origin.version}+alg{self.cls.algorithm_version}"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -66,7 +66,7 @@ class PluginInfo:
             "kind": self.kind,
             "distribution": self.origin.distribution,
             "version": self.origin.version,
-            "algorithm_version": str(getattr(self.cls, "algorithm_version", "1")),
+            "algorithm_version": str(self.cls.algorithm_version),
             "module": self.cls.__module__,
             "class": self.cls.__qualname__,
             "source": self.origin.source,
@@ -97,7 +97,9 @@ class Registry:
         where = f"{self.kind} plugin from {origin}"
         if not inspect.isclass(cls):
             raise PluginError(f"{where}: register() takes a class, got {cls!r}")
-        name = getattr(cls, "name", "")
+        # The class's own namespace, read before the subclass check so that a class that is not a
+        # plugin at all is named by what it calls itself.
+        name = next((k.__dict__["name"] for k in cls.__mro__ if "name" in k.__dict__), "")
         if not isinstance(name, str) or not NAME_PATTERN.match(name):
             raise PluginError(
                 f"{where}: {cls.__qualname__}.name = {name!r} is not a valid plugin name "
@@ -108,10 +110,12 @@ class Registry:
                 f"{where}: {cls.__qualname__} ('{name}') must subclass "
                 f"{self.base.__module__}.{self.base.__qualname__}"
             )
-        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        missing = sorted(cls.__abstractmethods__)
         if missing:
             raise PluginError(f"{where}: {cls.__qualname__} ('{name}') does not implement {', '.join(missing)}")
-        problems = _signature_problems(cls, self.base) + check_declaration(getattr(cls, "params", ()))
+        problems = (
+            _signature_problems(cls, self.base) + check_declaration(cls.params) + contract_problems(self.kind, cls)
+        )
         if problems:
             raise PluginError(f"{where}: {cls.__qualname__} ('{name}'): " + "; ".join(problems))
         if name in self._entries:
@@ -159,7 +163,7 @@ class BoundRegistry:
 def _signature_problems(cls: type, base: type) -> list[str]:
     """Methods whose positional parameters do not match the base class's abstract method."""
     problems = []
-    for meth_name in getattr(base, "__abstractmethods__", ()):
+    for meth_name in base.__abstractmethods__:
         base_attr = inspect.getattr_static(base, meth_name)
         impl_attr = inspect.getattr_static(cls, meth_name, None)
         if isinstance(base_attr, property) or isinstance(impl_attr, property):
@@ -188,3 +192,42 @@ def _signature_problems(cls: type, base: type) -> list[str]:
 
 def _positional(sig: inspect.Signature) -> list[inspect.Parameter]:
     return [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+#: Oracle methods that only make sense together: a finite report space.
+FINITE_OUTPUT_GROUP = ("channel", "report_histogram", "support_counts_from_histogram")
+
+
+def contract_problems(kind: str, cls: type[Plugin]) -> list[str]:
+    """Where a class's declared capabilities contradict what it implements (empty if none).
+
+    Read from the class alone (nothing is constructed), with the same derivation as the base
+    classes' default ``tags()``: e.g. an oracle with a ``channel`` but no ``report_histogram``
+    would look finite-output to nobody and silently lose EM, so it is refused here, at
+    registration, naming the plugin and its distribution.
+    """
+    problems: list[str] = []
+    if kind == "oracle":
+        have = [m for m in FINITE_OUTPUT_GROUP if implements(cls, Oracle, m)]
+        if have and len(have) < len(FINITE_OUTPUT_GROUP):
+            lacking = [m for m in FINITE_OUTPUT_GROUP if m not in have]
+            problems.append(
+                f"a finite report space needs {', '.join(FINITE_OUTPUT_GROUP)} together: it implements "
+                f"{', '.join(have)} but not {', '.join(lacking)}"
+            )
+        if implements(cls, Oracle, "sample_report_histogram") and len(have) < len(FINITE_OUTPUT_GROUP):
+            problems.append("sample_report_histogram needs a finite report space (" + ", ".join(FINITE_OUTPUT_GROUP) + ")")
+        if implements(cls, Oracle, "output_rows") and not implements(cls, Oracle, "output_table"):
+            problems.append("output_rows indexes rows of output_table, which it does not implement")
+        if not isinstance(cls.exact_aggregate, bool):
+            problems.append(f"exact_aggregate must be True or False, got {cls.exact_aggregate!r}")
+    elif kind == "postprocessor":
+        if cls.acts_on not in ("estimate", "queries"):
+            problems.append(f"acts_on must be 'estimate' or 'queries', got {cls.acts_on!r}")
+        elif cls.acts_on == "queries" and not implements(cls, PostProcessor, "answer"):
+            problems.append("acts_on = 'queries' needs answer(sums, estimate)")
+    elif kind == "executor":
+        tags = cls.tags() if issubclass(cls, Executor) else None
+        if not isinstance(tags, ExecutorTags) or tags.default_for not in (None, "serial", "parallel"):
+            problems.append(f"tags() must return ExecutorTags with default_for None, 'serial' or 'parallel', got {tags!r}")
+    return problems

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import __version__
 from .engine import CellTask, failed_cell_rows, run_cell
+from .errors import UsageError
 from .types import TaskLost
 from .pluginmanager import Plugins
 from .spec.expand import count_cells, expand
@@ -48,20 +49,29 @@ def default_out_dir(spec: Spec) -> Path:
 
 
 def choose_executor(plugins: Plugins, spec: Spec, executor: str | None, workers: int | None) -> Any:
-    """``--executor`` beats the spec's ``executor`` beats the default (process pool; in-process
-    for ``--workers 1``)."""
+    """``--executor`` beats the spec's ``executor`` beats the default: the executor whose tags
+    declare ``default_for="serial"`` for ``--workers 1``, else ``default_for="parallel"``."""
     if executor:
         entry = Entry("executor", executor)
         plugins.get("executor", executor)
     elif spec.executor is not None:
         entry = spec.executor
     else:
-        entry = Entry("executor", "in-process" if workers == 1 else "process-pool")
+        entry = Entry("executor", default_executor(plugins, "serial" if workers == 1 else "parallel"))
     params = entry.param_dict
     info = plugins.get("executor", entry.name)
     if workers is not None and any(p.name == "workers" for p in info.params):
         params["workers"] = workers
     return plugins.create("executor", entry.name, params)
+
+
+def default_executor(plugins: Plugins, role: str) -> str:
+    """The one executor whose tags declare ``default_for == role`` (``serial`` or ``parallel``)."""
+    names = [i.name for i in plugins.registry("executor") if i.cls.tags().default_for == role]
+    if len(names) != 1:
+        claim = f"several executors claim it ({', '.join(names)})" if names else "no installed executor declares it"
+        raise UsageError(f"no default {role} executor: {claim}; name one with --executor or the spec's 'executor'")
+    return names[0]
 
 
 def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
@@ -71,11 +81,7 @@ def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
         for budget in spec.budgets:
             if mech.kind == "protocol":
                 protocol = plugins.create("protocol", mech.name, mech.param_dict)
-                account = getattr(protocol, "privacy_accounting", None)
-                entries = account(budget.epsilon_value) if account else [
-                    {"group": "all users", "model": "unknown", "epsilon": budget.epsilon_value}
-                ]
-                for e in entries:
+                for e in protocol.privacy_accounting(budget.epsilon_value):
                     out.append({"mechanism": mech.label, "budget": budget.label, **e})
             elif budget.groups:
                 for eps, count in budget.groups:

@@ -6,6 +6,10 @@
 
 Both return the oracle's unbiased :class:`~ldpbench.types.Estimate`; for finite-output oracles
 the estimate also carries the report histogram and the channel (what EM needs).
+
+Which methods are called is read from the oracle's declared :meth:`~ldpbench.types.Oracle.tags`
+only. This is the one simulation path: the engine, personalized budgets and the conformance kit
+all go through :func:`simulate`, so an oracle the kit accepts runs in a benchmark.
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from collections.abc import Iterator
 import numpy as np
 
 from .boundary import checked_counts, checked_estimate, readonly
-from .types import Estimate, Oracle
+from .errors import LdpbenchError
+from .types import Estimate, Oracle, OracleTags
 
 SIMULATIONS = ("aggregate", "per-user")
 
 #: Users per chunk on the per-user path. Fixed (never derived from the machine) so that the random
 #: stream, and hence every number, is the same everywhere. Oracles whose reports are O(d) per user
-#: may ask for smaller chunks with a ``chunk_users`` attribute.
+#: ask for smaller chunks with the ``chunk_users`` tag.
 DEFAULT_CHUNK_USERS = 1 << 20
 
 
@@ -40,41 +45,89 @@ def user_chunks(counts: np.ndarray, chunk: int) -> Iterator[np.ndarray]:
         yield np.searchsorted(ends, positions, side="right")
 
 
-def _has_channel(oracle: Oracle) -> bool:
-    return oracle.channel() is not None
+class MissingCapability(LdpbenchError):
+    """An oracle was asked for a simulation path its tags say it does not have.
+
+    The spec validator refuses such specs first (``ldpbench.spec.capabilities``); this is the
+    engine's own guard for direct callers.
+    """
 
 
-def simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, simulation: str = "aggregate") -> Estimate:
-    """The oracle's estimate for users holding the items given by ``counts``."""
+def aggregate_draw(
+    oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, tags: OracleTags | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(report histogram or None, support counts)`` drawn by the aggregate path the oracle's
+    tags declare: the report histogram when ``aggregate_histogram``, else the support counts.
+
+    :raises MissingCapability: the oracle declares no aggregate path.
+    """
+    tags = tags or oracle.tags()
+    if not tags.aggregate:
+        raise MissingCapability(
+            f"oracle '{oracle.name}' has no aggregate path (it implements neither "
+            f"sample_support_counts nor a report-histogram sampler): use simulation: per-user"
+        )
+    who = f"oracle '{oracle.name}'"
+    if tags.aggregate_histogram:
+        hist = readonly(checked_counts(who, "a report histogram", oracle.sample_report_histogram(counts, rng),
+                                       oracle.channel().n_reports))
+        return hist, checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
+    return None, checked_counts(who, "support counts", oracle.sample_support_counts(counts, rng), oracle.d)
+
+
+def per_user_draw(
+    oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, chunk: int, tags: OracleTags | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(report histogram or None, support counts)`` of users perturbed ``chunk`` at a time; the
+    histogram is summed over chunks for finite-output oracles, else the support counts."""
+    tags = tags or oracle.tags()
+    who = f"oracle '{oracle.name}'"
+    what = "a report histogram" if tags.finite_output else "support counts"
+    width = oracle.channel().n_reports if tags.finite_output else oracle.d
+    acc = None
+    for values in user_chunks(counts, chunk):
+        reports = oracle.perturb(values, rng)
+        part = oracle.report_histogram(reports) if tags.finite_output else oracle.support_counts(reports)
+        part = checked_counts(who, what, part, width)  # before any cast: a NaN must not become a count
+        acc = part.copy() if acc is None else acc + part
+    if acc is None:
+        raise ValueError("cannot simulate an oracle on zero users")
+    if tags.finite_output:
+        hist = readonly(acc)
+        return hist, checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
+    return None, acc
+
+
+def simulate(
+    oracle: Oracle,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    simulation: str = "aggregate",
+    *,
+    chunk_users: int | None = None,
+) -> Estimate:
+    """The oracle's estimate for users holding the items given by ``counts``.
+
+    :param simulation: ``aggregate`` (the oracle's shortcut: needs the ``aggregate`` tag) or
+        ``per-user`` (:meth:`~ldpbench.types.Oracle.perturb` chunk by chunk).
+    :param chunk_users: users per chunk on the per-user path; default: the oracle's
+        ``chunk_users`` tag, else :data:`DEFAULT_CHUNK_USERS`. (The kit uses small chunks to
+        exercise the summation over chunks.)
+    :raises MissingCapability: aggregate simulation of an oracle without an aggregate path.
+    """
     counts = readonly(np.asarray(counts, dtype=np.int64))  # the oracle must not write into the truth
     n = int(counts.sum())
     if n <= 0:
         raise ValueError("cannot simulate an oracle on zero users")
-    finite = _has_channel(oracle)
-    who = f"oracle '{oracle.name}'"
-    width = oracle.channel().n_reports if finite else oracle.d
+    tags = oracle.tags()
     if simulation == "aggregate":
-        if finite:
-            hist = checked_counts(who, "a report histogram", oracle.sample_report_histogram(counts, rng), width)
-        else:
-            support = checked_counts(who, "support counts", oracle.sample_support_counts(counts, rng), width)
+        hist, support = aggregate_draw(oracle, counts, rng, tags)
     elif simulation == "per-user":
-        chunk = int(getattr(oracle, "chunk_users", DEFAULT_CHUNK_USERS))
-        acc = None
-        for values in user_chunks(counts, chunk):
-            reports = oracle.perturb(values, rng)
-            part = oracle.report_histogram(reports) if finite else oracle.support_counts(reports)
-            part = checked_counts(who, "a report histogram" if finite else "support counts", part, width)
-            acc = part.copy() if acc is None else acc + part
-        if finite:
-            hist = acc
-        else:
-            support = acc
+        chunk = int(chunk_users or tags.chunk_users or DEFAULT_CHUNK_USERS)
+        hist, support = per_user_draw(oracle, counts, rng, chunk, tags)
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
-    if finite:
-        hist = readonly(hist)
-        support = checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
-        est = checked_estimate(who, oracle.estimate(readonly(support), n), oracle.d)
+    est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
+    if hist is not None:
         return est.replace(report_histogram=hist, channel=oracle.channel())
-    return checked_estimate(who, oracle.estimate(readonly(support), n), oracle.d)
+    return est

@@ -22,6 +22,7 @@ from ..safeio import check_regular_file
 from ..seeding import rng_for
 from ..suggest import closest
 from ..types import Population
+from .capabilities import capability_problems, default_names
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 
@@ -133,7 +134,9 @@ class Validator:
             e for e in self.entries(data, "oracles", ("oracle", "protocol"), required=True) if e is not None
         ]
         pipelines = self.pipelines(data)
-        metrics = [e for e in self.entries(data, "metrics", "metric", default=["mse"]) if e is not None]
+        metrics = [
+            e for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric")) if e is not None
+        ]
         executor = None
         if "executor" in data:
             executor = self.entry(data["executor"], ("executor",), "executor")
@@ -157,6 +160,8 @@ class Validator:
                 if mech.kind == "protocol":
                     self.problem(("oracles", i), f"protocol '{mech.name}' does not support personalized budgets ('users')")
 
+        for path, message in capability_problems(self.plugins, data, simulation, mechanisms, pipelines, budgets):
+            self.problem(path, message)
         if not self.problems:
             # Only a spec that is otherwise valid loads its datasets: loading may take a while.
             self.dataset_facts(datasets, budgets, data, seed, simulation)  # type: ignore[arg-type]
@@ -326,7 +331,7 @@ class Validator:
         return Entry(info.kind, name, ordered, info.version, paths)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
-        value = data.get("pipelines", ["base"])
+        value = data["pipelines"] if "pipelines" in data else default_names(self.plugins, "postprocessor")[:1]
         if not isinstance(value, list) or not value:
             self.problem(("pipelines",), "'pipelines' must be a non-empty list (a list inside it is a chain)")
             return []

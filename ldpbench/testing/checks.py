@@ -15,17 +15,21 @@ What the oracle checks establish (acceptance.md §A1-A7, §B1-B2, at sizes that 
   most ``e^eps (1 + 1e-12)``, the bound attained, each conditional law summing to 1) and p*, q*
   read off the table;
 - that ``perturb`` follows the table (Pearson chi-square of the reports' table rows when the oracle
-  offers the optional ``output_rows(reports)`` hook, else binomial tests of its support counts) and,
-  for finite-output oracles, that ``channel()`` is the law of the reports;
+  declares ``output_rows``, else binomial tests of its support counts) and, for finite-output
+  oracles, that ``channel()`` is the law of the reports;
 - both simulation paths against the **exact law** of the support counts (and of the report
   histogram) for a tiny population, enumerated from the table;
 - unbiasedness (Z-test) and the variance formula (variance ratio and per-value chi-square bounds)
   by repeated simulation on both paths;
 - hygiene: no global random state touched, same seed => same output, empty and one-user chunks,
-  the :class:`~ldpbench.types.Estimate` fields filled.
+  the :class:`~ldpbench.types.Estimate` fields filled;
+- that the oracle's declared :meth:`~ldpbench.types.Oracle.tags` are backed by what it implements.
 
-**Optional oracle hook** ``output_rows(reports) -> int array``: the row of ``output_table()`` of each
-user's report (small domains only). The built-in oracles implement it.
+Every simulation goes through the engine's own :func:`ldpbench.simulate.simulate`, and which
+optional parts are exercised is read from the oracle's tags only, as the engine does: a check that
+needs a capability the oracle does not declare (an aggregate path, a finite output, an output
+table) is *not applicable* (:class:`CheckSkipped`, reported as such), never silently passed, and
+the spec validator refuses specs that would need it.
 """
 
 from __future__ import annotations
@@ -43,8 +47,8 @@ import numpy as np
 
 from ldpbench.errors import LdpbenchError
 from ldpbench.params import resolve
-from ldpbench.simulate import user_chunks
-from ldpbench.types import Channel, Estimate, Oracle, PostProcessor
+from ldpbench.simulate import aggregate_draw, simulate
+from ldpbench.types import Channel, Estimate, Oracle, OracleTags, PostProcessor, implements
 
 from . import stats
 
@@ -61,7 +65,8 @@ __all__ = [
 
 
 class CheckSkipped(Exception):
-    """Raised by a check that does not apply to the plugin (e.g. no aggregate path)."""
+    """Raised by a check that does not apply to the plugin: it needs a capability the plugin's
+    tags do not declare (e.g. no aggregate path). Reported as "not applicable"."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -90,8 +95,8 @@ class Subject:
         return self.label
 
     def _values(self) -> dict[str, Any]:
-        values = resolve(getattr(self.cls, "params", ()), self.params, owner=f"{self.kind} '{self.name}'").values
-        for p in getattr(self.cls, "params", ()):
+        values = resolve(self.cls.params, self.params, owner=f"{self.kind} '{self.name}'").values
+        for p in self.cls.params:
             if p.plugin_kind and isinstance(values.get(p.name), str):
                 values[p.name] = self.get_plugins().create(p.plugin_kind, values[p.name])
         return values
@@ -166,42 +171,29 @@ def _rng(cfg: Any, *key: Any) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(words))
 
 
-def _is_finite(oracle: Oracle) -> bool:
-    return oracle.channel() is not None
-
-
-def _has_aggregate(oracle: Oracle) -> bool:
-    cls = type(oracle)
-    if cls.sample_support_counts is not Oracle.sample_support_counts:
-        return True
-    return _is_finite(oracle) and cls.sample_report_histogram is not Oracle.sample_report_histogram
-
-
 def _simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, path: str) -> Estimate:
-    """One trial on ``path``; the per-user path walks the users in three chunks (any chunking works)."""
-    n = int(counts.sum())
-    finite = _is_finite(oracle)
-    if path == "aggregate":
-        if finite and type(oracle).sample_report_histogram is not Oracle.sample_report_histogram:
-            hist = oracle.sample_report_histogram(counts, rng)
-            est = oracle.estimate(oracle.support_counts_from_histogram(hist), n)
-            return est.replace(report_histogram=hist, channel=oracle.channel())
-        return oracle.estimate(oracle.sample_support_counts(counts, rng), n)
-    acc = None
-    for values in user_chunks(counts, max(1, -(-n // 3))):
-        reports = oracle.perturb(values, rng)
-        part = np.asarray(oracle.report_histogram(reports) if finite else oracle.support_counts(reports))
-        acc = part.astype(np.int64) if acc is None else acc + part
-    if finite:
-        return oracle.estimate(oracle.support_counts_from_histogram(acc), n).replace(
-            report_histogram=acc, channel=oracle.channel()
-        )
-    return oracle.estimate(acc, n)
+    """One trial through the engine's :func:`~ldpbench.simulate.simulate`; the per-user path walks
+    the users in three chunks, so summing over chunks is exercised too."""
+    n = int(np.sum(counts))
+    return simulate(oracle, counts, rng, path, chunk_users=max(1, -(-n // 3)) if path == "per-user" else None)
+
+
+def _paths(oracle: Oracle) -> tuple[str, ...]:
+    """The simulation paths the oracle declares (per-user always: ``perturb`` is required)."""
+    return ("per-user", "aggregate") if oracle.tags().aggregate else ("per-user",)
 
 
 def _skip_without_aggregate(oracle: Oracle, name: str) -> None:
-    if not _has_aggregate(oracle):
-        raise CheckSkipped(f"{name} has no aggregate path (sample_support_counts not implemented)")
+    if not oracle.tags().aggregate:
+        raise CheckSkipped(
+            f"{name} declares no aggregate path (tags().aggregate is False: neither sample_support_counts "
+            f"nor a report-histogram sampler); specs must use simulation: per-user"
+        )
+
+
+def _skip_without_table(oracle: Oracle, name: str) -> None:
+    if not oracle.tags().output_table:
+        raise CheckSkipped(f"{name} declares no exact output table at d={oracle.d} (tags().output_table is False)")
 
 
 def _truth(cfg: OracleCheckConfig) -> np.ndarray:
@@ -211,12 +203,12 @@ def _truth(cfg: OracleCheckConfig) -> np.ndarray:
 
 
 def _table(oracle: Oracle, where: str) -> tuple[np.ndarray, np.ndarray]:
+    _skip_without_table(oracle, where)
     try:
         P, S = oracle.output_table()
     except NotImplementedError:
         raise AssertionError(
-            f"{where}: output_table() is not implemented; the epsilon-LDP audit needs the exact output "
-            f"law on small domains (or list the check in expected_failed_checks with a reason)"
+            f"{where}: tags() declare output_table, but output_table() is not implemented"
         ) from None
     P, S = np.asarray(P, dtype=float), np.asarray(S).astype(bool)
     d = oracle.d
@@ -265,11 +257,9 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The Estimate of each path carries n, epsilon, p*, q*, a variance and the support counts."""
     counts = _truth(cfg)
     n = int(counts.sum())
-    for path in ("per-user", "aggregate"):
-        eps = cfg.epsilons[0]
-        o = subject.oracle(cfg.d, eps)
-        if path == "aggregate" and not _has_aggregate(o):
-            continue
+    eps = cfg.epsilons[0]
+    o = subject.oracle(cfg.d, eps)
+    for path in _paths(o):
         where = _where(subject, path=path, epsilon=eps)
         est = _simulate(o, counts, _rng(cfg, "fields", path), path)
         assert isinstance(est, Estimate), f"{where}: estimate() must return an Estimate, got {type(est).__name__}"
@@ -285,7 +275,10 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
         sc = None if est.support_counts is None else np.asarray(est.support_counts)
         assert sc is not None and sc.shape == (cfg.d,), f"{where}: Estimate.support_counts must have length {cfg.d}"
         assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n]"
-        if _is_finite(o):
+        if o.tags().finite_output and (path == "per-user" or o.tags().aggregate_histogram):
+            assert est.report_histogram is not None and est.channel is not None, (
+                f"{where}: a finite-output estimate must carry its report histogram and channel"
+            )
             hist = np.asarray(est.report_histogram)
             assert int(hist.sum()) == n, f"{where}: the report histogram sums to {hist.sum()}, not n = {n}"
 
@@ -344,12 +337,14 @@ def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig)
     m = cfg.law_samples
     for eps in cfg.epsilons:
         o = subject.oracle(d, eps)
-        P, S = _table(o, _where(subject, d=d, epsilon=eps))
+        tags = o.tags()
+        # Without a table (or without output_rows) the support counts' binomial laws are still tested.
+        P, S = _table(o, _where(subject, d=d, epsilon=eps)) if tags.output_table else (None, None)
         for v in range(d):
             where = _where(subject, d=d, epsilon=eps, item=v)
             reports = o.perturb(np.full(m, v, dtype=np.int64), _rng(cfg, "follows", eps, v))
             support = np.asarray(o.support_counts(reports))
-            if hasattr(o, "output_rows"):
+            if tags.output_table and tags.output_rows:
                 rows = np.asarray(o.output_rows(reports), dtype=np.int64)
                 assert rows.shape == (m,), f"{where}: output_rows must give one row per report"
                 law = {(int(y),): float(P[y, v]) for y in range(P.shape[0]) if P[y, v] > 0}
@@ -376,11 +371,11 @@ def check_channel(subject: Subject, cfg: OracleCheckConfig) -> None:
     m = cfg.law_samples
     for eps in cfg.epsilons:
         o = subject.oracle(d, eps)
+        if not o.tags().finite_output:
+            raise CheckSkipped(f"{subject.label} declares no finite report space (tags().finite_output is False)")
         ch = o.channel()
-        if ch is None:
-            raise CheckSkipped(f"{subject.label} has no finite report space (channel() is None)")
         where = _where(subject, d=d, epsilon=eps)
-        assert isinstance(ch, Channel), f"{where}: channel() must return a Channel"
+        assert isinstance(ch, Channel), f"{where}: tags() declare finite_output, so channel() must return a Channel"
         A = np.asarray(ch.dense(), dtype=float)
         assert A.shape == (ch.n_reports, d), f"{where}: channel is {A.shape}, expected ({ch.n_reports}, {d})"
         assert np.all(A >= 0) and np.allclose(A.sum(axis=0), 1, atol=1e-12), f"{where}: columns must be laws"
@@ -420,7 +415,9 @@ def _law_epsilons(cfg: OracleCheckConfig) -> tuple[float, ...]:
 
 def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The aggregate path draws the support counts (and report histogram) from their exact law,
-    enumerated from output_table() (channel()) for a tiny population (acceptance B2)."""
+    enumerated from output_table() (channel()) for a tiny population (acceptance B2). Draws go
+    through the engine's own aggregate_draw() (what simulate() runs), so what is tested is what a
+    run uses."""
     counts = np.asarray(cfg.law_counts, dtype=np.int64)
     d = counts.size
     for eps in _law_epsilons(cfg):
@@ -429,12 +426,12 @@ def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
         where = _where(subject, d=d, n=int(counts.sum()), epsilon=eps, path="aggregate")
         rng = _rng(cfg, "law-aggregate", eps)
         law = _support_law(o, counts, where)
-        if type(o).sample_support_counts is not Oracle.sample_support_counts:
-            draws = np.array([o.sample_support_counts(counts, rng) for _ in range(cfg.law_samples)])
-            stats.exact_distribution_test(draws, law, label=f" of sample_support_counts, {where}").check()
-        if _is_finite(o) and type(o).sample_report_histogram is not Oracle.sample_report_histogram:
-            # (histogram -> support counts is checked against support_counts() in check_channel)
-            hists = np.array([o.sample_report_histogram(counts, rng) for _ in range(cfg.law_samples)])
+        tags = o.tags()
+        runs = [aggregate_draw(o, counts, rng, tags) for _ in range(cfg.law_samples)]
+        draws = np.array([support for _, support in runs])
+        stats.exact_distribution_test(draws, law, label=f" of aggregate support counts, {where}").check()
+        if tags.aggregate_histogram:
+            hists = np.array([hist for hist, _ in runs])
             stats.exact_distribution_test(hists, _histogram_law(o, counts), label=f" of histograms, {where}").check()
 
 
@@ -448,7 +445,7 @@ def check_exact_law_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
         where = _where(subject, d=d, n=n, epsilon=eps, path="per-user")
         rng = _rng(cfg, "law-per-user", eps)
         law = _support_law(o, counts, where)
-        if hasattr(o, "output_rows"):
+        if o.tags().output_rows:
             m = cfg.law_samples
             _, S = _table(o, where)
             rows = np.asarray(o.output_rows(o.perturb(np.tile(values, m), rng)), dtype=np.int64)
@@ -524,10 +521,10 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
     assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
     one = np.asarray(o.support_counts(o.perturb(np.array([cfg.d - 1]), rng)))
     assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), f"{where}: one user supports each value 0/1 times"
-    if _is_finite(o):
+    if o.tags().finite_output:
         hist = np.asarray(o.report_histogram(o.perturb(np.zeros(0, dtype=np.int64), rng)))
         assert hist.shape == (o.channel().n_reports,) and not hist.any(), f"{where}: empty chunk histogram"
-    chunk = getattr(o, "chunk_users", None)
+    chunk = o.tags().chunk_users
     if chunk is not None:
         assert int(chunk) == chunk and chunk >= 1, f"{where}: chunk_users must be a positive int, got {chunk!r}"
 
@@ -536,9 +533,7 @@ def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The same seed gives the same output on both paths."""
     counts = _truth(cfg)
     o = subject.oracle(cfg.d, cfg.epsilons[0])
-    for path in ("per-user", "aggregate"):
-        if path == "aggregate" and not _has_aggregate(o):
-            continue
+    for path in _paths(o):
         a = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         b = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         assert np.array_equal(a.support_counts, b.support_counts), (
@@ -560,22 +555,81 @@ def check_no_global_random_state(subject: Subject, cfg: OracleCheckConfig) -> No
     counts = _truth(cfg)
     before = _global_state()
     o = subject.oracle(cfg.d, cfg.epsilons[0])
-    _simulate(o, counts, _rng(cfg, "global"), "per-user")
-    if _has_aggregate(o):
-        _simulate(o, counts, _rng(cfg, "global"), "aggregate")
+    for path in _paths(o):
+        _simulate(o, counts, _rng(cfg, "global"), path)
     small = subject.oracle(min(cfg.table_domains), cfg.epsilons[0])
-    try:
+    if small.tags().output_table:
         small.output_table()
-    except NotImplementedError:
-        pass
     assert _same_state(before, _global_state()), (
         f"{subject.label}: the global random state changed; plugins must draw only from the "
         f"numpy.random.Generator they are given"
     )
 
 
+def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """The declared tags() are an OracleTags backed by what the class implements, consistent with
+    each other, and the support matrix (when declared) agrees with support_counts()."""
+    rng = _rng(cfg, "tags")
+    for d in sorted({min(cfg.table_domains), cfg.d}):
+        o = subject.oracle(d, cfg.epsilons[0])
+        where = _where(subject, d=d, epsilon=cfg.epsilons[0])
+        tags = o.tags()
+        assert isinstance(tags, OracleTags), f"{where}: tags() must return an OracleTags, got {type(tags).__name__}"
+        cls = type(o)
+        finite_methods = [m for m in ("channel", "report_histogram", "support_counts_from_histogram")
+                          if not implements(cls, Oracle, m)]
+        claims = {
+            "aggregate": tags.aggregate and not (
+                implements(cls, Oracle, "sample_support_counts")
+                or (tags.aggregate_histogram and implements(cls, Oracle, "sample_report_histogram"))
+            ),
+            "finite_output": tags.finite_output and bool(finite_methods),
+            "aggregate_histogram": tags.aggregate_histogram and not (
+                tags.finite_output and implements(cls, Oracle, "sample_report_histogram")
+            ),
+            "output_table": tags.output_table and not implements(cls, Oracle, "output_table"),
+            "output_rows": tags.output_rows and not (tags.output_table and implements(cls, Oracle, "output_rows")),
+            "support_matrix": tags.support_matrix and not implements(cls, Oracle, "support_matrix"),
+        }
+        wrong = [k for k, bad in claims.items() if bad]
+        assert not wrong, f"{where}: tags() declare {', '.join(wrong)} without the methods behind them"
+        if tags.finite_output:
+            ch = o.channel()
+            assert isinstance(ch, Channel) and ch.n_items == d, (
+                f"{where}: finite_output is declared but channel() is not a Channel over {d} items"
+            )
+        chunk = tags.chunk_users
+        assert chunk is None or (isinstance(chunk, (int, np.integer)) and not isinstance(chunk, bool) and chunk >= 1), (
+            f"{where}: the chunk_users tag must be None or a positive int, got {chunk!r}"
+        )
+        assert isinstance(tags.exact_aggregate, bool), f"{where}: exact_aggregate must be a bool"
+        if tags.support_matrix:
+            values = rng.integers(0, d, size=50)
+            reports = o.perturb(values, rng)
+            M = np.asarray(o.support_matrix(reports))
+            assert M.shape == (values.size, d) and M.dtype == bool, (
+                f"{where}: support_matrix must be a boolean ({values.size}, {d}) array, got {M.dtype} {M.shape}"
+            )
+            assert np.array_equal(M.sum(axis=0), np.asarray(o.support_counts(reports))), (
+                f"{where}: support_matrix(reports) summed over users != support_counts(reports)"
+            )
+
+
+#: The tags a check needs; without them it is not applicable (and pytest does not collect it).
+_ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
+    check_output_table_ldp: ("output_table",),
+    check_output_table_support: ("output_table",),
+    check_channel: ("finite_output",),
+    check_exact_law_aggregate: ("aggregate", "output_table"),
+    check_exact_law_per_user: ("output_table",),
+    check_unbiased_aggregate: ("aggregate",),
+    check_variance_aggregate: ("aggregate",),
+}
+
+
 ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_constants,
+    check_tags,
     check_estimate_fields,
     check_output_table_ldp,
     check_output_table_support,
@@ -626,7 +680,7 @@ def _inputs(subject: Subject, cfg: PostprocessorCheckConfig) -> list[tuple[str, 
     for name in names:
         for eps in cfg.epsilons:
             o = plugins.create("oracle", name, d=cfg.d, epsilon=eps)
-            path = "aggregate" if _has_aggregate(o) else "per-user"
+            path = "aggregate" if o.tags().aggregate else "per-user"
             out.append((f"{name}, epsilon={eps}", _simulate(o, counts, rng, path)))
     # A bare estimate: only the fields every oracle fills (no support counts, histogram or channel).
     p, q = 0.5, 1 / (math.e + 1)
@@ -736,11 +790,14 @@ def check_pp_keeps_metadata(subject: Subject, cfg: PostprocessorCheckConfig) -> 
 
 
 def _snapshot(est: Estimate) -> dict[str, Any]:
-    return {
-        name: copy.deepcopy(np.asarray(getattr(est, name)))
-        for name in ("frequencies", "variance", "support_counts", "report_histogram", "items")
-        if getattr(est, name) is not None
+    arrays = {
+        "frequencies": est.frequencies,
+        "variance": est.variance,
+        "support_counts": est.support_counts,
+        "report_histogram": est.report_histogram,
+        "items": est.items,
     }
+    return {name: copy.deepcopy(np.asarray(a)) for name, a in arrays.items() if a is not None}
 
 
 def check_pp_does_not_mutate_input(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
@@ -787,7 +844,7 @@ def check_pp_info_jsonable(subject: Subject, cfg: PostprocessorCheckConfig) -> N
 
 def check_pp_query_answers(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """A query-time post-processor (``acts_on == "queries"``) implements answer(); answers are finite."""
-    if getattr(subject.cls, "acts_on", "estimate") != "queries":
+    if subject.postprocessor().tags().acts_on != "queries":
         raise CheckSkipped(f"{subject.label} acts on the estimate, not on query answers")
     assert subject.cls.answer is not PostProcessor.answer, f"{subject.label}: acts_on='queries' needs answer()"
     rng = np.random.default_rng(cfg.seed)
@@ -844,7 +901,7 @@ def oracle_checks(
         raise TypeError(f"{subject.label} is a {subject.kind}, not an oracle")
     cfg = OracleCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
     for fn in ORACLE_CHECKS:
-        yield fn.__name__, functools.partial(fn, subject, cfg)
+        yield fn.__name__, _Check(fn, subject, cfg)
 
 
 def postprocessor_checks(
@@ -867,23 +924,39 @@ def postprocessor_checks(
         raise TypeError(f"{subject.label} is a {subject.kind}, not a post-processor")
     cfg = PostprocessorCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
     for fn in POSTPROCESSOR_CHECKS:
-        yield fn.__name__, functools.partial(fn, subject, cfg)
+        yield fn.__name__, _Check(fn, subject, cfg)
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One named check bound to its subject and config (what :func:`oracle_checks` yields)."""
+
+    fn: Callable[[Subject, Any], None]
+    subject: Subject
+    cfg: Any
+
+    def __call__(self) -> None:
+        self.fn(self.subject, self.cfg)
 
 
 def _applies(check: Callable[[], None]) -> bool:
-    """Whether a check concerns its subject at all (pytest collects only those, so a test run has
-    no skips for checks that can never apply: OUE has no finite channel, Norm-Sub no query answers).
-    """
-    fn, args = getattr(check, "func", None), getattr(check, "args", ())
-    if fn is check_pp_query_answers:
-        return getattr(args[0].cls, "acts_on", "estimate") == "queries"
-    if fn is check_channel:
-        subject, cfg = args
-        try:
-            return subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).channel() is not None
-        except Exception:  # noqa: BLE001 - a broken oracle is for check_channel itself to report
+    """Whether a check concerns its subject at all, read from the subject's declared tags (pytest
+    collects only those, so a test run has no skips for checks that can never apply: OUE has no
+    finite channel, Norm-Sub no query answers). Run directly, such a check is "not applicable"."""
+    if not isinstance(check, _Check):
+        return True
+    try:
+        if check.subject.kind == "postprocessor":
+            if check.fn is check_pp_query_answers:
+                return check.subject.postprocessor().tags().acts_on == "queries"
             return True
-    return True
+        cfg = check.cfg
+        tags = check.subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags()
+    except Exception:  # noqa: BLE001 - a broken plugin is for the checks themselves to report
+        return True
+    needs = _ORACLE_NEEDS.get(check.fn, ())
+    have = {"aggregate": tags.aggregate, "finite_output": tags.finite_output, "output_table": tags.output_table}
+    return all(have[n] for n in needs)
 
 
 def _run(checks: Iterable[tuple[str, Callable[[], None]]], expected: Mapping[str, str] | None) -> dict[str, str]:

@@ -37,7 +37,7 @@ from typing import Any
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import Executor, TaskLost
+from ldpbench.types import Executor, ExecutorTags, TaskLost
 
 #: At most this many local workers (a typo must not fork a process per cell).
 MAX_WORKERS = 512
@@ -115,6 +115,10 @@ class InProcess(Executor):
 
     name = "in-process"
 
+    @classmethod
+    def tags(cls) -> ExecutorTags:
+        return ExecutorTags(default_for="serial")  # what --workers 1 means
+
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         for task in tasks:
             yield fn(task)
@@ -125,6 +129,10 @@ class ProcessPool(Executor):
 
     name = "process-pool"
     params = (Param("workers", int, 0, "number of worker processes (0 = one per core)", min=0, max=MAX_WORKERS),)
+
+    @classmethod
+    def tags(cls) -> ExecutorTags:
+        return ExecutorTags(default_for="parallel")  # a run's executor unless one is named
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import Estimate, Metric, Population
+from ldpbench.types import Estimate, Metric, MetricTags, Population
 
 from ..datasets.synthetic import MAX_DOMAIN  # a top-k cut-off beyond any domain is a typo
 from ._align import aligned_truth, covers_whole_domain, evaluation_positions, rescaled
@@ -25,6 +25,10 @@ class MSE(Metric):
         Param("reduction", str, "mean", "mean over the items, or sum (squared L2 norm)", choices=("mean", "sum")),
         Param("scale", str, "fraction", "fraction (frequencies) or count (users)", choices=("fraction", "count")),
     )
+
+    def tags(self) -> MetricTags:
+        # The metric of a spec that lists none.
+        return MetricTags(default=True)
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
         err = estimate.item_answers() - aligned_truth(truth, estimate)

@@ -36,12 +36,12 @@ reference's reading: ties by ``Estimate.items`` id, or by domain index for a ful
 Queries are tied the same way (a random order of the query domain, or query id).
 
 Query scores (``query_scores``): ``protocol`` uses the query-level estimates a protocol reports in
-``Estimate.info`` (Blender's client and blended query estimates are not sums of their record
-estimates, [A17] Fig. 9), as long as they still go with the estimate's record vector: the protocol
-stores ``Estimate.frequencies_digest()`` as ``info["query_frequencies_digest"]``, and the metric
-uses its query estimates only while the estimate's digest still equals it (an identity step such
-as ``base`` keeps them; a post-processor that changes the vector drops them). Otherwise, and with
-``sum``, a query's score is the sum of its records' estimates.
+``Estimate.query_estimates`` (Blender's client and blended query estimates are not sums of their
+record estimates, [A17] Fig. 9), as long as they still go with the estimate's record vector:
+:meth:`~ldpbench.types.Estimate.current_query_estimates` returns them only while the estimate's
+:meth:`~ldpbench.types.Estimate.frequencies_digest` is the one they were stored with (an identity
+step such as ``base`` keeps them; a post-processor that changes the vector drops them). Otherwise,
+and with ``sum``, a query's score is the sum of its records' estimates.
 """
 
 from __future__ import annotations
@@ -232,15 +232,13 @@ class NDCG(Metric):
         self, estimate: Estimate, query_ids: np.ndarray, group: np.ndarray, scores: np.ndarray
     ) -> np.ndarray:
         out = np.bincount(group, weights=scores, minlength=query_ids.size)
-        info = estimate.info or {}
-        if self.query_scores != "protocol" or "query_frequencies" not in info:
-            return out
         # The protocol's query estimates go with one record vector: use them only while the
         # estimate still holds that vector (not name-based: any step that changes it drops them).
-        if info.get("query_frequencies_digest") != estimate.frequencies_digest():
+        current = estimate.current_query_estimates() if self.query_scores == "protocol" else None
+        if current is None:
             return out
-        given_ids = np.asarray(info.get("queries", []), dtype=np.int64)
-        given = np.asarray(info["query_frequencies"], dtype=float)
+        given_ids = np.asarray(current.queries, dtype=np.int64)
+        given = np.asarray(current.frequencies, dtype=float)
         if given_ids.size != given.size or given_ids.size == 0:
             return out
         given = estimate.answer(given)  # query-time post-processing (Post-Pos) acts on them too

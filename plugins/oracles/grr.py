@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Channel, Oracle
+from ldpbench.types import Channel, ChannelTags, Oracle
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
 
@@ -53,6 +53,9 @@ class GRRChannel(Channel):
 
     def backward(self, w: np.ndarray) -> np.ndarray:
         return self.forward(w)
+
+    def tags(self) -> ChannelTags:
+        return ChannelTags(randomized_response=(self.p, self.q))
 
 
 class GRR(Oracle):

@@ -7,6 +7,7 @@ of the ones. (Use q* = 1/(e^eps + 1): [W20] §III-C's "flip a 0 bit w.p. 1/e" is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -14,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Oracle
+from ldpbench.types import Oracle, OracleTags
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg, independent_binomials
 
@@ -108,6 +109,11 @@ class OUE(Oracle):
     @property
     def q_star(self) -> float:
         return self._q
+
+    def tags(self) -> OracleTags:
+        # The oracle a bare vector is assumed to come from (ldpbench.postprocess): [W17]'s
+        # recommended oracle for large domains.
+        return dataclasses.replace(super().tags(), default=True)
 
     @property
     def chunk_users(self) -> int:

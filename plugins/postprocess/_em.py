@@ -65,21 +65,24 @@ class Group:
     epsilon: float
 
     @property
-    def grr_like(self) -> bool:
-        """``Q(y|x) = q + (p - q)[x = y]`` on a square channel (GRR, or the identity for eps = inf)."""
+    def rr(self) -> tuple[float, float] | None:
+        """``(p, q)`` when ``Q(y|x) = q + (p - q)[x = y]`` on a square channel (the channel's
+        declared ``randomized_response`` tag: GRR, or the identity for eps = inf), else ``None``."""
         ch = self.channel
-        return (
-            hasattr(ch, "p")
-            and hasattr(ch, "q")
-            and ch.n_items == ch.n_reports
-            and np.isfinite(float(ch.p))
-            and np.isfinite(float(ch.q))
-        )
+        pq = ch.tags().randomized_response
+        if pq is None or ch.n_items != ch.n_reports or not np.all(np.isfinite(pq)):
+            return None
+        return float(pq[0]), float(pq[1])
+
+    @property
+    def grr_like(self) -> bool:
+        """Whether the channel is randomized response on a square alphabet (see :attr:`rr`)."""
+        return self.rr is not None
 
     @property
     def exact(self) -> bool:
         """Users who sent their true value (identity channel)."""
-        return self.grr_like and float(self.channel.q) == 0.0 and float(self.channel.p) == 1.0
+        return self.rr == (1.0, 0.0)
 
 
 def groups_of(estimate: Estimate, method: str = "em") -> list[Group]:
@@ -122,8 +125,9 @@ class _GRRStack:
         self.d = d
         self.items = report_idx
         self.h = np.stack([g.histogram for g in groups])[group_idx, report_idx]
-        self.q = np.array([float(g.channel.q) for g in groups])[group_idx]
-        self.delta = np.array([float(g.channel.p) - float(g.channel.q) for g in groups])[group_idx]
+        pq = np.array([g.rr for g in groups], dtype=float)
+        self.q = pq[:, 1][group_idx]
+        self.delta = (pq[:, 0] - pq[:, 1])[group_idx]
 
     def gradient(self, theta: np.ndarray) -> tuple[np.ndarray, float]:
         """``sum_g backward_g(h_g / P_g)`` and the log-likelihood, at ``theta``."""
@@ -196,13 +200,14 @@ class EMResult:
         size of the next EM step, so the stopping rule bounds it by about tol / d)."""
         return float(np.max(self.theta * np.abs(self.m - 1.0)))
 
+    def warnings(self, max_iter: int) -> tuple[str, ...]:
+        """For ``Estimate.warnings`` (the result rows' notes): a capped run is visible."""
+        if self.converged:
+            return ()
+        return (f"EM hit the iteration cap ({max_iter}) before its stopping rule: the last iterate, not the exact MLE",)
+
     def info(self, tol: float, max_iter: int) -> dict:
-        notes = {} if self.converged else {
-            # the engine copies "warnings" into the result rows' notes: a capped run is visible
-            "warnings": [f"EM hit the iteration cap ({max_iter}) before its stopping rule: the last iterate, not the exact MLE"]
-        }
         return {
-            **notes,
             "em_iterations": int(self.iterations),  # EM maps evaluated
             "em_converged": bool(self.converged),
             "em_loglik": float(self.loglik),
@@ -328,7 +333,7 @@ class Information:
                     g.histogram, n * theta**2, out=np.zeros(self.d), where=observed & (theta > 0)
                 )
             elif g.grr_like:
-                p, q = float(g.channel.p), float(g.channel.q)
+                p, q = g.rr
                 s = 1.0 / (q + (p - q) * theta)
                 self.diag += w * (p - q) ** 2 * s
                 c00 += w * q * q * float(s.sum())

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Estimate, PostProcessor
+from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
 
 class Base(PostProcessor):
     """Base: use the existing estimate, unprocessed and unbiased ([W20] Table I). Cost O(1)."""
 
     name = "base"
+
+    def tags(self) -> PostProcessorTags:
+        # The pipeline of a spec that lists none: the oracle's estimate as it is.
+        return dataclasses.replace(super().tags(), default=True)
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         return estimate

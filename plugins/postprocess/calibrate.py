@@ -125,9 +125,8 @@ class Calibrate(PostProcessor):
         }
         if threshold is not None:
             info["zero_below"] = threshold
-        if warnings:
-            info["warnings"] = warnings
-        return estimate.replace(frequencies=counts / n, info={**estimate.info, self.name: info})
+        out = estimate.replace(frequencies=counts / n, info={**estimate.info, self.name: info})
+        return out.replace(warnings=out.warnings + tuple(f"{self.name}: {w}" for w in warnings))
 
 
 @hookimpl

@@ -25,11 +25,13 @@ rule was met, the final log-likelihood and the KKT violation of the fixed point.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import Estimate, PostProcessor
+from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, groups_of, newton_step, run_em, sample_histograms
 from ._simplex import project_to_simplex
@@ -56,6 +58,11 @@ class EM(PostProcessor):
     name = "em"
     params = _EM_PARAMS
 
+    def tags(self) -> PostProcessorTags:
+        # EM maximizes the likelihood of the report histogram through the channel: only a
+        # finite-output oracle provides them (subclasses inherit this).
+        return dataclasses.replace(super().tags(), requires_channel=True)
+
     def _run(self, groups):
         return run_em(groups, tol=self.tol, max_iter=self.max_iter, accelerate=self.accelerate)
 
@@ -65,7 +72,9 @@ class EM(PostProcessor):
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         result = self.fit(estimate)
         return estimate.replace(
-            frequencies=result.theta, info={**estimate.info, **result.info(self.tol, self.max_iter)}
+            frequencies=result.theta,
+            info={**estimate.info, **result.info(self.tol, self.max_iter)},
+            warnings=estimate.warnings + result.warnings(self.max_iter),
         )
 
 
@@ -106,7 +115,9 @@ class EMCorrected(EM):
             "correction_multiplier": lam,
             "boundary_items": int(np.sum(result.theta < 1e-6 / result.theta.size)),
         }
-        return estimate.replace(frequencies=corrected, info=info)
+        return estimate.replace(
+            frequencies=corrected, info=info, warnings=estimate.warnings + result.warnings(self.max_iter)
+        )
 
 
 class EMBootstrap(EM):
@@ -135,7 +146,9 @@ class EMBootstrap(EM):
             "bootstrap_replicates": int(self.replicates),
             "correction_l1": float(np.abs(corrected - result.theta).sum()),
         }
-        return estimate.replace(frequencies=corrected, info=info)
+        return estimate.replace(
+            frequencies=corrected, info=info, warnings=estimate.warnings + result.warnings(self.max_iter)
+        )
 
 
 @hookimpl

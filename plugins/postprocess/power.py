@@ -52,8 +52,13 @@ def power_counts(estimate: Estimate, who: str = "power") -> tuple[np.ndarray, di
     counts = interpolated_posterior(x, sigma, prior, (alpha,), support).mean
     info = {"alpha": alpha, "noise_sd": sigma, "support": [1, n], "scale": "count"}
     if note:
-        info["warnings"] = [note]
+        info["note"] = note
     return counts, info
+
+
+def _with_note(estimate: Estimate, name: str, info: dict) -> Estimate:
+    # A fallback exponent is a usable result but not the fit that was asked for: say so in the rows.
+    return estimate.with_warning(f"{name}: {info['note']}") if "note" in info else estimate
 
 
 class Power(PostProcessor):
@@ -67,7 +72,7 @@ class Power(PostProcessor):
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         counts, info = power_counts(estimate, self.name)
-        return estimate.replace(frequencies=counts / estimate.n, info={**estimate.info, self.name: info})
+        return _with_note(estimate.replace(frequencies=counts / estimate.n, info={**estimate.info, self.name: info}), self.name, info)
 
 
 class PowerNS(PostProcessor):
@@ -81,7 +86,7 @@ class PowerNS(PostProcessor):
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         counts, info = power_counts(estimate, self.name)
         f = project_to_simplex(counts / estimate.n, 1.0)
-        return estimate.replace(frequencies=f, info={**estimate.info, self.name: info})
+        return _with_note(estimate.replace(frequencies=f, info={**estimate.info, self.name: info}), self.name, info)
 
 
 @hookimpl

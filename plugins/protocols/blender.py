@@ -20,9 +20,10 @@ of them opts in to a trusted curator (central model); the rest are clients (loca
 excluded; ``Estimate.items`` names the records) and carries in ``info`` the query-level estimates,
 the head-list structure, the wildcard's estimate and the group sizes; ``variance`` holds the
 per-record variance estimates (of the estimate before the optional projection). The query-level
-estimates go with that record vector only: ``info["query_frequencies_digest"]`` is the estimate's
-:meth:`~ldpbench.types.Estimate.frequencies_digest`, so a consumer (the ``ndcg`` metric) can tell
-whether a post-processor has since changed the records.
+estimates are also the declared field :attr:`~ldpbench.types.Estimate.query_estimates`, which
+goes with that record vector only: a consumer (the ``ndcg`` metric) reads it through
+:meth:`~ldpbench.types.Estimate.current_query_estimates`, which drops it once a post-processor
+has changed the records.
 
 Records and queries. With record structure (``Population.parents``: record -> query) a record is
 a (query, URL) pair. A population without it (a flat histogram: aol-queries' query log, or any
@@ -319,8 +320,7 @@ class Blender(Protocol):
                 info=info,
             )
             # The query estimates go with exactly this record vector (see the module docstring).
-            info["query_frequencies_digest"] = est.frequencies_digest()
-            out[label] = est
+            out[label] = est.with_query_estimates(head_list.queries, p_query, np.asarray(g["varq"], dtype=float))
         return out
 
 

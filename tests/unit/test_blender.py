@@ -494,6 +494,8 @@ def test_each_estimate_carries_the_digest_of_its_record_vector():
     out = Blender(**_defaults(head_list_size=10)).run(record_population(), 4.0, np.random.default_rng(6))
     digests = set()
     for est in out.values():
-        assert est.info["query_frequencies_digest"] == est.frequencies_digest()
-        digests.add(est.info["query_frequencies_digest"])
+        assert est.query_estimates.frequencies_digest == est.frequencies_digest()
+        assert est.current_query_estimates() is est.query_estimates
+        np.testing.assert_array_equal(est.query_estimates.frequencies, est.info["query_frequencies"])
+        digests.add(est.query_estimates.frequencies_digest)
     assert len(digests) == 3

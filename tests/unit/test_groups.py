@@ -62,7 +62,7 @@ def test_infinite_budget_sends_the_true_values():
     assert np.array_equal(est.frequencies, counts / 10)
     assert np.array_equal(est.report_histogram, counts)
     assert np.allclose(est.channel.dense(), np.eye(4))
-    assert isinstance(est.channel, IdentityChannel) and est.channel.p == 1.0 and est.channel.q == 0.0
+    assert isinstance(est.channel, IdentityChannel) and est.channel.tags().randomized_response == (1.0, 0.0)
 
 
 def test_simulate_groups_returns_parts_in_order_with_their_budgets():

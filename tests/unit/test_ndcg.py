@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -220,8 +221,7 @@ def test_protocol_query_scores_are_used_unless_post_processed(plugins):
     truth = Population(np.array([50, 10, 30, 10]), parents=np.array([0, 0, 1, 1]))
     # Record sums rank query 0 above query 1, as the truth does; the protocol's query estimates
     # say otherwise. Like Blender's, the records do not sum to 1 (the wildcard holds the rest).
-    e = est([0.4, 0.1, 0.2, 0.05], info={"queries": [0, 1], "query_frequencies": [0.3, 0.7]})
-    e = e.replace(info={**e.info, "query_frequencies_digest": e.frequencies_digest()})
+    e = est([0.4, 0.1, 0.2, 0.05]).with_query_estimates([0, 1], [0.3, 0.7])
     protocol_scores = metric(k=2, structure="queries")
     sums = metric(k=2, structure="queries", query_scores="sum")
     assert sums.score(truth, e, RNG) == pytest.approx(1.0)
@@ -238,9 +238,12 @@ def test_protocol_query_scores_are_used_unless_post_processed(plugins):
     assert not np.array_equal(normalized.frequencies, e.frequencies)
     assert protocol_scores.score(truth, normalized, RNG) == pytest.approx(1.0)  # back to sums
     assert protocol_scores.score(truth, pipeline("norm-sub", "base"), RNG) == pytest.approx(1.0)
-    # without a digest (an older protocol) the query estimates are not trusted
-    undigested = e.replace(info={k: v for k, v in e.info.items() if k != "query_frequencies_digest"})
-    assert protocol_scores.score(truth, undigested, RNG) == pytest.approx(1.0)
+    # query estimates stamped for another vector are not trusted
+    stale = e.replace(query_estimates=dataclasses.replace(e.query_estimates, frequencies_digest="0" * 16))
+    assert protocol_scores.score(truth, stale, RNG) == pytest.approx(1.0)
+    # ... and nothing in info is read in their place
+    loose = est([0.4, 0.1, 0.2, 0.05], info={"queries": [0, 1], "query_frequencies": [0.3, 0.7]})
+    assert protocol_scores.score(truth, loose, RNG) == pytest.approx(1.0)
 
 
 def test_blender_query_estimates_survive_an_identity_pipeline(plugins):
@@ -254,12 +257,11 @@ def test_blender_query_estimates_survive_an_identity_pipeline(plugins):
     out = plugins.create("protocol", "blender", {"head_list_size": 20}).run(truth, 4.0, rng)
     client = out["client"]
     # The protocol's query estimates reversed: a metric that uses them must get a bad ranking.
-    info = dict(client.info)
-    order = np.argsort(np.asarray(client.info["query_frequencies"]))
+    qe = client.query_estimates
+    order = np.argsort(qe.frequencies)
     reversed_q = np.empty(order.size)
-    reversed_q[order] = np.sort(np.asarray(client.info["query_frequencies"]))[::-1]
-    info["query_frequencies"] = reversed_q.tolist()
-    rigged = client.replace(info=info)
+    reversed_q[order] = np.sort(qe.frequencies)[::-1]
+    rigged = client.with_query_estimates(qe.queries, reversed_q)
     base = apply_pipeline([plugins.create("postprocessor", "base", {})], rigged, rng)
     m = metric(k=5, structure="queries")
     assert m.score(truth, base, rng) == m.score(truth, rigged, rng)

@@ -71,7 +71,7 @@ def test_alpha_solves_the_mean_equation():
 
 def test_fallback_alpha_when_the_mean_is_below_one():
     counts, info = power_counts(estimate(np.full(100, 0.5 / 10_000)))  # mean count 0.5
-    assert info["alpha"] == FALLBACK_ALPHA and info["warnings"]
+    assert info["alpha"] == FALLBACK_ALPHA and info["note"]
 
 
 def test_power_equals_calibrate_with_a_power_law_prior(plugins):

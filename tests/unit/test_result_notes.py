@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ldpbench.engine import collect_warnings
+from ldpbench.types import Estimate
 
 
-def test_collect_warnings_from_the_top_and_from_a_plugins_own_entry():
-    info = {
-        "warnings": ["EM hit the iteration cap"],
-        "power": {"alpha": 1.01, "warnings": ["alpha clamped"]},
-        "calibrate": {"prior": "gaussian"},
-        "em_iterations": 10,
-    }
-    assert collect_warnings(info) == "EM hit the iteration cap; power: alpha clamped"
-    assert collect_warnings({"power": {"alpha": 2.0}}) is None
-    assert collect_warnings({"warnings": ["x"], "a": {"warnings": []}}) == "x"
+def test_collect_warnings_reads_the_declared_field_not_info():
+    est = Estimate(frequencies=np.zeros(2), n=1, epsilon=1.0)
+    assert collect_warnings(est) is None
+    noted = est.with_warning("EM hit the iteration cap").with_warning("power: alpha clamped")
+    assert collect_warnings(noted.with_warning("EM hit the iteration cap")) == (
+        "EM hit the iteration cap; power: alpha clamped"
+    )
+    # info is diagnostics for people: nothing there reaches the rows
+    assert collect_warnings(est.replace(info={"warnings": ["x"], "power": {"warnings": ["y"]}})) is None
 
 
 SPEC = """\

@@ -1,0 +1,164 @@
+"""What a spec asks of its plugins, checked against what their tags declare.
+
+A spec can name plugins that exist and take valid parameters, yet ask for something one of them
+cannot do: aggregate simulation (the default) of an oracle without an aggregate path, or an
+EM-family post-processor (``requires_channel``) after an oracle without a finite report space.
+Without this check every cell of such a spec would fail at run time; here the spec is refused by
+``ldpbench validate`` / ``run`` with ``FILE:LINE`` at the plugin's entry, naming the missing
+capability. Capabilities are read from :meth:`~ldpbench.types.Oracle.tags` only, as the engine
+reads them (:func:`ldpbench.simulate.simulate`), so the two cannot disagree.
+
+The spec's defaults (the metrics and the pipeline of a spec that lists none) are declared by the
+plugins too (their ``default`` tag), so the core names no plugin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..pluginmanager import Plugins
+from ..types import Oracle, OracleTags
+from .model import Budget, Entry, Pipeline
+
+#: The domain size at which an oracle is built to read its tags (the dataset is not loaded at
+#: validation time; tags that depend on ``d``, such as ``output_table``, are not checked here).
+PROBE_DOMAIN = 16
+
+Problem = tuple[tuple[Any, ...], str]
+
+
+def capability_problems(
+    plugins: Plugins,
+    data: dict[str, Any],
+    simulation: str,
+    mechanisms: Sequence[Entry],
+    pipelines: Sequence[Pipeline],
+    budgets: Sequence[Budget],
+) -> list[Problem]:
+    """``(path in the spec, message)`` for every capability the spec needs and a plugin lacks."""
+    problems: list[Problem] = []
+    epsilon = _probe_epsilon(budgets)
+    for mech in mechanisms:
+        if mech.kind != "oracle":
+            continue
+        tags = _oracle_tags(plugins, mech, epsilon)
+        if tags is None:
+            continue
+        where = _entry_path(data, "oracles", mech.name)
+        if simulation == "aggregate" and not tags.aggregate:
+            said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
+            problems.append((where, (
+                f"oracle '{mech.name}' has no aggregate path (it implements neither sample_support_counts "
+                f"nor sample_report_histogram), but this spec uses {said}: set 'simulation: per-user'"
+            )))
+        for path, step in _steps(data, pipelines):
+            info = plugins.get("postprocessor", step.name)
+            try:
+                needs_channel = plugins.create("postprocessor", step.name, step.param_dict).tags().requires_channel
+            except Exception:  # noqa: BLE001 - a failing constructor is reported by the run, not here
+                continue
+            if not needs_channel:
+                continue
+            if not tags.finite_output:
+                problems.append((path, (
+                    f"post-processor '{info.name}' needs a finite-output oracle (a report histogram and "
+                    f"a channel), but oracle '{mech.name}' has none (its tags: finite_output = False)"
+                )))
+            elif simulation == "aggregate" and not tags.aggregate_histogram:
+                problems.append((path, (
+                    f"post-processor '{info.name}' needs the report histogram, but the aggregate path of "
+                    f"oracle '{mech.name}' gives none (it does not implement sample_report_histogram): "
+                    f"set 'simulation: per-user'"
+                )))
+    return problems
+
+
+def default_names(plugins: Plugins, kind: str) -> list[str]:
+    """The installed plugins of ``kind`` (``metric`` or ``postprocessor``) whose tags claim
+    ``default``: what a spec gets when it lists none."""
+    out = []
+    for info in plugins.registry(kind):
+        try:
+            claims = plugins.create(kind, info.name).tags().default
+        except Exception:  # noqa: BLE001 - a plugin that cannot be built bare is no default
+            continue
+        if claims:
+            out.append(info.name)
+    return out
+
+
+def default_oracle(plugins: Plugins, d: int, epsilon: float) -> str:
+    """The one installed oracle whose tags claim ``default`` (at this ``d`` and ``epsilon``)."""
+    from ..errors import UsageError
+
+    names = []
+    for info in plugins.registry("oracle"):
+        try:
+            if plugins.create("oracle", info.name, d=d, epsilon=epsilon).tags().default:
+                names.append(info.name)
+        except Exception:  # noqa: BLE001 - an oracle that cannot be built here is not the default
+            continue
+    if len(names) != 1:
+        claim = f"several oracles claim it ({', '.join(names)})" if names else "no installed oracle declares it"
+        raise UsageError(f"no default oracle: {claim}; name one with oracle=")
+    return names[0]
+
+
+def _probe_epsilon(budgets: Sequence[Budget]) -> float:
+    for b in budgets:
+        eps = b.epsilon_value
+        if math.isfinite(eps) and eps > 0:
+            return eps
+    return 1.0
+
+
+def _oracle_tags(plugins: Plugins, mech: Entry, epsilon: float) -> OracleTags | None:
+    try:
+        oracle: Oracle = plugins.create("oracle", mech.name, mech.param_dict, d=PROBE_DOMAIN, epsilon=epsilon)
+        return oracle.tags()
+    except Exception:  # noqa: BLE001 - parameters that fail here fail (and are reported) in the run
+        return None
+
+
+def _entry_path(data: dict[str, Any], key: str, name: str) -> tuple[Any, ...]:
+    """The spec path of the first entry of list ``key`` naming ``name`` (for ``FILE:LINE``)."""
+    value = data.get(key)
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        if _entry_name(item) == name:
+            return (key, i) if isinstance(value, list) else (key,)
+    return (key,)
+
+
+def _steps(data: dict[str, Any], pipelines: Sequence[Pipeline]) -> Iterator[tuple[tuple[Any, ...], Entry]]:
+    """Every distinct post-processor step of the spec's pipelines, with its path."""
+    raw = data.get("pipelines")
+    seen: set[tuple[str, tuple[Any, ...]]] = set()
+    for pipeline in pipelines:
+        for step in pipeline.steps:
+            key = (step.name, step.params)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield _step_path(raw, step.name), step
+
+
+def _step_path(raw: Any, name: str) -> tuple[Any, ...]:
+    if not isinstance(raw, list):
+        return ("pipelines",)
+    for i, item in enumerate(raw):
+        if isinstance(item, list):
+            for j, step in enumerate(item):
+                if _entry_name(step) == name:
+                    return ("pipelines", i, j)
+        elif _entry_name(item) == name:
+            return ("pipelines", i)
+    return ("pipelines",)
+
+
+def _entry_name(item: Any) -> Any:
+    if isinstance(item, dict) and len(item) == 1:
+        return next(iter(item))
+    return item

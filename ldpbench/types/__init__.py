@@ -1,0 +1,66 @@
+"""The data model and the plugin contract: what every plugin kind must (and may) provide.
+
+One module per kind; the base class of each kind is its whole contract. Every method, attribute
+and optional capability that the engine, the runner, the spec validator or the conformance kit
+may use is declared there, with its type and docstring. Optional capabilities are announced by
+the kind's ``tags()`` (:mod:`ldpbench.types.tags`), whose default the base class derives from
+what the plugin class implements: nothing in ldpbench probes a plugin for attributes.
+
+- data model (:mod:`~ldpbench.types.data`): :class:`Population`, :class:`Estimate`,
+  :class:`Channel`, :class:`QueryEstimates`;
+- plugin kinds: :class:`Oracle`, :class:`PostProcessor`, :class:`PriorFamily`, :class:`Metric`,
+  :class:`Dataset`, :class:`Protocol`, :class:`Executor` (and :class:`TaskLost`), all subclasses
+  of :class:`Plugin`;
+- capability tags: :class:`OracleTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
+  :class:`ExecutorTags`, :class:`ChannelTags`.
+
+A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
+:class:`~ldpbench.params.Param`).
+"""
+
+from __future__ import annotations
+
+from .data import Channel, Estimate, Population, QueryEstimates
+from .dataset import Dataset
+from .executor import Executor, TaskLost
+from .metric import Metric
+from .oracle import Oracle
+from .plugin import Plugin, implements
+from .postprocessor import PostProcessor
+from .prior import PriorFamily
+from .protocol import Protocol
+from .tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags
+
+#: The plugin kinds, their base classes and the hook that registers them.
+KINDS: dict[str, type[Plugin]] = {
+    "oracle": Oracle,
+    "postprocessor": PostProcessor,
+    "prior": PriorFamily,
+    "metric": Metric,
+    "dataset": Dataset,
+    "protocol": Protocol,
+    "executor": Executor,
+}
+
+__all__ = [
+    "KINDS",
+    "Channel",
+    "ChannelTags",
+    "Dataset",
+    "Estimate",
+    "Executor",
+    "ExecutorTags",
+    "Metric",
+    "MetricTags",
+    "Oracle",
+    "OracleTags",
+    "Plugin",
+    "Population",
+    "PostProcessor",
+    "PostProcessorTags",
+    "PriorFamily",
+    "Protocol",
+    "QueryEstimates",
+    "TaskLost",
+    "implements",
+]

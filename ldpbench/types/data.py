@@ -1,0 +1,264 @@
+"""The data model: what flows between plugins.
+
+- :class:`Population` — a histogram of items, one item per user, with optional structure.
+- :class:`Estimate` — an oracle's frequency vector plus what later steps need.
+- :class:`Channel` — ``P(report | item)`` of a finite-output oracle as a linear operator (for EM).
+- :class:`QueryEstimates` — query-level estimates a protocol reports beside a record-level one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .tags import ChannelTags
+
+
+@dataclass(frozen=True, eq=False)
+class Population:
+    """Users as a histogram: ``counts[v]`` users hold item ``v`` (one item per user).
+
+    :param counts: non-negative integer counts, length ``d``.
+    :param name: a label for leaderboards.
+    :param labels: optional item labels (e.g. the query string of each item).
+    :param parents: optional structure: ``parents[v]`` is the index of item ``v``'s parent in
+        ``parent_labels`` (record -> query for Blender's (query, URL) records).
+    :param parent_labels: labels of the parent level.
+    :param info: provenance and notes (``source``, ``partial``, ``synthetic`` ...).
+    """
+
+    counts: np.ndarray
+    name: str = ""
+    labels: Sequence[str] | None = None
+    parents: np.ndarray | None = None
+    parent_labels: Sequence[str] | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        counts = np.asarray(self.counts)
+        if counts.ndim != 1:
+            raise ValueError("Population.counts must be one-dimensional")
+        if counts.size and (counts.min() < 0):
+            raise ValueError("Population.counts must be non-negative")
+        object.__setattr__(self, "counts", counts.astype(np.int64, copy=False))
+
+    @property
+    def d(self) -> int:
+        """Domain size."""
+        return int(self.counts.size)
+
+    @property
+    def n(self) -> int:
+        """Number of users."""
+        return int(self.counts.sum())
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """True frequencies as fractions (sum to 1)."""
+        n = self.n
+        return self.counts / n if n else np.zeros(self.d)
+
+    def replace(self, **changes: Any) -> Population:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def sample(self, m: int, rng: np.random.Generator) -> Population:
+        """``m`` users drawn without replacement (a multivariate hypergeometric draw)."""
+        if m > self.n:
+            raise ValueError(f"cannot sample {m} users from a population of {self.n}")
+        counts = rng.multivariate_hypergeometric(self.counts, m, method="marginals")
+        return self.replace(counts=counts)
+
+
+class Channel(ABC):
+    """The report distribution ``P(y | x)`` of a finite-output oracle, as a linear operator.
+
+    ``forward(theta)[y] = sum_x P(y|x) theta[x]`` and ``backward(w)[x] = sum_y P(y|x) w[y]``.
+    Structured oracles (GRR, HR) implement both in O(d) or O(K log K), so that EM never builds the
+    ``m x d`` matrix; :meth:`dense` is for small domains and tests.
+    """
+
+    #: Number of items ``d`` (columns).
+    n_items: int
+    #: Number of distinct reports (rows).
+    n_reports: int
+
+    @abstractmethod
+    def forward(self, theta: np.ndarray) -> np.ndarray:
+        """``P theta``: the report distribution of users whose items follow ``theta`` (length ``n_reports``)."""
+
+    @abstractmethod
+    def backward(self, w: np.ndarray) -> np.ndarray:
+        """``P^T w``: for each item, the sum over reports of ``P(y | x) w[y]`` (length ``n_items``)."""
+
+    def tags(self) -> ChannelTags:
+        """Structure consumers may exploit (default: none; GRR's channel states its ``(p, q)``)."""
+        return ChannelTags()
+
+    def dense(self) -> np.ndarray:
+        """The ``(n_reports, n_items)`` matrix, column by column (small domains only)."""
+        eye = np.eye(self.n_items)
+        return np.stack([self.forward(eye[x]) for x in range(self.n_items)], axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """A frequency estimate and everything a post-processor or a metric may need.
+
+    All vectors are in the **fraction scale** (frequencies sum to 1 in truth); count-scale values
+    are ``n`` times these (variances ``n**2`` times). A post-processor sees only this object,
+    never the truth.
+
+    :param frequencies: the estimate, length ``d`` (or ``len(items)``).
+    :param n: the number of users who reported.
+    :param epsilon: the privacy budget (``nan`` when users had different budgets, see ``parts``).
+    :param mechanism: the label of the oracle or protocol that produced it.
+    :param p_star, q_star: the pure-protocol support probabilities (``None`` if not pure).
+    :param variance: per-item noise variance of the unprocessed estimate, **without** the
+        ``f_v`` term (the "V-approx" of [W17]/[JG19]: data-independent, what Base-Cut, Calibrate and
+        Power use as sigma^2). The exact variance is ``Oracle.variance(n, f)``.
+    :param support_counts: the aggregated support counts ``c_v``.
+    :param report_histogram: the histogram of reports, for finite-output oracles.
+    :param channel: ``P(report | item)`` matching ``report_histogram``.
+    :param parts: per-budget-group estimates when users have personalized budgets.
+    :param items: indices into the population's domain when the estimate covers only some items
+        (Blender's head list); ``None`` means the whole domain in order.
+    :param query_transforms: post-processors that act on query answers (Post-Pos); applied by
+        :meth:`answer`.
+    :param steps: names of the post-processors applied so far.
+    :param warnings: results that are usable but not what was asked for (EM stopped at its
+        iteration cap, a prior fit clamped), one sentence each, prefixed by the step's name when
+        that helps; a step appends to those it received. The runner stores them, "; "-joined, in
+        the result rows' ``notes``.
+    :param query_estimates: query-level estimates a protocol computed beside the record vector
+        (Blender); read them through :meth:`current_query_estimates`, which drops them once a
+        post-processor has changed the vector they go with.
+    :param info: diagnostics (EM iterations, fitted prior parameters, ...), JSON-able, for people:
+        no plugin or core code reads another plugin's ``info``; what is read is a typed field.
+    """
+
+    frequencies: np.ndarray
+    n: int
+    epsilon: float
+    mechanism: str = ""
+    p_star: float | None = None
+    q_star: float | None = None
+    variance: np.ndarray | None = None
+    support_counts: np.ndarray | None = None
+    report_histogram: np.ndarray | None = None
+    channel: Channel | None = None
+    parts: tuple[Estimate, ...] = ()
+    items: np.ndarray | None = None
+    query_transforms: tuple[Any, ...] = ()
+    steps: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    query_estimates: QueryEstimates | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def d(self) -> int:
+        """Number of items the estimate covers."""
+        return int(np.asarray(self.frequencies).size)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The estimate in the count scale."""
+        return self.n * np.asarray(self.frequencies, dtype=float)
+
+    @property
+    def noise_sd(self) -> float | None:
+        """sqrt of the (V-approx) noise variance, fraction scale, if it is the same for all items."""
+        if self.variance is None:
+            return None
+        v = np.asarray(self.variance, dtype=float)
+        return float(math.sqrt(v.flat[0])) if v.size and np.all(v == v.flat[0]) else None
+
+    def replace(self, **changes: Any) -> Estimate:
+        """A copy with some fields changed (the estimate is immutable)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_warning(self, message: str) -> Estimate:
+        """A copy with ``message`` appended to :attr:`warnings`."""
+        return self.replace(warnings=self.warnings + (str(message),))
+
+    def with_query_estimates(
+        self, queries: np.ndarray, frequencies: np.ndarray, variance: np.ndarray | None = None
+    ) -> Estimate:
+        """A copy carrying query-level estimates that go with exactly this frequency vector."""
+        qe = QueryEstimates(
+            queries=np.asarray(queries, dtype=np.int64),
+            frequencies=np.asarray(frequencies, dtype=float),
+            variance=None if variance is None else np.asarray(variance, dtype=float),
+            frequencies_digest=self.frequencies_digest(),
+        )
+        return self.replace(query_estimates=qe)
+
+    def current_query_estimates(self) -> QueryEstimates | None:
+        """:attr:`query_estimates` while the vector is still the one they were computed with.
+
+        Not name-based: any step that changes ``frequencies`` or ``items`` drops them, an identity
+        step (``base``) keeps them.
+        """
+        qe = self.query_estimates
+        if qe is None or qe.frequencies_digest != self.frequencies_digest():
+            return None
+        return qe
+
+    def answer(self, sums: np.ndarray) -> np.ndarray:
+        """Turn raw query answers (sums of ``frequencies`` over query sets) into the method's answers.
+
+        For most pipelines this is the identity; a query-time post-processor such as Post-Pos
+        clips each answer.
+        """
+        out = np.asarray(sums, dtype=float)
+        for transform in self.query_transforms:
+            out = transform.answer(out, self)
+        return out
+
+    def item_answers(self) -> np.ndarray:
+        """Answers to the d single-item queries (equals ``frequencies`` without Post-Pos)."""
+        return self.answer(np.asarray(self.frequencies, dtype=float))
+
+    def frequencies_digest(self) -> str:
+        """A short fingerprint of ``frequencies`` (and ``items``): the numbers, not how they came.
+
+        A plugin that leaves side results in ``info`` which go with this exact vector (a
+        protocol's query-level estimates) stores the digest beside them; a consumer recomputes it
+        to tell whether a post-processor has changed the vector since. An identity step keeps it.
+        """
+        h = hashlib.blake2b(digest_size=8)
+        f = np.ascontiguousarray(self.frequencies, dtype=np.float64)
+        h.update(f"{f.size};".encode())
+        h.update(f.tobytes())
+        if self.items is not None:
+            h.update(b"items;")
+            h.update(np.ascontiguousarray(self.items, dtype=np.int64).tobytes())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class QueryEstimates:
+    """Query-level estimates a protocol reports beside a record-level :class:`Estimate`.
+
+    Blender estimates query frequencies separately from (query, URL) record frequencies ([A17]
+    Fig. 9: its client and blended query estimates are not sums of record estimates); a ranking
+    metric uses them to order queries. They belong to one record vector, identified by
+    ``frequencies_digest`` (:meth:`Estimate.frequencies_digest`).
+
+    :param queries: query ids (indices into ``Population.parent_labels``).
+    :param frequencies: the estimated frequency of each query, fraction scale.
+    :param variance: their variance estimates, if known.
+    :param frequencies_digest: the digest of the record vector these go with.
+    """
+
+    queries: np.ndarray
+    frequencies: np.ndarray
+    variance: np.ndarray | None
+    frequencies_digest: str

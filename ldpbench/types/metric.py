@@ -1,0 +1,31 @@
+"""The metric contract: :class:`Metric`."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from .data import Estimate, Population
+from .plugin import Plugin
+from .tags import MetricTags
+
+
+class Metric(Plugin):
+    """``(truth, estimate, rng) -> float``: one number per cell and pipeline."""
+
+    #: ``True`` for scores (precision, NDCG); ``False`` for errors (MSE).
+    greater_is_better: ClassVar[bool] = False
+
+    def tags(self) -> MetricTags:
+        """Override to set ``default`` (in the metrics of a spec that lists none)."""
+        return MetricTags()
+
+    @abstractmethod
+    def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
+        """Compare the estimate with the true population.
+
+        ``truth`` is the population the users were drawn from; compare on fractions
+        (``truth.frequencies``), restricted to ``estimate.items`` when that is set.
+        """

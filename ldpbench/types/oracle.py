@@ -1,0 +1,185 @@
+"""The frequency-oracle contract: :class:`Oracle`."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .data import Channel, Estimate
+from .plugin import Plugin, implements
+from .tags import OracleTags
+
+
+class Oracle(Plugin):
+    """A frequency oracle (pure LDP protocol in the sense of [W17]).
+
+    Constructed per (domain size, budget): ``Oracle(d=..., epsilon=..., **params)``.
+
+    Two simulation paths must agree in distribution (the conformance kit checks it):
+
+    - **per-user**: :meth:`perturb` (client side, vectorized over a chunk of users) then
+      :meth:`support_counts` (aggregator side); the engine sums support counts over chunks.
+    - **aggregate**: :meth:`sample_support_counts` draws the support counts directly from their
+      exact distribution given the true counts, in O(d) where possible.
+
+    :meth:`estimate` turns support counts into the unbiased estimate
+    ``f_v = (c_v / n - q*) / (p* - q*)`` ([W17]; [W20] §III).
+
+    Required: :attr:`p_star`, :attr:`q_star`, :meth:`perturb`, :meth:`support_counts`. Everything
+    else is optional and announced by :meth:`tags` (an :class:`~ldpbench.types.OracleTags`),
+    which by default reads what the class overrides:
+
+    ================================  ==========================================================
+    tag                               on when the class overrides
+    ================================  ==========================================================
+    ``aggregate``                     :meth:`sample_support_counts`, or (finite output)
+                                      :meth:`sample_report_histogram`
+    ``finite_output``                 :meth:`channel`, :meth:`report_histogram` and
+                                      :meth:`support_counts_from_histogram`
+    ``aggregate_histogram``           :meth:`sample_report_histogram` (with finite output)
+    ``output_table``                  :meth:`output_table`
+    ``output_rows``                   :meth:`output_rows`
+    ``support_matrix``                :meth:`support_matrix`
+    ``exact_aggregate``               class attribute :attr:`exact_aggregate`
+    ``chunk_users``                   property :attr:`chunk_users`
+    ================================  ==========================================================
+
+    The registry refuses a class that implements part of a group (a channel without a report
+    histogram); the spec validator refuses a spec that needs a capability the tags deny.
+    """
+
+    #: Whether the aggregate shortcut is exact in distribution (say under which assumption in the
+    #: class docstring); read through :meth:`tags`.
+    exact_aggregate: ClassVar[bool] = True
+
+    def __init__(self, d: int, epsilon: float, **params: Any) -> None:
+        super().__init__(**params)
+        #: Domain size: items are ``0 .. d-1``.
+        self.d = int(d)
+        #: The privacy budget each user's report satisfies (epsilon-LDP).
+        self.epsilon = float(epsilon)
+
+    # -- capabilities ----------------------------------------------------------------------
+    def tags(self) -> OracleTags:
+        """The optional capabilities of this instance (see the table in the class docstring).
+
+        Override to state more (``dataclasses.replace(super().tags(), output_table=self.d <= 12)``);
+        never to claim a method the class does not implement (the kit checks it).
+        """
+        cls = type(self)
+        finite = all(
+            implements(cls, Oracle, m) for m in ("channel", "report_histogram", "support_counts_from_histogram")
+        )
+        histogram_sampler = finite and implements(cls, Oracle, "sample_report_histogram")
+        return OracleTags(
+            aggregate=implements(cls, Oracle, "sample_support_counts") or histogram_sampler,
+            exact_aggregate=bool(cls.exact_aggregate),
+            finite_output=finite,
+            aggregate_histogram=histogram_sampler,
+            output_table=implements(cls, Oracle, "output_table"),
+            output_rows=implements(cls, Oracle, "output_rows"),
+            support_matrix=implements(cls, Oracle, "support_matrix"),
+            chunk_users=self.chunk_users,
+        )
+
+    @property
+    def chunk_users(self) -> int | None:
+        """Users per chunk on the per-user path, for oracles whose reports are large (O(d) per
+        user); ``None`` (the default) lets the engine choose. Must not depend on the machine."""
+        return None
+
+    # -- constants -------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def p_star(self) -> float:
+        """P(v in Support(report) | user holds v)."""
+
+    @property
+    @abstractmethod
+    def q_star(self) -> float:
+        """P(v in Support(report) | user holds v' != v)."""
+
+    # -- client side -----------------------------------------------------------------------
+    @abstractmethod
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
+        """Reports of users holding ``values`` (an int array), vectorized."""
+
+    # -- aggregator side -------------------------------------------------------------------
+    @abstractmethod
+    def support_counts(self, reports: Any) -> np.ndarray:
+        """``c_v`` = number of reports whose support contains ``v``, for every ``v`` (int64, length d)."""
+
+    def sample_support_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Support counts drawn directly from their distribution given the true counts (optional:
+        the ``aggregate`` tag). Same law as summing :meth:`support_counts` over :meth:`perturb`."""
+        raise NotImplementedError(f"{type(self).__name__} has no aggregate shortcut")
+
+    def estimate(self, support_counts: np.ndarray, n: int) -> Estimate:
+        """The unbiased estimate from support counts (fraction scale)."""
+        p, q = self.p_star, self.q_star
+        c = np.asarray(support_counts, dtype=np.float64)
+        f = (c / n - q) / (p - q)
+        return Estimate(
+            frequencies=f,
+            n=int(n),
+            epsilon=self.epsilon,
+            mechanism=self.name,
+            p_star=p,
+            q_star=q,
+            variance=np.full(self.d, self.noise_variance(n)),
+            support_counts=np.asarray(support_counts),
+        )
+
+    def variance(self, n: int, f: np.ndarray) -> np.ndarray:
+        """Exact per-item variance of the unbiased estimate (V-exact, [W20] §III, with the f_v term)."""
+        p, q = self.p_star, self.q_star
+        f = np.asarray(f, dtype=float)
+        return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+
+    def noise_variance(self, n: int) -> float:
+        """Variance without the f_v term (V-approx): q*(1-q*) / (n (p*-q*)^2)."""
+        p, q = self.p_star, self.q_star
+        return q * (1 - q) / (n * (p - q) ** 2)
+
+    # -- finite output space (optional) ------------------------------------------------------
+    def output_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exact output law on a small domain, for the epsilon-LDP audit.
+
+        Returns ``(P, S)``, both of shape ``(n_outputs, d)``: ``P[y, v] = P(output y | v)`` and
+        ``S[y, v] = v in Support(y)``. Enumerating every output is only feasible for small ``d``
+        (optional: the ``output_table`` tag).
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no output table")
+
+    def output_rows(self, reports: Any) -> np.ndarray:
+        """The row of :meth:`output_table` of each report (int array, one per user; small domains
+        only). Optional (the ``output_rows`` tag): the kit then tests the reports' joint law
+        exactly instead of only their support counts."""
+        raise NotImplementedError(f"{type(self).__name__} has no output_rows")
+
+    def support_matrix(self, reports: Any) -> np.ndarray:
+        """Per-user supports: a boolean array of shape ``(n_users, d)``, row ``u`` = the items
+        supported by user ``u``'s report (its row sums are what :meth:`support_counts` adds up).
+        Optional (the ``support_matrix`` tag): the empirical privacy audit attacks reports through it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no support_matrix")
+
+    def channel(self) -> Channel | None:
+        """``P(report | item)`` for oracles whose reports take finitely many values (GRR, HR);
+        ``None`` otherwise. Part of the ``finite_output`` group."""
+        return None
+
+    def report_histogram(self, reports: Any) -> np.ndarray:
+        """Histogram of reports over the channel's report space (``finite_output`` group)."""
+        raise NotImplementedError(f"{type(self).__name__} has no finite report space")
+
+    def sample_report_histogram(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The report histogram drawn directly from its distribution (optional for finite-output
+        oracles: the ``aggregate_histogram`` tag)."""
+        raise NotImplementedError(f"{type(self).__name__} has no report-histogram sampler")
+
+    def support_counts_from_histogram(self, histogram: np.ndarray) -> np.ndarray:
+        """Support counts from a report histogram (``finite_output`` group)."""
+        raise NotImplementedError(f"{type(self).__name__} has no finite report space")

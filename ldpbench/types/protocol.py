@@ -1,0 +1,41 @@
+"""The protocol contract: :class:`Protocol` (end-to-end mechanisms such as Blender)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .data import Estimate, Population
+from .plugin import Plugin
+
+
+class Protocol(Plugin):
+    """An end-to-end mechanism that is not "one oracle, then post-processing" (Blender).
+
+    :meth:`run` returns one or more labelled estimates (e.g. ``opt-in``, ``client``, ``blended``),
+    each of which goes through the spec's pipelines and metrics like an oracle's estimate.
+    """
+
+    @abstractmethod
+    def run(
+        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
+    ) -> Mapping[str, Estimate]:
+        """Simulate the protocol on the population's users and return labelled estimates.
+
+        :param simulation: the run's simulation mode, ``aggregate`` or ``per-user`` (the spec's
+            ``simulation:``); a protocol with both an exact aggregate shortcut and a faithful
+            per-user path chooses by it, like an oracle.
+        """
+
+    def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
+        """The guarantee each group of users receives at budget ``epsilon``, for the run manifest.
+
+        One mapping per group: ``group`` (who), ``model`` (``local``, ``central``, ...),
+        ``epsilon`` and, where it applies, ``delta``. The default says only that all users share
+        ``epsilon`` under a model the protocol did not state; a hybrid protocol (Blender: central
+        opt-in users, local clients) overrides it.
+        """
+        return [{"group": "all users", "model": "unknown", "epsilon": float(epsilon)}]

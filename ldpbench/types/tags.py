@@ -1,0 +1,90 @@
+"""Capability tags: what an optional part of a plugin's contract it provides, declared once.
+
+Modelled on scikit-learn's estimator tags (``__sklearn_tags__``, SLEP 020): a plugin's
+``tags()`` returns a frozen dataclass whose default the base class derives from what the plugin
+class implements (a method it overrides) or declares (a class attribute), and which a plugin may
+override to state more, e.g.::
+
+    def tags(self) -> OracleTags:
+        return dataclasses.replace(super().tags(), output_table=self.d <= 12)
+
+The engine, the spec validator, the registry and the conformance kit read capabilities only from
+here, never by probing attributes: a capability that is not in a tag is not part of the contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class OracleTags:
+    """What an :class:`~ldpbench.types.Oracle` instance can do beyond the required methods."""
+
+    #: An aggregate shortcut exists: ``sample_support_counts``, or ``sample_report_histogram`` for a
+    #: finite-output oracle. Without it only ``simulation: per-user`` can run the oracle.
+    aggregate: bool = False
+    #: The aggregate shortcut draws from the exact law of the per-user path (else an approximation,
+    #: which the class docstring must state).
+    exact_aggregate: bool = True
+    #: Reports take finitely many values: ``channel()``, ``report_histogram()`` and
+    #: ``support_counts_from_histogram()`` are implemented, so EM-family post-processors apply.
+    finite_output: bool = False
+    #: The aggregate shortcut yields the report histogram (``sample_report_histogram``), so an
+    #: aggregate-path estimate carries what EM needs.
+    aggregate_histogram: bool = False
+    #: ``output_table()`` gives the exact output law at this instance's ``d`` (for the audits).
+    output_table: bool = False
+    #: ``output_rows(reports)`` maps reports to rows of ``output_table()``.
+    output_rows: bool = False
+    #: ``support_matrix(reports)`` gives the per-user ``(n_users, d)`` boolean support.
+    support_matrix: bool = False
+    #: Users per chunk on the per-user path (``None``: the engine's default chunk).
+    chunk_users: int | None = None
+    #: The oracle assumed when a bare estimate vector is post-processed without naming one
+    #: (``ldpbench.postprocess``); exactly one installed oracle should claim it.
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class PostProcessorTags:
+    """What a :class:`~ldpbench.types.PostProcessor` needs and how it acts."""
+
+    #: ``"estimate"``: ``apply`` changes the vector; ``"queries"``: ``answer`` transforms query
+    #: answers at query time (Post-Pos).
+    acts_on: Literal["estimate", "queries"] = "estimate"
+    #: Needs the report histogram and channel of a finite-output oracle (EM and its variants):
+    #: a spec pairing it with an oracle whose tags lack ``finite_output`` is refused at validation.
+    requires_channel: bool = False
+    #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class MetricTags:
+    """What a :class:`~ldpbench.types.Metric` declares beyond scoring."""
+
+    #: In the metrics a spec gets when it lists none.
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class ExecutorTags:
+    """When an :class:`~ldpbench.types.Executor` is chosen without being named."""
+
+    #: ``"serial"``: the default for ``--workers 1``; ``"parallel"``: the default otherwise;
+    #: ``None``: used only when named.
+    default_for: Literal["serial", "parallel"] | None = None
+
+
+@dataclass(frozen=True)
+class ChannelTags:
+    """Structure of a :class:`~ldpbench.types.Channel` that consumers may exploit."""
+
+    #: ``(p, q)`` when the channel is square and ``P(y | x) = q + (p - q) [x = y]`` (GRR, or the
+    #: identity for epsilon = inf): EM then runs in closed form per item. ``None`` otherwise.
+    randomized_response: tuple[float, float] | None = None
+
+
+__all__ = ["ChannelTags", "ExecutorTags", "MetricTags", "OracleTags", "PostProcessorTags"]
