@@ -253,6 +253,10 @@ NOT_PLUGIN_PROBES = {
     ("safeio.py", 'getattr(os, "O_CLOEXEC", 0)'),
     ("cli/__init__.py", 'getattr(args, "func", None)'),
     ("cli/_common.py", 'getattr(args, "trust_spec_plugins", False)'),
+    ("cli/_common.py", 'getattr(args, "trust_spec_params", False)'),
+    ("cli/_common.py", 'getattr(args, "disable_plugin", None)'),
+    ("cellguard.py", 'hasattr(signal, "SIGALRM")'),
+    ("cellguard.py", 'hasattr(signal, "setitimer")'),
     ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks"), name)'),
 }
 
