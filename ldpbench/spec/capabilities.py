@@ -135,10 +135,10 @@ def _entry_path(data: dict[str, Any], key: str, name: str) -> tuple[Any, ...]:
 def _steps(data: dict[str, Any], pipelines: Sequence[Pipeline]) -> Iterator[tuple[tuple[Any, ...], Entry]]:
     """Every distinct post-processor step of the spec's pipelines, with its path."""
     raw = data.get("pipelines")
-    seen: set[tuple[str, tuple[Any, ...]]] = set()
+    seen: set[str] = set()
     for pipeline in pipelines:
         for step in pipeline.steps:
-            key = (step.name, step.params)
+            key = step.label  # parameters may be mappings (prior_params): the label is hashable
             if key in seen:
                 continue
             seen.add(key)
