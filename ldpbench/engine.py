@@ -140,12 +140,11 @@ def result_row(
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
-    The ``fingerprint`` keys the row by what produced it (dataset, budget, mechanism, simulation
-    mode, the pipeline's steps and the metric, with their parameters and versions), so a rerun
-    recognizes finished rows and ``compare`` refuses rows whose plugin versions changed.
+    The ``fingerprint`` (:func:`row_fingerprint`) keys the row by what produced it, so a rerun
+    reuses only rows whose code and data are unchanged and ``compare`` refuses to compare rows
+    that measure different things.
     """
     ds, budget = cell.dataset, cell.budget
-    base_fp = [ds.fingerprint_data(), budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
     return {
         "cell_id": cell.cell_id,
         "dataset": ds.label,
@@ -162,9 +161,22 @@ def result_row(
         "simulation": cell.simulation,
         "n": int(n),
         "d": int(d),
-        "fingerprint": fingerprint(base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()),
+        "fingerprint": row_fingerprint(cell, pipeline, metric),
         "elapsed": 0.0,
     }
+
+
+def row_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
+    """Hash of everything that determines a row's numbers: the dataset (plugin identity,
+    parameters, content of its files), the budget, the mechanism, the simulation mode, every step
+    of the pipeline and the metric, each with its parameters and plugin identity
+    (:mod:`ldpbench.identity`: version, algorithm version, source hash; and the prior families a
+    parameter names). Not ldpbench's own version: a release that leaves a plugin alone must not
+    make every stored row stale and every CI baseline "not comparable". The seed and repeat are
+    in the ``cell_id``.
+    """
+    base = [cell.dataset.fingerprint_data(), cell.budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
+    return fingerprint(base, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data())
 
 
 def failed_cell_rows(task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0) -> list[dict[str, Any]]:

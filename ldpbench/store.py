@@ -26,25 +26,30 @@ inf`` is a legal budget). :func:`dumps_json` does that for every file ldpbench w
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .errors import LdpbenchError
+from .errors import IOFault, LdpbenchError
 
 #: Version of the results-file layout. Bump it when a column changes meaning or type.
 SCHEMA_VERSION = 1
 #: ``kind`` of the header record: tells a results file from any other JSONL.
 RESULTS_KIND = "ldpbench-results"
 RESULTS_FILE = "results.jsonl"
+#: Held (``flock``) by the run writing a results folder; holds its pid, for the message.
+LOCK_FILE = ".ldpbench.lock"
 MANIFEST_FILE = "manifest.json"
 #: The key holding the schema version: in the results header, the manifest, every leaderboard row.
 SCHEMA_KEY = "schema_version"
@@ -99,6 +104,20 @@ class ResultsWarning(UserWarning):
 
 class ResultsSchemaError(LdpbenchError):
     """A results file this ldpbench cannot read: no header, or another schema version."""
+
+
+class ResultsBusy(LdpbenchError):
+    """Another ``ldpbench run`` holds the results folder (:meth:`ResultsStore.lock`)."""
+
+
+def io_fault(exc: OSError, path: str | os.PathLike[str], doing: str) -> IOFault:
+    """A one-line :class:`~ldpbench.errors.IOFault` for an ``OSError`` met while storing results."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = errno.errorcode.get(exc.errno or 0)
+    return IOFault(
+        f"cannot {doing} {path}: {reason}" + (f" ({code})" if code else "")
+        + "; results already written are kept: fix the cause and run again to resume"
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -288,9 +307,14 @@ class ResultsStore:
             dumps_json({**{k: row.get(k) for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
             for row in rows
         )
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise io_fault(exc, self.path, "write results to") from None
+        before = -1
+        try:
+            before = os.fstat(fd).st_size
             prefix = self._prefix_for_append(fd)
             data = (prefix + block).encode("utf-8")
             written = os.write(fd, data)
@@ -298,8 +322,50 @@ class ResultsStore:
                 written += os.write(fd, data[written:])
             os.fsync(fd)
             self._size_after_append = os.fstat(fd).st_size
+        except OSError as exc:
+            # A disk that filled up mid-write leaves part of the cell: cut it off, so the file
+            # ends where the last whole cell did and the next run appends after it.
+            if before >= 0:
+                try:
+                    os.ftruncate(fd, before)
+                except OSError:
+                    pass  # then load() skips the torn line, as after a kill
+            self._size_after_append = -1
+            raise io_fault(exc, self.path, "write results to") from None
         finally:
             os.close(fd)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the results folder for one run: a second ``ldpbench run`` into the same folder is
+        refused at once (:class:`ResultsBusy`) instead of interleaving appends with this one.
+
+        An advisory ``flock`` on :data:`LOCK_FILE`: the kernel drops it when the process dies, so
+        a killed run never leaves the folder locked.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise io_fault(exc, self.directory, "create the results folder") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                who = f" (pid {holder})" if holder.isdigit() else ""
+                raise ResultsBusy(
+                    f"{self.directory}: another ldpbench run is writing to this results folder{who}; "
+                    "wait for it to finish (then run again: finished cells are kept) or choose another --out"
+                ) from None
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
+            except OSError:
+                pass  # the pid is only for the message above
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def _prefix_for_append(self, fd: int) -> str:
         """What must precede new rows: the header for a new file, a newline after a torn line."""
@@ -335,16 +401,21 @@ class ResultsStore:
         ``schema_version`` is added if the caller left it out.
         """
         record = {"schema_version": SCHEMA_VERSION, **dict(manifest)}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
+        except OSError as exc:
+            raise io_fault(exc, self.manifest_path, "write") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(dumps_json(record, indent=2) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.manifest_path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise io_fault(exc, self.manifest_path, "write") from None
             raise
 
     def check_writable(self) -> None:
@@ -355,11 +426,16 @@ class ResultsStore:
         Checking only when the rows are appended would be too late: a run writes its manifest
         first, and would replace the newer one with ours before refusing.
         """
+        if self.directory.exists() and not self.directory.is_dir():
+            raise io_fault(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), self.directory,
+                           "use as the results folder")
         try:
             with open(self.path, "rb") as fh:
                 first = fh.readline()
         except FileNotFoundError:
             first = b""
+        except OSError as exc:
+            raise io_fault(exc, self.path, "read") from None
         if first and not _is_torn_header(first):
             self._check_header(first)
         try:
@@ -445,12 +521,15 @@ class ResultsStore:
     def done_cells(
         self, expected_keys: Iterable[tuple[str, str]] | Mapping[str, Iterable[tuple[str, str]]]
     ) -> set[str]:
-        """The cell ids whose every expected (pipeline, metric) row is stored without error.
+        """The cell ids whose every expected (pipeline, metric) row is stored as a finished value.
+
+        A finished value has no error and is finite: a row edited by hand to NaN, ``null`` or
+        infinity without an error is not a result, and its cell is redone.
 
         :param expected_keys: the (pipeline, metric) pairs every cell produces, or a mapping
             ``cell_id -> pairs`` when cells differ (then only those cells are considered).
         """
-        df = self.load().filter(pl.col("error").is_null())
+        df = self.load().filter(pl.col("error").is_null() & pl.col("value").is_finite())
         present: dict[str, set[tuple[str, str]]] = {}
         for cell, pipeline, metric in df.select("cell_id", "pipeline", "metric").iter_rows():
             present.setdefault(cell, set()).add((pipeline, metric))
@@ -463,11 +542,54 @@ class ResultsStore:
         expected = {tuple(k) for k in expected_keys}
         return {cell for cell, keys in present.items() if expected <= keys}
 
+    def cell_status(
+        self, expected: Mapping[str, Mapping[tuple[str, str], str]], frame: pl.DataFrame | None = None
+    ) -> tuple[set[str], set[str]]:
+        """Which cells may be reused, and which were stored by code or data that has changed.
+
+        :param expected: ``cell_id -> {(pipeline, metric): fingerprint}``: the rows each cell must
+            have and the fingerprint of what would produce them now.
+        :param frame: the loaded rows (:meth:`load`), when the caller has them already.
+        :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
+            a finite value) and with today's fingerprint; ``stale`` cells have a stored row of an
+            expected (pipeline, metric) whose fingerprint differs, so their numbers came from
+            another version of a plugin, its parameters or its data.
+        """
+        df = self.load() if frame is None else frame
+        df = df.filter(pl.col("cell_id").is_in(list(expected)))
+        ok: dict[str, set[tuple[str, str]]] = {}
+        bad: set[str] = set()
+        stale: set[str] = set()
+        columns = ("cell_id", "pipeline", "metric", "fingerprint", "error", "value")
+        for cell, pipeline, metric, fp, error, value in df.select(columns).iter_rows():
+            want = expected[cell].get((pipeline, metric))
+            if want is None:
+                continue  # a pipeline or metric no longer in the spec: not this run's business
+            if fp != want:
+                stale.add(cell)
+            elif error is None and value is not None and math.isfinite(value):
+                ok.setdefault(cell, set()).add((pipeline, metric))
+            else:
+                bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
+        done = {
+            cell for cell, keys in expected.items()
+            if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
+        }
+        return done, stale
+
     def export_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write the (de-duplicated) rows to a Parquet file; returns its path."""
         path = Path(path)
         self.load().write_parquet(path)
         return path
+
+
+def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
+    """Write a leaderboard file; a full disk or a read-only folder is an :class:`IOFault`."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise io_fault(exc, path, "write") from None
 
 
 def latest_appends(df: pl.DataFrame) -> pl.DataFrame:

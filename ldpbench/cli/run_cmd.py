@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..errors import ExitCode
+from ..store import write_leaderboard_json
 from ._common import add_spec_plugin_options, load_plugins_and_spec
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -19,6 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, metavar="N", help="worker processes (default: one per core)")
     p.add_argument("--executor", metavar="NAME", help="executor plugin (in-process, process-pool, ...)")
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
+    p.add_argument(
+        "--no-recompute", dest="recompute", action="store_false",
+        help="refuse (exit 2) instead of rerunning stored cells whose plugins, parameters or data changed",
+    )
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
@@ -43,10 +48,13 @@ def run(args: argparse.Namespace) -> int:
         plugins_dirs=dirs,
         progress=args.progress,
         rerun=args.rerun,
+        recompute=args.recompute,
     )
     text = render(outcome.leaderboard, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    (outcome.out_dir / "leaderboard.json").write_text(render(outcome.leaderboard, "json"))
+    write_leaderboard_json(outcome.out_dir / "leaderboard.json", render(outcome.leaderboard, "json"))
+    if outcome.cells_stale:
+        print(f"ldpbench: {outcome.cells_stale} cells rerun: {'; '.join(outcome.stale_reasons)}", file=sys.stderr)
     print(
         f"ldpbench: {outcome.cells_total} cells ({outcome.cells_run} run, {outcome.cells_skipped} already done) "
         f"in {outcome.seconds:.1f} s; results in {outcome.out_dir}",

@@ -44,7 +44,15 @@ class Entry:
         return f"{self.name}(" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + ")"
 
     def fingerprint_data(self) -> list[Any]:
-        return [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
+        """What determines this entry's part of a result: the plugin and its identity
+        (:mod:`ldpbench.identity`), its parameters as written, and the content of every file a
+        parameter names (a dataset file edited in place changes the numbers, not the spec)."""
+        from ..identity import content_hash
+
+        data: list[Any] = [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
+        if self.resolved_paths:
+            data.append([[k, content_hash(path)] for k, path in self.resolved_paths])
+        return data
 
 
 @dataclass(frozen=True)

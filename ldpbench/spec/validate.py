@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError
+from ..identity import entry_version
 from ..pluginmanager import Plugins
 from ..suggest import closest
 from .load import Document, parse_document, read_document
@@ -257,9 +258,10 @@ class Validator:
                 resolved_paths.append((p.name, str(target)))
         ordered = tuple((k, given[k]) for k in params if k in given)
         paths = tuple(resolved_paths)
+        version = entry_version(self.plugins, info, resolved.values)  # plugins named by params too
         if info.kind == "dataset":
-            return DatasetEntry(info.kind, name, ordered, info.version, paths, sample=sample)
-        return Entry(info.kind, name, ordered, info.version, paths)
+            return DatasetEntry(info.kind, name, ordered, version, paths, sample=sample)
+        return Entry(info.kind, name, ordered, version, paths)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
         value = data.get("pipelines", ["base"])
