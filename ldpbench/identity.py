@@ -69,7 +69,19 @@ def plugin_identity(cls: type, distribution: str, version: str) -> PluginIdentit
     """The identity of plugin class ``cls`` registered by ``distribution`` at ``version``."""
     algorithm = str(getattr(cls, "algorithm_version", "1"))
     own = distribution == OWN_DISTRIBUTION
-    return PluginIdentity(distribution, "" if own else str(version), algorithm, source_hash(cls.__module__))
+    return PluginIdentity(distribution, "" if own else str(version), algorithm, source_hash(*_class_modules(cls)))
+
+
+def _class_modules(cls: type) -> list[str]:
+    """The modules defining ``cls`` and the classes it inherits from (a ``--plugins-dir`` plugin
+    subclassing a built-in changes with it), except ldpbench's own and the standard library's."""
+    names = []
+    for klass in cls.__mro__:
+        top = klass.__module__.split(".", 1)[0]
+        if top in (OWN_DISTRIBUTION, "builtins") or top in sys.stdlib_module_names:
+            continue
+        names.append(klass.__module__)
+    return list(dict.fromkeys(names)) or [cls.__module__]
 
 
 def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> str:
@@ -89,9 +101,9 @@ def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> str:
     return ";".join(parts)
 
 
-def source_hash(module_name: str) -> str:
-    """sha256 over the source files of ``module_name`` and the package modules it imports."""
-    files = source_files(module_name)
+def source_hash(*module_names: str) -> str:
+    """sha256 over the source files of the modules and the package modules they import."""
+    files = sorted({item for name in module_names for item in source_files(name)})
     if not files:
         return UNAVAILABLE
     digest = hashlib.sha256()
