@@ -163,20 +163,36 @@ def result_row(
         "d": int(d),
         "fingerprint": row_fingerprint(cell, pipeline, metric),
         "elapsed": 0.0,
+        # Not a schema column (the store keeps extra keys): what resume matches.
+        CODE_KEY: row_code_fingerprint(cell, pipeline, metric),
     }
 
 
 def row_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
-    """Hash of everything that determines a row's numbers: the dataset (plugin identity,
-    parameters, content of its files), the budget, the mechanism, the simulation mode, every step
-    of the pipeline and the metric, each with its parameters and plugin identity
-    (:mod:`ldpbench.identity`: version, algorithm version, source hash; and the prior families a
-    parameter names). Not ldpbench's own version: a release that leaves a plugin alone must not
-    make every stored row stale and every CI baseline "not comparable". The seed and repeat are
-    in the ``cell_id``.
+    """Hash of what a row's numbers measure: the dataset (parameters, content of its files), the
+    budget, the mechanism, the simulation mode, every step of the pipeline and the metric, each
+    with its parameters and algorithm version (and those of the prior families a parameter
+    names). ``compare`` matches it: rows that differ here measure different things.
+
+    Neither ldpbench's version nor a plugin distribution's: a release that leaves the algorithms
+    alone must leave a CI baseline comparable, so that a 2x regression in it shows as ``worse``.
+    The seed and repeat are in the ``cell_id``.
     """
     base = [cell.dataset.fingerprint_data(), cell.budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
     return fingerprint(base, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data())
+
+
+#: The result-row key holding :func:`row_code_fingerprint`.
+CODE_KEY = "code_fingerprint"
+
+
+def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
+    """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.identity`:
+    distribution version, algorithm version, source hash), and the row's :func:`row_fingerprint`.
+    A stored row is reused by a rerun only if this is unchanged: an edited plugin, built-in or
+    ``--plugins-dir`` file, never serves its old numbers."""
+    entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
+    return fingerprint(row_fingerprint(cell, pipeline, metric), [e.code_data() for e in entries])
 
 
 def failed_cell_rows(task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0) -> list[dict[str, Any]]:

@@ -1,5 +1,12 @@
 """A plugin's identity: what must be unchanged for a stored result of it to be reused.
 
+Two strings come out of it. :meth:`PluginIdentity.comparable_token` (the algorithm version) goes
+into every row's ``fingerprint``, which ``compare`` matches: rows of another algorithm version are
+not comparable. :meth:`PluginIdentity.token` (everything below) goes into every row's
+``code_fingerprint``, which resume matches: a stored row is reused only if the very same code
+produced it. An edit that keeps the algorithm version is what a regression gate exists to judge,
+so it leaves rows comparable, but never lets a rerun serve the old numbers.
+
 A result row is only as trustworthy as the code that produced it. Editing a plugin — a built-in
 in a checkout, a ``--plugins-dir`` file, an installed distribution — changes its numbers, with or
 without a bump of its ``algorithm_version``. The identity of a plugin class is therefore
@@ -52,9 +59,15 @@ class PluginIdentity:
     source_hash: str  #: sha256 (16 hex digits) of the defining module and its package helpers
 
     def token(self) -> str:
-        """A short string for fingerprints and ``Entry.version``: changes with any field."""
+        """The whole identity as one string (``Entry.code``): changes with any field."""
         version = f"{self.version}+" if self.version else ""
         return f"{version}alg{self.algorithm_version}+src{self.source_hash}"
+
+    def comparable_token(self) -> str:
+        """What makes two results measure the same thing (``Entry.version``): the algorithm
+        version alone. An edit of the code or a new release is what a regression gate is for, so
+        it must leave rows comparable; a declared change of algorithm must not."""
+        return f"alg{self.algorithm_version}"
 
     def as_dict(self) -> dict[str, str]:
         return {
@@ -84,21 +97,24 @@ def _class_modules(cls: type) -> list[str]:
     return list(dict.fromkeys(names)) or [cls.__module__]
 
 
-def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> str:
-    """``Entry.version`` of a spec entry: the plugin's identity, and the identity of every plugin
-    a parameter names (``calibrate: {prior: power-law}``, the default included), since a prior
-    family's code changes the post-processor's numbers as much as the post-processor's own.
+def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> tuple[str, str]:
+    """``(Entry.version, Entry.code)`` of a spec entry: the comparable and the whole identity of
+    its plugin and of every plugin a parameter names (``calibrate: {prior: power-law}``, the
+    default included), since a prior family's code changes the post-processor's numbers as much
+    as the post-processor's own.
 
     :param plugins: the :class:`~ldpbench.pluginmanager.Plugins` the spec was validated with.
     :param info: the entry's :class:`~ldpbench.registry.PluginInfo`.
     :param values: the entry's parameters with defaults filled in.
     """
-    parts = [info.version]
+    named = [("", info)]
     for param in info.params:
         if param.plugin_kind and isinstance(values.get(param.name), str):
-            named = plugins.get(param.plugin_kind, values[param.name])
-            parts.append(f"{param.plugin_kind}:{named.name}={named.version}")
-    return ";".join(parts)
+            other = plugins.get(param.plugin_kind, values[param.name])
+            named.append((f"{param.plugin_kind}:{other.name}=", other))
+    version = ";".join(prefix + i.identity.comparable_token() for prefix, i in named)
+    code = ";".join(prefix + i.identity.token() for prefix, i in named)
+    return version, code
 
 
 def source_hash(*module_names: str) -> str:

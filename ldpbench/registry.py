@@ -63,8 +63,12 @@ class PluginInfo:
 
     @property
     def version(self) -> str:
-        """:attr:`identity` as one string (``Entry.version``, row fingerprints)."""
-        return self.identity.token()
+        """What makes results of this plugin comparable: its algorithm version (row fingerprints).
+
+        Not its distribution's version: a release that leaves the algorithm alone must keep a CI
+        baseline comparable. The full :attr:`identity` decides whether a stored result is reused.
+        """
+        return self.identity.comparable_token()
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from . import __version__
-from .engine import CellTask, failed_cell_rows, row_fingerprint, run_cell
+from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from .errors import LdpbenchError, UsageError
 from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
 from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
@@ -150,10 +150,14 @@ def run_spec(
                            plugins_dirs=plugins_dirs, progress=progress, rerun=rerun, recompute=recompute)
 
 
-def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], str]]:
-    """``cell_id -> {(pipeline, metric): fingerprint}`` of the rows the cells produce today."""
+def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
+    """``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}`` of the rows the cells
+    produce today."""
     pairs = [(p, m) for p in spec.pipelines for m in spec.metrics]
-    return {c.cell_id: {(p.label, m.label): row_fingerprint(c, p, m) for p, m in pairs} for c in cells}
+    return {
+        c.cell_id: {(p.label, m.label): (row_fingerprint(c, p, m), row_code_fingerprint(c, p, m)) for p, m in pairs}
+        for c in cells
+    }
 
 
 def stale_reasons(
@@ -206,8 +210,7 @@ def _run_locked(
     identities = spec_identities(
         plugins, [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
     )
-    stored = store.load()
-    done, stale = (set(), set()) if rerun else store.cell_status(expected, stored)
+    done, stale = (set(), set()) if rerun else store.cell_status(expected, CODE_KEY)
     reasons: list[str] = []
     if stale:
         reasons = stale_reasons(plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities)
@@ -256,16 +259,17 @@ def _run_locked(
     finally:
         bar.close()
         runner.close()
-    df = store.load()
+    df = store.load(extra=(CODE_KEY,))
     # Only this spec's rows as they are produced today: a results folder may hold rows of an
     # earlier version of the spec (another seed, a pipeline since removed) or of its plugins,
     # and one leaderboard must never mix numbers of two versions of a plugin.
+    keys = ["cell_id", "pipeline", "metric", "fingerprint", CODE_KEY]
     today = pl.DataFrame(
-        [(cell, p, m, fp) for cell, rows in expected.items() for (p, m), fp in rows.items()],
-        schema={"cell_id": pl.String, "pipeline": pl.String, "metric": pl.String, "fingerprint": pl.String},
+        [(cell, p, m, fp, code) for cell, rows in expected.items() for (p, m), (fp, code) in rows.items()],
+        schema=dict.fromkeys(keys, pl.String),
         orient="row",
     )
-    df = df.join(today, on=["cell_id", "pipeline", "metric", "fingerprint"], how="semi", maintain_order="left")
+    df = df.join(today, on=keys, how="semi", maintain_order="left").drop(CODE_KEY)
     failed = int(df["error"].is_not_null().sum())
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))

@@ -34,7 +34,7 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -465,8 +465,11 @@ class ResultsStore:
     def exists(self) -> bool:
         return self.path.is_file()
 
-    def load(self) -> pl.DataFrame:
+    def load(self, extra: Sequence[str] = ()) -> pl.DataFrame:
         """All rows as a frame with the fixed schema (:data:`COLUMNS`), even when empty.
+
+        :param extra: keys rows may carry besides the columns (``code_fingerprint``), added as
+            string columns after them (null where a row lacks one or it is not a string).
 
         When a cell was appended more than once (a rerun of a failed or incomplete cell), only its
         latest append counts; its rows take the place where the cell first appeared, so the order
@@ -477,14 +480,14 @@ class ResultsStore:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return empty_frame()
+            return _with_extra(empty_frame(), extra)
         lines = data.split(b"\n")
         # A torn first write leaves a partial header with no newline: the store is empty.
         if len(lines) == 1 and _is_torn_header(lines[0]):
             if lines[0]:
                 self.skipped_lines = 1
                 self._warn_skipped()
-            return empty_frame()
+            return _with_extra(empty_frame(), extra)
         self._check_header(lines[0])
         body = [line for line in lines[1:] if line.strip()]
         try:  # one parse of the whole body is several times faster than one per line
@@ -507,7 +510,10 @@ class ResultsStore:
             first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             message = f"{self.path}: a row has a value of the wrong type ({first_line})"
             raise ResultsSchemaError(message) from None
-        appends = pl.Series(APPEND_KEY, [row.get(APPEND_KEY) for row in rows], dtype=pl.String)
+        appends = [
+            pl.Series(key, [v if isinstance(v := row.get(key), str) else None for row in rows], dtype=pl.String)
+            for key in (APPEND_KEY, *extra)
+        ]
         return latest_appends(frame.with_columns(appends))
 
     def _warn_skipped(self) -> None:
@@ -543,29 +549,30 @@ class ResultsStore:
         return {cell for cell, keys in present.items() if expected <= keys}
 
     def cell_status(
-        self, expected: Mapping[str, Mapping[tuple[str, str], str]], frame: pl.DataFrame | None = None
+        self, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
     ) -> tuple[set[str], set[str]]:
         """Which cells may be reused, and which were stored by code or data that has changed.
 
-        :param expected: ``cell_id -> {(pipeline, metric): fingerprint}``: the rows each cell must
-            have and the fingerprint of what would produce them now.
-        :param frame: the loaded rows (:meth:`load`), when the caller has them already.
+        :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
+            rows each cell must have and the fingerprints of what would produce them now
+            (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
+        :param code_key: the row key holding the code fingerprint.
         :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
-            a finite value) and with today's fingerprint; ``stale`` cells have a stored row of an
-            expected (pipeline, metric) whose fingerprint differs, so their numbers came from
-            another version of a plugin, its parameters or its data.
+            a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
+            expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
+            version of a plugin, other parameters or other data (or from a row without a code
+            fingerprint, written before there was one: its code is unknown).
         """
-        df = self.load() if frame is None else frame
-        df = df.filter(pl.col("cell_id").is_in(list(expected)))
+        df = self.load(extra=(code_key,)).filter(pl.col("cell_id").is_in(list(expected)))
         ok: dict[str, set[tuple[str, str]]] = {}
         bad: set[str] = set()
         stale: set[str] = set()
-        columns = ("cell_id", "pipeline", "metric", "fingerprint", "error", "value")
-        for cell, pipeline, metric, fp, error, value in df.select(columns).iter_rows():
+        columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
+        for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
             want = expected[cell].get((pipeline, metric))
             if want is None:
                 continue  # a pipeline or metric no longer in the spec: not this run's business
-            if fp != want:
+            if (fp, code) != tuple(want):
                 stale.add(cell)
             elif error is None and value is not None and math.isfinite(value):
                 ok.setdefault(cell, set()).add((pipeline, metric))
@@ -582,6 +589,10 @@ class ResultsStore:
         path = Path(path)
         self.load().write_parquet(path)
         return path
+
+
+def _with_extra(frame: pl.DataFrame, extra: Sequence[str]) -> pl.DataFrame:
+    return frame.with_columns([pl.lit(None, dtype=pl.String).alias(key) for key in extra])
 
 
 def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:

@@ -258,10 +258,10 @@ class Validator:
                 resolved_paths.append((p.name, str(target)))
         ordered = tuple((k, given[k]) for k in params if k in given)
         paths = tuple(resolved_paths)
-        version = entry_version(self.plugins, info, resolved.values)  # plugins named by params too
+        version, code = entry_version(self.plugins, info, resolved.values)  # plugins named by params too
         if info.kind == "dataset":
-            return DatasetEntry(info.kind, name, ordered, version, paths, sample=sample)
-        return Entry(info.kind, name, ordered, version, paths)
+            return DatasetEntry(info.kind, name, ordered, version, paths, sample=sample, code=code)
+        return Entry(info.kind, name, ordered, version, paths, code=code)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
         value = data.get("pipelines", ["base"])

@@ -254,6 +254,15 @@ class LeaderboardCheck:
             return int(ExitCode.REGRESSION)
         return int(ExitCode.OK)
 
+    @property
+    def summary(self) -> str:
+        """One line: rows compared, better, worse, not comparable, missing (or the update)."""
+        from ..compare import summary_line
+
+        if self.comparison is None:
+            return f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
+        return f"{summary_line(self.comparison)} (baseline {self.baseline})"
+
 
 def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
     """Copy a run's merged leaderboard (and manifest) to ``baseline``.
@@ -284,6 +293,7 @@ def check_leaderboard(
     seed: int | None = None,
     update: bool = False,
     allow_missing: bool = False,
+    allow_not_comparable: bool = False,
 ) -> LeaderboardCheck:
     """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
 
@@ -293,6 +303,8 @@ def check_leaderboard(
         create or refresh a baseline). Refused when a plugin failed in the run.
     :param allow_missing: baseline rows the run no longer produces do not fail the check
         (``ldpbench compare --allow-missing``).
+    :param allow_not_comparable: rows whose fingerprints differ from the baseline's (a plugin
+        changed on purpose) do not fail the check (``ldpbench compare --allow-not-comparable``).
     :raises UsageError: no baseline file (and ``update`` not set), a baseline that is not a
         leaderboard of this schema version (checked before anything runs), or bad thresholds.
     :raises BaselineRefused: ``update`` with failed rows in the run.
@@ -310,6 +322,10 @@ def check_leaderboard(
     # Read (and version-check) the baseline before the run: a baseline of another schema, or
     # not a leaderboard at all, is reported at once instead of after a minute of computing.
     base_rows = None if update else load_leaderboard(baseline, "baseline")
+    if base_rows is not None:
+        from ..compare import check_baseline_means
+
+        check_baseline_means(base_rows, str(baseline))
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
     if update:
         if run.failed_rows:
@@ -328,6 +344,7 @@ def check_leaderboard(
     result = compare(
         base_rows, current, parsed, z,
         baseline_name=str(baseline), current_name=str(run.leaderboard_path), allow_missing=allow_missing,
+        allow_not_comparable=allow_not_comparable,
     )
     markdown = render_comparison(result, "markdown", only_changed=True)
     return LeaderboardCheck(run, result, markdown, baseline)
