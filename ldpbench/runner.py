@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import __version__
+from . import __version__, engine
 from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from .errors import LdpbenchError, UsageError
 from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
@@ -235,6 +235,11 @@ def _run_locked(
         }
     )
     todo = [c for c in cells if c.cell_id not in done]
+    # The in-process executor evaluates cells with this process's cached plugin managers and
+    # populations: after an edit of a --plugins-dir file or a data file (a notebook, a second
+    # `main()` call) they would compute with the old code or data under today's fingerprints.
+    engine._plugins.cache_clear()
+    engine._population.cache_clear()
     tasks = [
         CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs)) for c in todo
     ]
