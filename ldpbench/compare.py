@@ -422,7 +422,7 @@ def compare_rows(
         return change
     fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
     if fb and fc and fb != fc:
-        change.status, change.reason = "not comparable", "fingerprint differs (a plugin's code or version, its parameters or its data)"
+        change.status, change.reason = "not comparable", "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
         return change
     if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
         change.status, change.reason = "not comparable", "the metric's direction differs"

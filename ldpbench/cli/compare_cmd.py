@@ -16,7 +16,7 @@ from ..errors import ExitCode
 _EPILOG = """\
 BASELINE and CURRENT are JSON leaderboards (`ldpbench leaderboard DIR --format json`) or results
 directories. Marks: + worse, - better, ! newly failing or failing in more repeats, ? missing
-(in the baseline, not now), x not comparable (a plugin's code or version, its parameters or its
+(in the baseline, not now), x not comparable (a plugin's algorithm_version, its parameters or its
 data changed). A row is worse if its mean moved the wrong way by more than the threshold AND by
 more than Z standard errors of the difference, or is NaN or infinite now. Missing rows fail the
 gate unless --allow-missing, not-comparable rows unless --allow-not-comparable; new rows never do.

@@ -162,7 +162,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                 )
             if any(c.status == "not comparable" for c in result.comparison.regressions):
                 hint += (
-                    "\nRows are not comparable: a plugin's code or version, its parameters or its data "
+                    "\nRows are not comparable: a plugin's algorithm_version, its parameters or its data "
                     "changed since the baseline. If on purpose, refresh the baseline (pytest "
                     "--ldpbench-update-baseline) or pass --ldpbench-allow-not-comparable once.\n"
                 )
