@@ -42,14 +42,13 @@ import numpy as np
 import polars as pl
 
 from .errors import IOFault, LdpbenchError
+from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, read_text_bounded
 
 #: Version of the results-file layout. Bump it when a column changes meaning or type.
 SCHEMA_VERSION = 1
 #: ``kind`` of the header record: tells a results file from any other JSONL.
 RESULTS_KIND = "ldpbench-results"
 RESULTS_FILE = "results.jsonl"
-#: Held (``flock``) by the run writing a results folder; holds its pid, for the message.
-LOCK_FILE = ".ldpbench.lock"
 MANIFEST_FILE = "manifest.json"
 #: The key holding the schema version: in the results header, the manifest, every leaderboard row.
 SCHEMA_KEY = "schema_version"
@@ -340,29 +339,23 @@ class ResultsStore:
         """Hold the results folder for one run: a second ``ldpbench run`` into the same folder is
         refused at once (:class:`ResultsBusy`) instead of interleaving appends with this one.
 
-        An advisory ``flock`` on :data:`LOCK_FILE`: the kernel drops it when the process dies, so
-        a killed run never leaves the folder locked.
+        An advisory ``flock`` on the folder itself (no lock file is left behind, so a refused run
+        leaves the folder exactly as it was); the kernel drops it when the process dies, so a
+        killed run never leaves the folder locked.
         """
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise io_fault(exc, self.directory, "create the results folder") from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-                who = f" (pid {holder})" if holder.isdigit() else ""
                 raise ResultsBusy(
-                    f"{self.directory}: another ldpbench run is writing to this results folder{who}; "
+                    f"{self.directory}: another ldpbench run is writing to this results folder; "
                     "wait for it to finish (then run again: finished cells are kept) or choose another --out"
                 ) from None
-            try:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, str(os.getpid()).encode(), 0)
-            except OSError:
-                pass  # the pid is only for the message above
             yield
         finally:
             os.close(fd)  # releases the lock
@@ -439,8 +432,8 @@ class ResultsStore:
         if first and not _is_torn_header(first):
             self._check_header(first)
         try:
-            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            manifest = json.loads(read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))
+        except (LdpbenchError, ValueError, RecursionError):
             return  # none, or unreadable: ours to replace (it is always rewritten whole)
         version = manifest.get("schema_version") if isinstance(manifest, dict) else None
         # An older manifest beside no results (or results just checked) is simply rewritten.
@@ -451,12 +444,13 @@ class ResultsStore:
 
     def read_manifest(self) -> dict[str, Any]:
         """The run manifest; a missing, unreadable or other-version manifest is a user error."""
-        try:
-            text = self.manifest_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}") from None
+        if not self.manifest_path.exists():
+            raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}")
+        text = read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest")
         try:
             record = json.loads(text)
+        except RecursionError:
+            raise LdpbenchError(f"{self.manifest_path}: not a run manifest (JSON nested too deeply)") from None
         except ValueError as exc:
             raise LdpbenchError(f"{self.manifest_path}: not valid JSON ({exc})") from None
         check_schema_version(record, str(self.manifest_path), what="manifest")
@@ -477,6 +471,8 @@ class ResultsStore:
         :attr:`skipped_lines`, and reported with a :class:`ResultsWarning`.
         """
         self.skipped_lines = 0
+        if self.path.exists() or self.path.is_symlink():
+            check_regular_file(self.path, "results file")  # a FIFO would block, a device never end
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -492,12 +488,12 @@ class ResultsStore:
         body = [line for line in lines[1:] if line.strip()]
         try:  # one parse of the whole body is several times faster than one per line
             rows = json.loads(b"[" + b",".join(body) + b"]")
-        except ValueError:  # a torn or garbled line: find it
+        except (ValueError, RecursionError):  # a torn or garbled line (or one nested too deeply): find it
             rows = []
             for line in body:
                 try:
                     rows.append(json.loads(line))
-                except ValueError:
+                except (ValueError, RecursionError):
                     self.skipped_lines += 1
         complete = [row for row in rows if isinstance(row, dict) and _COLUMN_SET <= row.keys()]
         self.skipped_lines += len(rows) - len(complete)
