@@ -161,10 +161,10 @@ def result_row(
         "simulation": cell.simulation,
         "n": int(n),
         "d": int(d),
-        "fingerprint": row_fingerprint(cell, pipeline, metric),
+        "fingerprint": (measured := row_fingerprint(cell, pipeline, metric)),
         "elapsed": 0.0,
         # Not a schema column (the store keeps extra keys): what resume matches.
-        CODE_KEY: row_code_fingerprint(cell, pipeline, metric),
+        CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
     }
 
 
@@ -186,13 +186,15 @@ def row_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
 CODE_KEY = "code_fingerprint"
 
 
-def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
+def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured: str | None = None) -> str:
     """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.identity`:
     distribution version, algorithm version, source hash), and the row's :func:`row_fingerprint`.
     A stored row is reused by a rerun only if this is unchanged: an edited plugin, built-in or
-    ``--plugins-dir`` file, never serves its old numbers."""
+    ``--plugins-dir`` file, never serves its old numbers. ``measured``: the row's
+    :func:`row_fingerprint`, when the caller has it."""
     entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
-    return fingerprint(row_fingerprint(cell, pipeline, metric), [e.code_data() for e in entries])
+    measured = measured or row_fingerprint(cell, pipeline, metric)
+    return fingerprint(measured, [e.code_data() for e in entries])
 
 
 def failed_cell_rows(task: CellTask, error: str, plugins: Plugins | None, n: int = 0, d: int = 0) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ without a bump of its ``algorithm_version``. The identity of a plugin class is t
 
 - its distribution's version, except for ldpbench's own built-ins, whose source is hashed in full
   below (so that a release of ldpbench that leaves a plugin's code alone does not make every
-  stored row and every CI baseline "not comparable");
+  stored row stale);
 - its ``algorithm_version`` (a deliberate change of behavior, also when the source is not at
   hand);
 - a hash of its source: the module that defines the class **and**, transitively, every module of
@@ -25,7 +25,8 @@ without a bump of its ``algorithm_version``. The identity of a plugin class is t
   manifest records the library versions.
 
 A plugin without readable source (a compiled module) is identified by its version alone, and the
-hash reads ``"unavailable"``.
+hash reads ``"unavailable"``. The modules of a plugin's base classes are hashed too (a
+``--plugins-dir`` subclass of a built-in oracle changes when the built-in does).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ import functools
 import hashlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

@@ -154,10 +154,19 @@ def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str
     """``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}`` of the rows the cells
     produce today."""
     pairs = [(p, m) for p in spec.pipelines for m in spec.metrics]
-    return {
-        c.cell_id: {(p.label, m.label): (row_fingerprint(c, p, m), row_code_fingerprint(c, p, m)) for p, m in pairs}
-        for c in cells
-    }
+    # Fingerprints do not depend on the repeat (nor the seed): hash each (dataset, budget,
+    # mechanism) once, not once per repeat (a 20-repeat grid would hash everything 20 times).
+    by_group: dict[tuple[int, int, int, str], dict[tuple[str, str], tuple[str, str]]] = {}
+    out = {}
+    for c in cells:
+        group = (id(c.dataset), id(c.budget), id(c.mechanism), c.simulation)
+        if group not in by_group:
+            by_group[group] = {
+                (p.label, m.label): (fp := row_fingerprint(c, p, m), row_code_fingerprint(c, p, m, fp))
+                for p, m in pairs
+            }
+        out[c.cell_id] = by_group[group]
+    return out
 
 
 def stale_reasons(

@@ -592,7 +592,8 @@ def _with_extra(frame: pl.DataFrame, extra: Sequence[str]) -> pl.DataFrame:
 
 
 def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
-    """Write a leaderboard file; a full disk or a read-only folder is an :class:`IOFault`."""
+    """Write a leaderboard (or merged manifest) file; a full disk or a read-only folder is an
+    :class:`~ldpbench.errors.IOFault`."""
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:

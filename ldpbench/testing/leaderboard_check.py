@@ -15,7 +15,8 @@ Layout of ``OUT`` after a run::
                            versions, commit, machine), under "runs"
     OUT/<spec name>/       each spec's own results folder (results.jsonl, manifest.json, ...)
 
-From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed)::
+From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed,
+5 the results could not be written)::
 
     python -m ldpbench.testing.leaderboard_check specs/ci.yaml specs/ci-em.yaml --out results/ci
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
-from ..store import SCHEMA_VERSION, ResultsStore, dumps_json
+from ..store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -153,7 +154,7 @@ def run_leaderboard(
             plugins_dirs=dirs, progress=progress, rerun=rerun,
         )
         text = render(outcome.leaderboard, "json")
-        (outcome.out_dir / LEADERBOARD_JSON).write_text(text, encoding="utf-8")
+        write_leaderboard_json(outcome.out_dir / LEADERBOARD_JSON, text)
         rows = outcome.leaderboard.to_dicts()
         runs.append(
             SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
@@ -169,9 +170,8 @@ def run_leaderboard(
     import polars as pl
 
     board = pl.concat(frames, how="vertical")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / LEADERBOARD_JSON).write_text(render(board, "json"), encoding="utf-8")
-    (out / LEADERBOARD_MD).write_text(render(board, "markdown"), encoding="utf-8")
+    write_leaderboard_json(out / LEADERBOARD_JSON, render(board, "json"))
+    write_leaderboard_json(out / LEADERBOARD_MD, render(board, "markdown"))
     first = next(iter(manifests.values()), {})
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -184,7 +184,7 @@ def run_leaderboard(
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "runs": manifests,
     }
-    (out / MANIFEST_JSON).write_text(dumps_json(manifest, indent=2) + "\n", encoding="utf-8")
+    write_leaderboard_json(out / MANIFEST_JSON, dumps_json(manifest, indent=2) + "\n")
     return LeaderboardRun(out, runs, merged, time.perf_counter() - started)
 
 
@@ -360,7 +360,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m ldpbench.testing.leaderboard_check",
         description="Run one or more specs into OUT/<spec name>/ and write the merged leaderboard "
         "OUT/leaderboard.json (for `ldpbench compare`), OUT/leaderboard.md and OUT/manifest.json.",
-        epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked).",
+        epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked), "
+        "5 the results could not be written (disk full, read-only).",
     )
     p.add_argument("specs", nargs="+", metavar="SPEC", help="YAML spec files")
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")
