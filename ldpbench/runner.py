@@ -182,6 +182,8 @@ def stale_reasons(
         for info in entry_plugins(plugins, entry):
             involved[plugin_key(info)] = None
     reasons = [changes[k] for k in involved if k in changes]
+    if not reasons and not isinstance(old, Mapping):
+        return ["stored by an ldpbench that did not record plugin identities"]
     return reasons or ["a plugin, its parameters or a data file changed since they were stored"]
 
 

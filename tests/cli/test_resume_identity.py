@@ -146,3 +146,20 @@ def test_hand_edited_non_finite_rows_are_not_finished_cells(project, capsys, bad
     assert code == 0, err
     assert f"{CELLS} cells (1 run, {CELLS - 1} already done)" in err
     assert all(math.isfinite(r["mean"]) for r in board)
+
+
+def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
+    # Results written before plugin identities were recorded: their code is unknown, so they are
+    # not served as today's numbers.
+    assert run(capsys, project)[0] == 0
+    path = project / "out" / "results.jsonl"
+    lines = path.read_text().splitlines()
+    stripped = [lines[0]] + [json.dumps({k: v for k, v in json.loads(line).items() if k != "code_fingerprint"})
+                             for line in lines[1:]]
+    path.write_text("\n".join(stripped) + "\n")
+    manifest = json.loads((project / "out" / "manifest.json").read_text())
+    del manifest["identities"]
+    (project / "out" / "manifest.json").write_text(json.dumps(manifest))
+    code, _, err = run(capsys, project)
+    assert code == 0
+    assert f"ldpbench: {CELLS} cells rerun: stored by an ldpbench that did not record plugin identities" in err
