@@ -9,8 +9,9 @@ status             mark  when
 ``failing``        ``!`` repeats fail now (``failed > 0``) and none failed in the baseline
 ``more failures``  ``!`` repeats failed in both, and a larger share of them fails now (the count,
                          when both ran the same number of repeats)
-``not comparable`` ``x`` the fingerprints (plugin names, versions, parameters) or the metric's
-                         direction differ: the numbers measure different things
+``not comparable`` ``x`` the fingerprints (plugin identities: code and version; parameters;
+                         data) or the metric's direction differ: the numbers measure different
+                         things
 ``worse``          ``+`` the mean moved the wrong way by more than the threshold **and** by more
                          than ``z * sqrt(se_b² + se_c²)`` (its statistical noise)
 ``better``         ``-`` the same, the right way
@@ -26,11 +27,15 @@ metric (:data:`DEFAULT_THRESHOLD` otherwise). A metric threshold applies to the 
 (``set-query(rho=10):2%``) or to every label of a plugin (``set-query:2%``). A row whose standard
 errors are unknown (a single repeat) is judged by the threshold alone, as asv does without stats.
 
-``worse``, ``failing``, ``more failures`` and ``missing`` are regressions: :attr:`Comparison.regressed`
+``worse``, ``failing``, ``more failures``, ``missing`` and ``not comparable`` are regressions:
+:attr:`Comparison.regressed`
 makes ``ldpbench compare`` exit with :attr:`~ldpbench.errors.ExitCode.REGRESSION`. A plugin that
 raises is a bug, not noise, so any rise in failed repeats fails the gate; a baseline row that is no
 longer produced is lost coverage, which the gate must see too, unless the caller allows it
-(``--allow-missing``, for a deliberate change of the spec). ``new`` rows are informational.
+(``--allow-missing``, for a deliberate change of the spec). A row that cannot be compared is a
+row the gate is blind to, so it fails too unless allowed (``--allow-not-comparable``, after a
+deliberate change of a plugin, before re-baselining). A mean that was finite and is now NaN or
+infinite is ``worse``; a baseline with such a mean is refused. ``new`` rows are informational.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .errors import UsageError
+from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
 from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
 from .store import (
     REGENERATE_LEADERBOARD,
@@ -76,7 +82,7 @@ MARKS = {
     "new": " ",
     "unchanged": " ",
 }
-#: Statuses that always fail the gate; ``missing`` does too unless missing rows are allowed.
+#: Statuses that always fail the gate; ``missing`` and ``not comparable`` do too unless allowed.
 REGRESSIONS = frozenset({"failing", "more failures", "worse"})
 #: How the verdict line counts a status ("2 newly failing", not "2 failing").
 _COUNT_TEXT = {"failing": "newly failing", "more failures": "with more failures"}
@@ -180,16 +186,11 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
             path = path / LEADERBOARD_FILE
         else:
             raise UsageError(f"{side} {path}: a directory with neither {RESULTS_FILE} nor {LEADERBOARD_FILE}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{side} {path}: no such file or directory") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{side} {path}: cannot read it ({exc})") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{side} {path}: not valid JSON ({exc})") from None
+    if not path.exists():
+        raise UsageError(f"{side} {path}: no such file or directory")
+    # Bounded and non-blocking: a FIFO, /dev/zero or a huge file is a one-line error, not a hang.
+    text = read_text_bounded(path, limit=MAX_LEADERBOARD_BYTES, what=side)
+    data = parse_json(text, f"{side} {path}")
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise UsageError(
             f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
@@ -203,6 +204,39 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
     return _normalize(data, path, side)
 
 
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads`` whose every failure is a one-line :class:`UsageError` naming ``where``.
+
+    Deeply nested JSON (``[[[[...`` ten thousand deep) makes the parser raise ``RecursionError``,
+    which is no ``ValueError``: caught here, it would otherwise be a traceback.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{where}: not a leaderboard (JSON nested too deeply)") from None
+    except ValueError as exc:
+        raise UsageError(f"{where}: not valid JSON ({exc})") from None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+#: Field -> (check, what the message says it must be). Every field a comparison reads is checked,
+#: so a hand-edited or foreign file is a one-line error, never a TypeError deep in compare.
+_FIELD_TYPES: dict[str, tuple[Any, str]] = {
+    **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
+    "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
+    **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
+    **{k: (_count, "a non-negative integer") for k in ("repeats", "failed")},
+    **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
+}
+
+
 def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[str, Any]]:
     out = []
     for i, row in enumerate(rows):
@@ -213,10 +247,11 @@ def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[s
                 hint = f" (no schema_version: written by an older ldpbench or by hand; {REGENERATE_LEADERBOARD})"
             raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}{hint}")
         row = {k: v for k, v in row.items() if k != SCHEMA_KEY}  # checked; same rows as from a folder
+        for key, (ok, what) in _FIELD_TYPES.items():
+            if key in row and not ok(row[key]):
+                raise UsageError(f"{side} {path}: row {i}: {key} must be {what}, got {_short(row[key])}")
         for key in _FLOAT_FIELDS:
             value = row[key]
-            if value is not None and not isinstance(value, (int, float)):
-                raise UsageError(f"{side} {path}: row {i}: {key} must be a number or null, got {value!r}")
             row[key] = math.nan if value is None else float(value)
         row.setdefault("fingerprint", None)
         row.setdefault("error", None)
@@ -224,6 +259,26 @@ def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[s
         row["repeats"] = int(row["repeats"] or 0)
         out.append(row)
     return out
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_baseline_means(rows: Iterable[Mapping[str, Any]], name: str) -> None:
+    """Refuse a baseline row with successful repeats but a NaN or infinite mean.
+
+    Such a mean compares with nothing (every difference with NaN is NaN), so the row could never
+    regress: the bad number would be frozen in as the reference. Rows whose every repeat failed
+    (a null mean with ``failed > 0``) are legitimate: they compare as failures.
+    """
+    for row in rows:
+        if row["repeats"] > 0 and not math.isfinite(row["mean"]):
+            raise UsageError(
+                f"baseline {name}: row {_describe_key(row_key(row))} has a mean of {row['mean']} over "
+                f"{row['repeats']} repeats; a non-finite number cannot be a baseline ({REGENERATE_LEADERBOARD})"
+            )
 
 
 def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -311,10 +366,16 @@ class Comparison:
     z: float
     #: Whether baseline rows absent from the current leaderboard are tolerated (``--allow-missing``).
     allow_missing: bool = False
+    #: Whether rows whose fingerprints differ are tolerated (``--allow-not-comparable``).
+    allow_not_comparable: bool = False
 
     def fails_gate(self, change: Change) -> bool:
         """Whether this row alone makes the comparison a regression."""
-        return change.status in REGRESSIONS or (change.status == "missing" and not self.allow_missing)
+        return (
+            change.status in REGRESSIONS
+            or (change.status == "missing" and not self.allow_missing)
+            or (change.status == "not comparable" and not self.allow_not_comparable)
+        )
 
     @property
     def regressions(self) -> list[Change]:
@@ -361,7 +422,7 @@ def compare_rows(
         return change
     fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
     if fb and fc and fb != fc:
-        change.status, change.reason = "not comparable", "fingerprint differs (plugin version or parameters)"
+        change.status, change.reason = "not comparable", "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
         return change
     if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
         change.status, change.reason = "not comparable", "the metric's direction differs"
@@ -369,6 +430,12 @@ def compare_rows(
     if baseline["failed"] > 0 and current["failed"] == 0:
         change.status, change.reason = "fixed", "failed in the baseline, no failures now"
     mb, mc = baseline["mean"], current["mean"]
+    if math.isfinite(mb) and not math.isfinite(mc):
+        # A number that was there and is now NaN or infinite is a broken result, whichever way
+        # the metric points (inf - mb would otherwise read as "better" for a greater-is-better one).
+        change.status = "worse"
+        change.reason = "no mean now (NaN)" if math.isnan(mc) else f"the mean is {mc} now"
+        return change
     if math.isnan(mb) or math.isnan(mc):
         if change.status == "unchanged":
             change.reason = "no successful repeat " + ("in either" if math.isnan(mb) else "now")
@@ -429,15 +496,21 @@ def compare(
     baseline_name: str = "baseline",
     current_name: str = "current",
     allow_missing: bool = False,
+    allow_not_comparable: bool = False,
 ) -> Comparison:
     """Compare two leaderboards (lists of row dicts, as :func:`load_leaderboard` returns).
 
     :param allow_missing: tolerate baseline rows that the current leaderboard lacks (a deliberate
         change of the spec); by default they fail the gate as lost coverage.
-    :raises UsageError: a bad ``z``, duplicate rows, or a threshold naming an absent metric.
+    :param allow_not_comparable: tolerate rows whose fingerprints differ (a plugin, its
+        parameters or its data changed on purpose); by default they fail the gate, since a gate
+        that cannot compare a row cannot see it regress.
+    :raises UsageError: a bad ``z``, duplicate rows, a baseline row with a non-finite mean, or a
+        threshold naming an absent metric.
     """
     if not (z >= 0 and math.isfinite(z)):
         raise UsageError(f"--z must be a non-negative number, got {z}")
+    check_baseline_means(baseline, baseline_name)
     thresholds = thresholds or Thresholds()
     check_threshold_metrics(thresholds, baseline, current)
     base = _index([dict(r) for r in baseline], baseline_name, "baseline")
@@ -455,7 +528,7 @@ def compare(
         if key not in base:
             changes.append(Change(key, "new", None, crow, reason="not in the baseline"))
     changes.sort(key=lambda c: _ORDER.index(c.status))  # stable: spec order within a status
-    return Comparison(changes, thresholds, z, allow_missing=allow_missing)
+    return Comparison(changes, thresholds, z, allow_missing=allow_missing, allow_not_comparable=allow_not_comparable)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -472,7 +545,21 @@ def verdict(result: Comparison) -> str:
     summary = summary or "no rows"
     head = "REGRESSION" if result.regressed else "OK"
     allowed = "; missing rows allowed" if result.allow_missing else ""
+    allowed += "; not-comparable rows allowed" if result.allow_not_comparable else ""
     return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})"
+
+
+def summary_line(result: Comparison) -> str:
+    """``compared / better / worse / not comparable / missing`` in one line (the pytest gate
+    prints it even when it passes, so a gate that compared nothing is seen)."""
+    counts = result.counts()
+    compared = sum(1 for c in result.changes if c.baseline is not None and c.current is not None)
+    worse = counts["worse"] + counts["failing"] + counts["more failures"]
+    head = "REGRESSION" if result.regressed else "OK"
+    return (
+        f"{head}: {compared} compared, {counts['better'] + counts['fixed']} better, {worse} worse, "
+        f"{counts['not comparable']} not comparable, {counts['missing']} missing, {counts['new']} new"
+    )
 
 
 def _side_text(row: Mapping[str, Any] | None) -> str:
@@ -504,6 +591,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
             "counts": result.counts(),
             "z": result.z,
             "allow_missing": result.allow_missing,
+            "allow_not_comparable": result.allow_not_comparable,
             "thresholds": {"default": str(result.thresholds.default)}
             | {m: str(t) for m, t in result.thresholds.per_metric.items()},
             "rows": [c.as_dict() for c in changes],

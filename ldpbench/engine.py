@@ -133,12 +133,11 @@ def result_row(
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
-    The ``fingerprint`` keys the row by what produced it (dataset, budget, mechanism, simulation
-    mode, the pipeline's steps and the metric, with their parameters and versions), so a rerun
-    recognizes finished rows and ``compare`` refuses rows whose plugin versions changed.
+    The ``fingerprint`` (:func:`row_fingerprint`) keys the row by what produced it, so a rerun
+    reuses only rows whose code and data are unchanged and ``compare`` refuses to compare rows
+    that measure different things.
     """
     ds, budget = cell.dataset, cell.budget
-    base_fp = [ds.fingerprint_data(), budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
     return {
         "cell_id": cell.cell_id,
         "dataset": ds.label,
@@ -155,9 +154,40 @@ def result_row(
         "simulation": cell.simulation,
         "n": int(n),
         "d": int(d),
-        "fingerprint": fingerprint(base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()),
+        "fingerprint": (measured := row_fingerprint(cell, pipeline, metric)),
         "elapsed": 0.0,
+        # Not a schema column (the store keeps extra keys): what resume matches.
+        CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
     }
+
+
+def row_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
+    """Hash of what a row's numbers measure: the dataset (parameters, content of its files), the
+    budget, the mechanism, the simulation mode, every step of the pipeline and the metric, each
+    with its parameters and algorithm version (and those of the prior families a parameter
+    names). ``compare`` matches it: rows that differ here measure different things.
+
+    Neither ldpbench's version nor a plugin distribution's: a release that leaves the algorithms
+    alone must leave a CI baseline comparable, so that a 2x regression in it shows as ``worse``.
+    The seed and repeat are in the ``cell_id``.
+    """
+    base = [cell.dataset.fingerprint_data(), cell.budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
+    return fingerprint(base, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data())
+
+
+#: The result-row key holding :func:`row_code_fingerprint`.
+CODE_KEY = "code_fingerprint"
+
+
+def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured: str | None = None) -> str:
+    """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.identity`:
+    distribution version, algorithm version, source hash), and the row's :func:`row_fingerprint`.
+    A stored row is reused by a rerun only if this is unchanged: an edited plugin, built-in or
+    ``--plugins-dir`` file, never serves its old numbers. ``measured``: the row's
+    :func:`row_fingerprint`, when the caller has it."""
+    entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
+    measured = measured or row_fingerprint(cell, pipeline, metric)
+    return fingerprint(measured, [e.code_data() for e in entries])
 
 
 def failed_cell_rows(
@@ -263,6 +293,7 @@ def _make_run_cell():
             cache[key] = population
             return population
 
+        load.clear = cache.clear  # type: ignore[attr-defined]
         return load
 
     load_population = _population_loader()
@@ -351,6 +382,8 @@ def _make_run_cell():
                     rows.append(r)
         return rows
 
+    #: Forget the loaded populations (the runner calls it before a run: a data file may have changed).
+    run_cell.clear_population_cache = load_population.clear  # type: ignore[attr-defined]
     run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.run_cell
     return run_cell
 

@@ -18,6 +18,7 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  #: a malformed spec, a bad flag, a missing file
     PLUGIN = 3  #: a plugin failed to load, or cells failed because a plugin raised
     INTERNAL = 4  #: a bug: please report it
+    IO = 5  #: the results could not be written (disk full, read-only, --out not a directory)
 
 
 class LdpbenchError(Exception):
@@ -59,6 +60,14 @@ class PluginError(LdpbenchError):
     """A plugin that cannot be loaded or registered (name clash, missing method, bad signature)."""
 
     exit_code = ExitCode.PLUGIN
+
+
+class IOFault(LdpbenchError):
+    """Results that cannot be written: a full disk, a read-only folder, an ``--out`` that is a file
+    or a device, a ``results.jsonl`` that is a directory. Rows already written stay valid, and a
+    rerun resumes once the cause is gone."""
+
+    exit_code = ExitCode.IO
 
 
 class UnknownPluginError(LdpbenchError):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PluginError, UnknownPluginError
+from .identity import PluginIdentity, plugin_identity
 from .params import Param, ResolvedParams, check_declaration, resolve
 from .suggest import closest
 from .types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
@@ -56,9 +57,18 @@ class PluginInfo:
         return doc.strip().splitlines()[0] if doc.strip() else ""
 
     @property
+    def identity(self) -> PluginIdentity:
+        """Version, algorithm version and source hash: what a stored result of it depends on."""
+        return plugin_identity(self.cls, self.origin.distribution, self.origin.version)
+
+    @property
     def version(self) -> str:
-        """Distribution version plus the class's algorithm version (for comparability)."""
-        return f"{self.origin.version}+alg{self.cls.algorithm_version}"
+        """What makes results of this plugin comparable: its algorithm version (row fingerprints).
+
+        Not its distribution's version: a release that leaves the algorithm alone must keep a CI
+        baseline comparable. The full :attr:`identity` decides whether a stored result is reused.
+        """
+        return self.identity.comparable_token()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -67,6 +77,7 @@ class PluginInfo:
             "distribution": self.origin.distribution,
             "version": self.origin.version,
             "algorithm_version": str(self.cls.algorithm_version),
+            "source_hash": self.identity.source_hash,
             "module": self.cls.__module__,
             "class": self.cls.__qualname__,
             "source": self.origin.source,

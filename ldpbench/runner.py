@@ -1,30 +1,35 @@
 """Run a spec: expand the grid, skip finished cells, execute the rest, store, rank.
 
 A run is resumable by construction: each finished cell's rows are appended to the results store
-in one atomic write, and a rerun evaluates only the cells whose rows are missing or failed.
+in one atomic write, and a rerun evaluates only the cells whose rows are missing, failed, not
+finite, or stale (stored by another version of a plugin, other parameters or other data).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 
-from . import __version__
-from .engine import CellTask, failed_cell_rows, run_cell
-from .errors import UsageError
+from . import __version__, engine
+from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
+from .errors import LdpbenchError, UsageError
+from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
+from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
 from .types import TaskLost
 from .pluginmanager import Plugins
-from .spec.expand import count_cells, expand
+from .spec.expand import Cell, count_cells, expand
 from .spec.model import Entry, Spec
 
 
@@ -42,6 +47,9 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     noted_rows: int = 0
     seconds: float = 0.0
+    #: cells whose stored rows came from other code or data, rerun in this run, and why
+    cells_stale: int = 0
+    stale_reasons: list[str] = field(default_factory=list)
 
 
 def default_out_dir(spec: Spec) -> Path:
@@ -127,23 +135,111 @@ def run_spec(
     plugins_dirs: Sequence[str] = (),
     progress: bool | None = None,
     rerun: bool = False,
+    recompute: bool = True,
     cell_timeout: float | None = None,
 ) -> RunOutcome:
     """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells.
 
+    A stored cell is reused only if its rows carry today's fingerprints
+    (:func:`ldpbench.engine.row_fingerprint`: plugin identities, parameters, data). Cells stored
+    by other code or data are *stale*: they are rerun and :attr:`RunOutcome.stale_reasons` says
+    why, or, with ``recompute=False``, the run is refused (:class:`~ldpbench.errors.UsageError`)
+    before anything is written. The results folder is locked for the run
+    (:meth:`~ldpbench.store.ResultsStore.lock`).
+
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
+    from .store import ResultsStore
+
+    out = Path(out_dir) if out_dir else default_out_dir(spec)
+    store = ResultsStore(out)
+    with store.lock():
+        return _run_locked(spec, plugins, store, workers=workers, executor=executor,
+                           plugins_dirs=plugins_dirs, progress=progress, rerun=rerun, recompute=recompute,
+                           cell_timeout=cell_timeout)
+
+
+def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
+    """``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}`` of the rows the cells
+    produce today."""
+    pairs = [(p, m) for p in spec.pipelines for m in spec.metrics]
+    # Fingerprints do not depend on the repeat (nor the seed): hash each (dataset, budget,
+    # mechanism) once, not once per repeat (a 20-repeat grid would hash everything 20 times).
+    by_group: dict[tuple[int, int, int, str], dict[tuple[str, str], tuple[str, str]]] = {}
+    out = {}
+    for c in cells:
+        group = (id(c.dataset), id(c.budget), id(c.mechanism), c.simulation)
+        if group not in by_group:
+            by_group[group] = {
+                (p.label, m.label): (fp := row_fingerprint(c, p, m), row_code_fingerprint(c, p, m, fp))
+                for p, m in pairs
+            }
+        out[c.cell_id] = by_group[group]
+    return out
+
+
+def stale_reasons(
+    plugins: Plugins, spec: Spec, stale: Sequence[Cell], old_manifest: Mapping[str, Any], now: Mapping[str, Any]
+) -> list[str]:
+    """Why stale cells changed: the plugins they use whose identity differs from the manifest of
+    the run that stored them; else their spec entries, parameters or data files."""
+    old = old_manifest.get("identities")
+    changes = identity_changes(old, now) if isinstance(old, Mapping) else {}
+    shared = [*(s for p in spec.pipelines for s in p.steps), *spec.metrics]
+    involved: dict[str, None] = {}
+    for entry in [*dict.fromkeys(c.dataset for c in stale), *dict.fromkeys(c.mechanism for c in stale), *shared]:
+        for info in entry_plugins(plugins, entry):
+            involved[plugin_key(info)] = None
+    reasons = [changes[k] for k in involved if k in changes]
+    if not reasons and not isinstance(old, Mapping):
+        return ["stored by an ldpbench that did not record plugin identities"]
+    return reasons or ["a plugin, its parameters or a data file changed since they were stored"]
+
+
+def _old_manifest(store: Any) -> dict[str, Any]:
+    # Only for the reasons of stale cells: a missing or unreadable manifest just gives a vaguer one.
+    try:
+        record = json.loads(read_text_bounded(store.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))
+    except (LdpbenchError, ValueError, RecursionError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _run_locked(
+    spec: Spec,
+    plugins: Plugins,
+    store: Any,
+    *,
+    workers: int | None,
+    executor: str | None,
+    plugins_dirs: Sequence[str],
+    progress: bool | None,
+    rerun: bool,
+    recompute: bool,
+    cell_timeout: float | None,
+) -> RunOutcome:
     from tqdm import tqdm
 
     from .leaderboard import aggregate
-    from .store import ResultsStore
 
     started = time.perf_counter()
-    out = Path(out_dir) if out_dir else default_out_dir(spec)
-    store = ResultsStore(out)
+    out = store.directory
     # Before the manifest is written: a folder of another schema must be left exactly as it was.
     store.check_writable()
     cells = list(expand(spec))
+    expected = expected_rows(spec, cells)
+    identities = spec_identities(
+        plugins, [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
+    )
+    done, stale = (set(), set()) if rerun else store.cell_status(expected, CODE_KEY)
+    reasons: list[str] = []
+    if stale:
+        reasons = stale_reasons(plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities)
+        if not recompute:
+            raise UsageError(
+                f"{len(stale)} stored cells are stale: {'; '.join(reasons)}; "
+                "run without --no-recompute to recompute them (results left unchanged)"
+            )
     store.write_manifest(
         {
             "cell_order": [c.cell_id for c in cells],
@@ -151,6 +247,7 @@ def run_spec(
             "spec": spec.resolved,
             "seed": spec.seed,
             "plugins": plugins.manifest(),
+            "identities": identities,
             "privacy": privacy_accounting(plugins, spec),
             "commit": git_commit(Path(spec.path).resolve().parent),
             "machine": machine_info(),
@@ -158,10 +255,13 @@ def run_spec(
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
-    expected = {(p.label, m.label) for p in spec.pipelines for m in spec.metrics}
-    done = set() if rerun else set(store.done_cells(expected))
     todo = [c for c in cells if c.cell_id not in done]
     timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
+    # The in-process executor evaluates cells with this process's cached plugin managers and
+    # populations: after an edit of a --plugins-dir file or a data file (a notebook, a second
+    # `main()` call) they would compute with the old code or data under today's fingerprints.
+    engine._plugins.cache_clear()
+    engine.run_cell.clear_population_cache()
     tasks = [
         CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs), timeout, plugins.disabled)
         for c in todo
@@ -187,15 +287,17 @@ def run_spec(
     finally:
         bar.close()
         runner.close()
-    ids = {c.cell_id for c in cells}
-    df = store.load()
-    # Only this spec's cells, pipelines and metrics: a results folder may hold rows of an earlier
-    # version of the spec (another seed, a pipeline since removed).
-    df = df.filter(
-        df["cell_id"].is_in(list(ids))
-        & df["pipeline"].is_in([p.label for p in spec.pipelines])
-        & df["metric"].is_in([m.label for m in spec.metrics])
+    df = store.load(extra=(CODE_KEY,))
+    # Only this spec's rows as they are produced today: a results folder may hold rows of an
+    # earlier version of the spec (another seed, a pipeline since removed) or of its plugins,
+    # and one leaderboard must never mix numbers of two versions of a plugin.
+    keys = ["cell_id", "pipeline", "metric", "fingerprint", CODE_KEY]
+    today = pl.DataFrame(
+        [(cell, p, m, fp, code) for cell, rows in expected.items() for (p, m), (fp, code) in rows.items()],
+        schema=dict.fromkeys(keys, pl.String),
+        orient="row",
     )
+    df = df.join(today, on=keys, how="semi", maintain_order="left").drop(CODE_KEY)
     failed = int(df["error"].is_not_null().sum())
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
@@ -213,4 +315,6 @@ def run_spec(
         notes=sorted(set(noted.to_list())),
         noted_rows=noted.len(),
         seconds=time.perf_counter() - started,
+        cells_stale=len(stale),
+        stale_reasons=reasons,
     )

@@ -26,19 +26,23 @@ inf`` is a legal budget). :func:`dumps_json` does that for every file ldpbench w
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import math
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .errors import LdpbenchError
+from .errors import IOFault, LdpbenchError
+from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, read_text_bounded
 
 #: Version of the results-file layout. Bump it when a column changes meaning or type.
 SCHEMA_VERSION = 1
@@ -100,6 +104,20 @@ class ResultsWarning(UserWarning):
 
 class ResultsSchemaError(LdpbenchError):
     """A results file this ldpbench cannot read: no header, or another schema version."""
+
+
+class ResultsBusy(LdpbenchError):
+    """Another ``ldpbench run`` holds the results folder (:meth:`ResultsStore.lock`)."""
+
+
+def io_fault(exc: OSError, path: str | os.PathLike[str], doing: str) -> IOFault:
+    """A one-line :class:`~ldpbench.errors.IOFault` for an ``OSError`` met while storing results."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = errno.errorcode.get(exc.errno or 0)
+    return IOFault(
+        f"cannot {doing} {path}: {reason}" + (f" ({code})" if code else "")
+        + "; results already written are kept: fix the cause and run again to resume"
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -289,9 +307,14 @@ class ResultsStore:
             dumps_json({**{k: row.get(k) for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
             for row in rows
         )
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise io_fault(exc, self.path, "write results to") from None
+        before = -1
+        try:
+            before = os.fstat(fd).st_size
             prefix = self._prefix_for_append(fd)
             data = (prefix + block).encode("utf-8")
             written = os.write(fd, data)
@@ -299,8 +322,44 @@ class ResultsStore:
                 written += os.write(fd, data[written:])
             os.fsync(fd)
             self._size_after_append = os.fstat(fd).st_size
+        except OSError as exc:
+            # A disk that filled up mid-write leaves part of the cell: cut it off, so the file
+            # ends where the last whole cell did and the next run appends after it.
+            if before >= 0:
+                try:
+                    os.ftruncate(fd, before)
+                except OSError:
+                    pass  # then load() skips the torn line, as after a kill
+            self._size_after_append = -1
+            raise io_fault(exc, self.path, "write results to") from None
         finally:
             os.close(fd)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the results folder for one run: a second ``ldpbench run`` into the same folder is
+        refused at once (:class:`ResultsBusy`) instead of interleaving appends with this one.
+
+        An advisory ``flock`` on the folder itself (no lock file is left behind, so a refused run
+        leaves the folder exactly as it was); the kernel drops it when the process dies, so a
+        killed run never leaves the folder locked.
+        """
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise io_fault(exc, self.directory, "create the results folder") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ResultsBusy(
+                    f"{self.directory}: another ldpbench run is writing to this results folder; "
+                    "wait for it to finish (then run again: finished cells are kept) or choose another --out"
+                ) from None
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def _prefix_for_append(self, fd: int) -> str:
         """What must precede new rows: the header for a new file, a newline after a torn line."""
@@ -336,16 +395,21 @@ class ResultsStore:
         ``schema_version`` is added if the caller left it out.
         """
         record = {"schema_version": SCHEMA_VERSION, **dict(manifest)}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
+        except OSError as exc:
+            raise io_fault(exc, self.manifest_path, "write") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(dumps_json(record, indent=2) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, self.manifest_path)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise io_fault(exc, self.manifest_path, "write") from None
             raise
 
     def check_writable(self) -> None:
@@ -356,16 +420,21 @@ class ResultsStore:
         Checking only when the rows are appended would be too late: a run writes its manifest
         first, and would replace the newer one with ours before refusing.
         """
+        if self.directory.exists() and not self.directory.is_dir():
+            raise io_fault(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), self.directory,
+                           "use as the results folder")
         try:
             with open(self.path, "rb") as fh:
                 first = fh.readline()
         except FileNotFoundError:
             first = b""
+        except OSError as exc:
+            raise io_fault(exc, self.path, "read") from None
         if first and not _is_torn_header(first):
             self._check_header(first)
         try:
-            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            manifest = json.loads(read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))
+        except (LdpbenchError, ValueError, RecursionError):
             return  # none, or unreadable: ours to replace (it is always rewritten whole)
         version = manifest.get("schema_version") if isinstance(manifest, dict) else None
         # An older manifest beside no results (or results just checked) is simply rewritten.
@@ -376,12 +445,13 @@ class ResultsStore:
 
     def read_manifest(self) -> dict[str, Any]:
         """The run manifest; a missing, unreadable or other-version manifest is a user error."""
-        try:
-            text = self.manifest_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}") from None
+        if not self.manifest_path.exists():
+            raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}")
+        text = read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest")
         try:
             record = json.loads(text)
+        except RecursionError:
+            raise LdpbenchError(f"{self.manifest_path}: not a run manifest (JSON nested too deeply)") from None
         except ValueError as exc:
             raise LdpbenchError(f"{self.manifest_path}: not valid JSON ({exc})") from None
         check_schema_version(record, str(self.manifest_path), what="manifest")
@@ -390,8 +460,11 @@ class ResultsStore:
     def exists(self) -> bool:
         return self.path.is_file()
 
-    def load(self) -> pl.DataFrame:
+    def load(self, extra: Sequence[str] = ()) -> pl.DataFrame:
         """All rows as a frame with the fixed schema (:data:`COLUMNS`), even when empty.
+
+        :param extra: keys rows may carry besides the columns (``code_fingerprint``), added as
+            string columns after them (null where a row lacks one or it is not a string).
 
         When a cell was appended more than once (a rerun of a failed or incomplete cell), only its
         latest append counts; its rows take the place where the cell first appeared, so the order
@@ -399,27 +472,29 @@ class ResultsStore:
         :attr:`skipped_lines`, and reported with a :class:`ResultsWarning`.
         """
         self.skipped_lines = 0
+        if self.path.exists() or self.path.is_symlink():
+            check_regular_file(self.path, "results file")  # a FIFO would block, a device never end
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return empty_frame()
+            return _with_extra(empty_frame(), extra)
         lines = data.split(b"\n")
         # A torn first write leaves a partial header with no newline: the store is empty.
         if len(lines) == 1 and _is_torn_header(lines[0]):
             if lines[0]:
                 self.skipped_lines = 1
                 self._warn_skipped()
-            return empty_frame()
+            return _with_extra(empty_frame(), extra)
         self._check_header(lines[0])
         body = [line for line in lines[1:] if line.strip()]
         try:  # one parse of the whole body is several times faster than one per line
             rows = json.loads(b"[" + b",".join(body) + b"]")
-        except ValueError:  # a torn or garbled line: find it
+        except (ValueError, RecursionError):  # a torn or garbled line (or one nested too deeply): find it
             rows = []
             for line in body:
                 try:
                     rows.append(json.loads(line))
-                except ValueError:
+                except (ValueError, RecursionError):
                     self.skipped_lines += 1
         complete = [row for row in rows if isinstance(row, dict) and _COLUMN_SET <= row.keys()]
         self.skipped_lines += len(rows) - len(complete)
@@ -432,7 +507,10 @@ class ResultsStore:
             first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             message = f"{self.path}: a row has a value of the wrong type ({first_line})"
             raise ResultsSchemaError(message) from None
-        appends = pl.Series(APPEND_KEY, [row.get(APPEND_KEY) for row in rows], dtype=pl.String)
+        appends = [
+            pl.Series(key, [v if isinstance(v := row.get(key), str) else None for row in rows], dtype=pl.String)
+            for key in (APPEND_KEY, *extra)
+        ]
         return latest_appends(frame.with_columns(appends))
 
     def _warn_skipped(self) -> None:
@@ -446,12 +524,15 @@ class ResultsStore:
     def done_cells(
         self, expected_keys: Iterable[tuple[str, str]] | Mapping[str, Iterable[tuple[str, str]]]
     ) -> set[str]:
-        """The cell ids whose every expected (pipeline, metric) row is stored without error.
+        """The cell ids whose every expected (pipeline, metric) row is stored as a finished value.
+
+        A finished value has no error and is finite: a row edited by hand to NaN, ``null`` or
+        infinity without an error is not a result, and its cell is redone.
 
         :param expected_keys: the (pipeline, metric) pairs every cell produces, or a mapping
             ``cell_id -> pairs`` when cells differ (then only those cells are considered).
         """
-        df = self.load().filter(pl.col("error").is_null())
+        df = self.load().filter(pl.col("error").is_null() & pl.col("value").is_finite())
         present: dict[str, set[tuple[str, str]]] = {}
         for cell, pipeline, metric in df.select("cell_id", "pipeline", "metric").iter_rows():
             present.setdefault(cell, set()).add((pipeline, metric))
@@ -464,11 +545,60 @@ class ResultsStore:
         expected = {tuple(k) for k in expected_keys}
         return {cell for cell, keys in present.items() if expected <= keys}
 
+    def cell_status(
+        self, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
+    ) -> tuple[set[str], set[str]]:
+        """Which cells may be reused, and which were stored by code or data that has changed.
+
+        :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
+            rows each cell must have and the fingerprints of what would produce them now
+            (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
+        :param code_key: the row key holding the code fingerprint.
+        :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
+            a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
+            expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
+            version of a plugin, other parameters or other data (or from a row without a code
+            fingerprint, written before there was one: its code is unknown).
+        """
+        df = self.load(extra=(code_key,)).filter(pl.col("cell_id").is_in(list(expected)))
+        ok: dict[str, set[tuple[str, str]]] = {}
+        bad: set[str] = set()
+        stale: set[str] = set()
+        columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
+        for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
+            want = expected[cell].get((pipeline, metric))
+            if want is None:
+                continue  # a pipeline or metric no longer in the spec: not this run's business
+            if (fp, code) != tuple(want):
+                stale.add(cell)
+            elif error is None and value is not None and math.isfinite(value):
+                ok.setdefault(cell, set()).add((pipeline, metric))
+            else:
+                bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
+        done = {
+            cell for cell, keys in expected.items()
+            if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
+        }
+        return done, stale
+
     def export_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write the (de-duplicated) rows to a Parquet file; returns its path."""
         path = Path(path)
         self.load().write_parquet(path)
         return path
+
+
+def _with_extra(frame: pl.DataFrame, extra: Sequence[str]) -> pl.DataFrame:
+    return frame.with_columns([pl.lit(None, dtype=pl.String).alias(key) for key in extra])
+
+
+def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
+    """Write a leaderboard (or merged manifest) file; a full disk or a read-only folder is an
+    :class:`~ldpbench.errors.IOFault`."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise io_fault(exc, path, "write") from None
 
 
 def latest_appends(df: pl.DataFrame) -> pl.DataFrame:

@@ -1,9 +1,10 @@
 """``ldpbench compare BASELINE CURRENT``: the noise-aware regression gate for CI.
 
 Exit status: 0 when nothing got worse; 1 when a metric is worse beyond its threshold and its noise,
-a row fails in more repeats than in the baseline, or a baseline row is missing (unless
-``--allow-missing``); 2 on a usage error (unreadable input, bad ``--threshold``, a threshold naming a
-metric in neither leaderboard).
+a row fails in more repeats than in the baseline, a mean became NaN or infinite, a baseline row is
+missing (unless ``--allow-missing``) or not comparable (unless ``--allow-not-comparable``); 2 on a
+usage error (unreadable or malformed input, a baseline with a non-finite mean, bad ``--threshold``,
+a threshold naming a metric in neither leaderboard).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from ..errors import ExitCode
 _EPILOG = """\
 BASELINE and CURRENT are JSON leaderboards (`ldpbench leaderboard DIR --format json`) or results
 directories. Marks: + worse, - better, ! newly failing or failing in more repeats, ? missing
-(in the baseline, not now), x not comparable (plugin version or parameters changed). A row is
-worse only if its mean moved the wrong way by more than the threshold AND by more than Z standard
-errors of the difference. Missing rows fail the gate unless --allow-missing; new rows never do.
+(in the baseline, not now), x not comparable (a plugin's algorithm_version, its parameters or its
+data changed). A row is worse if its mean moved the wrong way by more than the threshold AND by
+more than Z standard errors of the difference, or is NaN or infinite now. Missing rows fail the
+gate unless --allow-missing, not-comparable rows unless --allow-not-comparable; new rows never do.
 
 examples:
   ldpbench compare reports/baseline.json results/ci --threshold mse:5% --only-changed
@@ -62,6 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not fail when baseline rows are absent from CURRENT (a deliberate change of the spec)",
     )
+    parser.add_argument(
+        "--allow-not-comparable",
+        action="store_true",
+        help="do not fail when rows are not comparable (a plugin changed on purpose; re-baseline next)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -74,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     current = load_leaderboard(args.current, "current")
     result = compare(
         baseline, current, thresholds, z, baseline_name=args.baseline, current_name=args.current,
-        allow_missing=args.allow_missing,
+        allow_missing=args.allow_missing, allow_not_comparable=args.allow_not_comparable,
     )
     print(render_comparison(result, args.format, only_changed=args.only_changed), end="")
     return int(ExitCode.REGRESSION if result.regressed else ExitCode.OK)

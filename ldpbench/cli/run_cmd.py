@@ -10,6 +10,7 @@ import yaml
 
 from ..errors import ExitCode, ParamError, UsageError
 from ..spec.model import Entry
+from ..store import write_leaderboard_json
 from ._common import add_spec_plugin_options, load_plugins_and_spec
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -39,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="fail a cell whose plugins run longer than SECONDS (beats the spec's cell_timeout; default: no limit)",
     )
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
+    p.add_argument(
+        "--no-recompute", dest="recompute", action="store_false",
+        help="refuse (exit 2) instead of rerunning stored cells whose plugins, parameters or data changed",
+    )
     prog = p.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
@@ -70,10 +75,13 @@ def run(args: argparse.Namespace) -> int:
         progress=args.progress,
         rerun=args.rerun,
         cell_timeout=args.cell_timeout,
+        recompute=args.recompute,
     )
     text = render(outcome.leaderboard, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    (outcome.out_dir / "leaderboard.json").write_text(render(outcome.leaderboard, "json"))
+    write_leaderboard_json(outcome.out_dir / "leaderboard.json", render(outcome.leaderboard, "json"))
+    if outcome.cells_stale:
+        print(f"ldpbench: {outcome.cells_stale} cells rerun: {'; '.join(outcome.stale_reasons)}", file=sys.stderr)
     print(
         f"ldpbench: {outcome.cells_total} cells ({outcome.cells_run} run, {outcome.cells_skipped} already done) "
         f"in {outcome.seconds:.1f} s; results in {outcome.out_dir}",

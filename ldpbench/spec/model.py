@@ -25,11 +25,14 @@ class Entry:
     kind: str
     name: str
     params: tuple[tuple[str, Any], ...] = ()
-    version: str = ""  #: the plugin's version, for fingerprints
+    version: str = ""  #: what makes results comparable (algorithm versions), for row fingerprints
     #: File parameters resolved against the spec's folder: what the plugin opens. ``params`` keeps
     #: them as written, so labels, fingerprints and seeds do not depend on where the spec sits
     #: (the same spec gives the same numbers in any checkout, on any machine).
     resolved_paths: tuple[tuple[str, str], ...] = ()
+    #: the plugin's whole identity (version, algorithm version, source hash; ldpbench.identity):
+    #: a stored result is reused only if it is unchanged
+    code: str = ""
 
     @property
     def param_dict(self) -> dict[str, Any]:
@@ -44,7 +47,19 @@ class Entry:
         return f"{self.name}(" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + ")"
 
     def fingerprint_data(self) -> list[Any]:
-        return [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
+        """What determines this entry's part of a result: the plugin and its identity
+        (:mod:`ldpbench.identity`), its parameters as written, and the content of every file a
+        parameter names (a dataset file edited in place changes the numbers, not the spec)."""
+        from ..identity import content_hash
+
+        data: list[Any] = [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
+        if self.resolved_paths:
+            data.append([[k, content_hash(path)] for k, path in self.resolved_paths])
+        return data
+
+    def code_data(self) -> list[Any]:
+        """The code behind this entry's part of a result (:mod:`ldpbench.identity`)."""
+        return [self.kind, self.name, self.code]
 
 
 @dataclass(frozen=True)

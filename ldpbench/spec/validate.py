@@ -17,6 +17,7 @@ from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..params import Param
 from .timeouts import cell_timeout_problem
+from ..identity import entry_version
 from ..pluginmanager import Plugins
 from ..safeio import check_regular_file
 from ..seeding import rng_for
@@ -326,9 +327,10 @@ class Validator:
                 resolved_paths.append((p.name, str(target)))
         ordered = tuple((k, given[k]) for k in params if k in given)
         paths = tuple(resolved_paths)
+        version, code = entry_version(self.plugins, info, resolved.values)  # plugins named by params too
         if info.kind == "dataset":
-            return DatasetEntry(info.kind, name, ordered, info.version, paths, sample=sample)
-        return Entry(info.kind, name, ordered, info.version, paths)
+            return DatasetEntry(info.kind, name, ordered, version, paths, sample=sample, code=code)
+        return Entry(info.kind, name, ordered, version, paths, code=code)
 
     def pipelines(self, data: dict) -> list[Pipeline]:
         value = data["pipelines"] if "pipelines" in data else default_names(self.plugins, "postprocessor")[:1]

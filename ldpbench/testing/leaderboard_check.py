@@ -15,7 +15,8 @@ Layout of ``OUT`` after a run::
                            versions, commit, machine), under "runs"
     OUT/<spec name>/       each spec's own results folder (results.jsonl, manifest.json, ...)
 
-From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed)::
+From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed,
+5 the results could not be written)::
 
     python -m ldpbench.testing.leaderboard_check specs/ci.yaml specs/ci-em.yaml --out results/ci
 """
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
-from ..store import SCHEMA_VERSION, ResultsStore, dumps_json
+from ..store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -153,7 +154,7 @@ def run_leaderboard(
             plugins_dirs=dirs, progress=progress, rerun=rerun,
         )
         text = render(outcome.leaderboard, "json")
-        (outcome.out_dir / LEADERBOARD_JSON).write_text(text, encoding="utf-8")
+        write_leaderboard_json(outcome.out_dir / LEADERBOARD_JSON, text)
         rows = outcome.leaderboard.to_dicts()
         runs.append(
             SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
@@ -169,9 +170,8 @@ def run_leaderboard(
     import polars as pl
 
     board = pl.concat(frames, how="vertical")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / LEADERBOARD_JSON).write_text(render(board, "json"), encoding="utf-8")
-    (out / LEADERBOARD_MD).write_text(render(board, "markdown"), encoding="utf-8")
+    write_leaderboard_json(out / LEADERBOARD_JSON, render(board, "json"))
+    write_leaderboard_json(out / LEADERBOARD_MD, render(board, "markdown"))
     first = next(iter(manifests.values()), {})
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -184,7 +184,7 @@ def run_leaderboard(
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "runs": manifests,
     }
-    (out / MANIFEST_JSON).write_text(dumps_json(manifest, indent=2) + "\n", encoding="utf-8")
+    write_leaderboard_json(out / MANIFEST_JSON, dumps_json(manifest, indent=2) + "\n")
     return LeaderboardRun(out, runs, merged, time.perf_counter() - started)
 
 
@@ -254,6 +254,15 @@ class LeaderboardCheck:
             return int(ExitCode.REGRESSION)
         return int(ExitCode.OK)
 
+    @property
+    def summary(self) -> str:
+        """One line: rows compared, better, worse, not comparable, missing (or the update)."""
+        from ..compare import summary_line
+
+        if self.comparison is None:
+            return f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
+        return f"{summary_line(self.comparison)} (baseline {self.baseline})"
+
 
 def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
     """Copy a run's merged leaderboard (and manifest) to ``baseline``.
@@ -284,6 +293,7 @@ def check_leaderboard(
     seed: int | None = None,
     update: bool = False,
     allow_missing: bool = False,
+    allow_not_comparable: bool = False,
 ) -> LeaderboardCheck:
     """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
 
@@ -293,6 +303,8 @@ def check_leaderboard(
         create or refresh a baseline). Refused when a plugin failed in the run.
     :param allow_missing: baseline rows the run no longer produces do not fail the check
         (``ldpbench compare --allow-missing``).
+    :param allow_not_comparable: rows whose fingerprints differ from the baseline's (a plugin
+        changed on purpose) do not fail the check (``ldpbench compare --allow-not-comparable``).
     :raises UsageError: no baseline file (and ``update`` not set), a baseline that is not a
         leaderboard of this schema version (checked before anything runs), or bad thresholds.
     :raises BaselineRefused: ``update`` with failed rows in the run.
@@ -310,6 +322,10 @@ def check_leaderboard(
     # Read (and version-check) the baseline before the run: a baseline of another schema, or
     # not a leaderboard at all, is reported at once instead of after a minute of computing.
     base_rows = None if update else load_leaderboard(baseline, "baseline")
+    if base_rows is not None:
+        from ..compare import check_baseline_means
+
+        check_baseline_means(base_rows, str(baseline))
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
     if update:
         if run.failed_rows:
@@ -328,6 +344,7 @@ def check_leaderboard(
     result = compare(
         base_rows, current, parsed, z,
         baseline_name=str(baseline), current_name=str(run.leaderboard_path), allow_missing=allow_missing,
+        allow_not_comparable=allow_not_comparable,
     )
     markdown = render_comparison(result, "markdown", only_changed=True)
     return LeaderboardCheck(run, result, markdown, baseline)
@@ -343,7 +360,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m ldpbench.testing.leaderboard_check",
         description="Run one or more specs into OUT/<spec name>/ and write the merged leaderboard "
         "OUT/leaderboard.json (for `ldpbench compare`), OUT/leaderboard.md and OUT/manifest.json.",
-        epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked).",
+        epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked), "
+        "5 the results could not be written (disk full, read-only).",
     )
     p.add_argument("specs", nargs="+", metavar="SPEC", help="YAML spec files")
     p.add_argument("--out", required=True, metavar="DIR", help="results folder")

@@ -39,11 +39,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="base seed of the ldpbench_rng fixture (default 0); vary it to re-run statistical tests",
     )
     group.addoption(
+        "--ldpbench-allow-not-comparable",
+        action="store_true",
+        default=False,
+        help="ldpbench_leaderboard does not fail on rows whose fingerprints differ from the baseline "
+        "(a plugin changed on purpose; re-baseline with --ldpbench-update-baseline next)",
+    )
+    group.addoption(
         "--ldpbench-update-baseline",
         action="store_true",
         default=False,
         help="ldpbench_leaderboard writes the current leaderboard to the baseline instead of comparing",
     )
+
+
+#: The summary line of every leaderboard check of the session, printed at its end.
+_SUMMARIES = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """One line per leaderboard check, passed or not: a gate that compared nothing must be seen."""
+    lines = config.stash.get(_SUMMARIES, [])
+    if lines:
+        terminalreporter.section("ldpbench leaderboard")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture
@@ -80,8 +100,9 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     """Run a leaderboard and fail the test when it regressed against a baseline.
 
     Call it as ``check(spec, baseline, thresholds=(), z=5.0, workers=1, executor=None,
-    plugins_dirs=(), seed=None, allow_missing=False)``; ``spec`` may be a list of specs (merged
-    into one leaderboard).
+    plugins_dirs=(), seed=None, allow_missing=False, allow_not_comparable=None)``; ``spec`` may be
+    a list of specs (merged into one leaderboard). ``allow_not_comparable`` defaults to the
+    ``--ldpbench-allow-not-comparable`` option. The session ends with one summary line per check.
     Relative paths are taken from the pytest root directory. Returns the
     :class:`~ldpbench.testing.leaderboard_check.LeaderboardCheck` (its ``markdown`` holds the
     changed rows) when nothing regressed.
@@ -108,6 +129,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
         plugins_dirs: Sequence[str | Path] = (),
         seed: int | None = None,
         allow_missing: bool = False,
+        allow_not_comparable: bool | None = None,
     ) -> object:
         specs = [spec] if isinstance(spec, (str, Path)) else list(spec)
         try:
@@ -123,17 +145,26 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                 seed=seed,
                 update=update,
                 allow_missing=allow_missing,
+                allow_not_comparable=allow_not_comparable if allow_not_comparable is not None
+                else bool(_option(request.config, "--ldpbench-allow-not-comparable", False)),
             )
         except SpecError as exc:
             pytest.fail("ldpbench spec error:\n" + "\n".join(exc.problems), pytrace=False)
         except LdpbenchError as exc:
             pytest.fail(f"ldpbench: {exc}", pytrace=False)
+        request.config.stash.setdefault(_SUMMARIES, []).append(f"{request.node.nodeid}: {result.summary}")
         if result.regressed:
             hint = ""
             if any(c.status == "missing" for c in result.comparison.regressions):
                 hint = (
                     "\nBaseline rows are no longer produced. If the spec changed on purpose, refresh "
                     "the baseline (pytest --ldpbench-update-baseline) or pass allow_missing=True.\n"
+                )
+            if any(c.status == "not comparable" for c in result.comparison.regressions):
+                hint += (
+                    "\nRows are not comparable: a plugin's algorithm_version, its parameters or its data "
+                    "changed since the baseline. If on purpose, refresh the baseline (pytest "
+                    "--ldpbench-update-baseline) or pass --ldpbench-allow-not-comparable once.\n"
                 )
             pytest.fail(
                 f"ldpbench leaderboard regressed against {result.baseline}:\n\n{result.markdown}{hint}",

@@ -8,7 +8,8 @@ repository's CI would see successive versions of its code:
 - ``worse/``: the same name and the same ``algorithm_version``, but a change made it worse
   (scales by 1.5: biased, and noisier). Its rows are comparable with the baseline and must come out ``worse``;
 - ``bumped/``: the worse code with ``algorithm_version = "2"``: a declared change of algorithm.
-  Its rows' fingerprints differ, so they are ``not comparable`` — reported, not failed.
+  Its rows' fingerprints differ, so they are ``not comparable``: the gate cannot judge them, so
+  they fail it unless ``--allow-not-comparable`` (then re-baseline).
 
 The baseline is the spec run with ``good/``; rows of the built-in pipelines (base, norm-sub) are
 the same in every run with the same seed, so only ``shrink`` rows can move. The gate is run as the
@@ -157,9 +158,15 @@ def test_per_metric_thresholds(runs, capsys):
 
 
 def test_a_declared_version_change_is_not_comparable(runs, capsys):
+    # A row the gate cannot compare is a row it is blind to: exit 1 unless allowed.
     code, out, err = cli(capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed")
-    assert code == 0, out + err  # not comparable is reported, not failed
+    assert code == 1, out + err
+    assert out.startswith(f"**REGRESSION**: {SHRINK_ROWS} not comparable, {ROWS - SHRINK_ROWS} unchanged")
+    code, out, err = cli(capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed",
+                         "--allow-not-comparable")
+    assert code == 0, out + err
     assert out.startswith(f"**OK**: {SHRINK_ROWS} not comparable, {ROWS - SHRINK_ROWS} unchanged")
+    assert "not-comparable rows allowed" in out.splitlines()[0]
     rows = table_rows(out)
     assert len(rows) == SHRINK_ROWS
     assert all(r[0] == "x" and r[4] == "shrink" and "fingerprint differs" in r[9] for r in rows)
@@ -170,3 +177,27 @@ def test_a_declared_version_change_is_not_comparable(runs, capsys):
         return entry["algorithm_version"]
 
     assert (shrink_version("baseline"), shrink_version("bumped-run")) == ("1", "2")
+
+
+def test_a_new_release_with_a_2x_regression_is_worse_not_blind(runs, tmp_path, capsys, monkeypatch):
+    # Reproduction (issue 10): any release of the plugin's distribution (or of ldpbench) changed
+    # every row's fingerprint, so `compare` said "OK: N not comparable" and exit 0 while the
+    # plugin had regressed 2x. Fingerprints now hold what the numbers measure, not versions:
+    # the same algorithm_version under a new distribution version stays comparable.
+    import ldpbench.registry as registry
+
+    (tmp_path / "twice").mkdir()
+    (tmp_path / "twice" / "shrink.py").write_text(PLUGIN.format(factor=2.0, version="1"))
+    real = registry.plugin_identity
+
+    def released(cls, distribution, version):  # as if a new version of every distribution were installed
+        return real(cls, distribution, version + ".post1")
+
+    monkeypatch.setattr(registry, "plugin_identity", released)
+    code = main(["run", str(runs / "seed1.yaml"), "--out", str(tmp_path / "release"), "--workers", "1",
+                 "--plugins-dir", str(tmp_path / "twice"), "--no-progress", "--format", "json"])
+    assert code == 0
+    code, out, err = cli(capsys, "compare", runs / "baseline", tmp_path / "release", *GATE)
+    assert code == 1, out + err
+    assert "not comparable" not in out.splitlines()[0]
+    assert out.startswith(f"**REGRESSION**: {SHRINK_ROWS} worse")

@@ -98,6 +98,24 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
 
     fresh = project.runpytest()
     fresh.assert_outcomes(passed=1)
+    # A passing gate still says what it compared, in one line at the end of the session.
+    fresh.stdout.fnmatch_lines([
+        "*ldpbench leaderboard*",
+        "test_leaderboard_gate.py::test_leaderboard: OK: 8 compared, 0 better, 0 worse, 0 not comparable, "
+        "0 missing, 0 new (baseline *leaderboard.json)",
+    ])
+
+    # Reproduction (issue 10): a row whose fingerprint changed was "not comparable" and passed.
+    # It is blind to the gate, so it fails the check unless allowed.
+    blind = [dict(r, fingerprint="0" * 16) if r["oracle"] == "grr" else r for r in rows]
+    baseline.write_text(json.dumps(blind))
+    unseen = project.runpytest()
+    unseen.assert_outcomes(failed=1)
+    unseen.stdout.fnmatch_lines(["*REGRESSION**: 4 not comparable*", "*--ldpbench-allow-not-comparable*",
+                                 "*REGRESSION: 8 compared, 0 better, 0 worse, 4 not comparable, 0 missing*"])
+    allowed = project.runpytest("--ldpbench-allow-not-comparable")
+    allowed.assert_outcomes(passed=1)
+    allowed.stdout.fnmatch_lines(["*OK: 8 compared, 0 better, 0 worse, 4 not comparable, 0 missing*"])
 
     # Pretend the committed baseline was far better at OUE + norm-sub: reality now "regressed".
     for r in rows:

@@ -1,0 +1,279 @@
+"""A plugin's identity: what must be unchanged for a stored result of it to be reused.
+
+Two strings come out of it. :meth:`PluginIdentity.comparable_token` (the algorithm version) goes
+into every row's ``fingerprint``, which ``compare`` matches: rows of another algorithm version are
+not comparable. :meth:`PluginIdentity.token` (everything below) goes into every row's
+``code_fingerprint``, which resume matches: a stored row is reused only if the very same code
+produced it. An edit that keeps the algorithm version is what a regression gate exists to judge,
+so it leaves rows comparable, but never lets a rerun serve the old numbers.
+
+A result row is only as trustworthy as the code that produced it. Editing a plugin — a built-in
+in a checkout, a ``--plugins-dir`` file, an installed distribution — changes its numbers, with or
+without a bump of its ``algorithm_version``. The identity of a plugin class is therefore
+
+- its distribution's version, except for ldpbench's own built-ins, whose source is hashed in full
+  below (so that a release of ldpbench that leaves a plugin's code alone does not make every
+  stored row stale);
+- its ``algorithm_version`` (a deliberate change of behavior, also when the source is not at
+  hand);
+- a hash of its source: the module that defines the class **and**, transitively, every module of
+  the same top-level package that module imports by name (``from . import _hashing``,
+  ``from ._common import as_counts``). An edited ``plugins/oracles/_hashing.py`` changes OLH's
+  numbers, so it changes OLH's identity; a package's ``__init__`` counts only when a module
+  imports from it explicitly. Modules of other packages (ldpbench itself, NumPy) are versioned
+  by their distributions and are not hashed: the row fingerprint is about the plugin, and the
+  manifest records the library versions.
+
+A plugin without readable source (a compiled module) is identified by its version alone, and the
+hash reads ``"unavailable"``. The modules of a plugin's base classes are hashed too (a
+``--plugins-dir`` subclass of a built-in oracle changes when the built-in does).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The distribution whose plugins are hashed in full and identified without its version.
+OWN_DISTRIBUTION = "ldpbench"
+#: ``source_hash`` of a plugin whose module has no readable source.
+UNAVAILABLE = "unavailable"
+#: How many modules one plugin's source may span before we stop following imports (a guard
+#: against a package that imports itself in circles through hundreds of modules).
+_MAX_MODULES = 200
+
+
+@dataclass(frozen=True)
+class PluginIdentity:
+    """What identifies the code behind a plugin's numbers (see the module docstring)."""
+
+    distribution: str
+    version: str  #: the distribution's version ("" for ldpbench's own built-ins)
+    algorithm_version: str
+    source_hash: str  #: sha256 (16 hex digits) of the defining module and its package helpers
+
+    def token(self) -> str:
+        """The whole identity as one string (``Entry.code``): changes with any field."""
+        version = f"{self.version}+" if self.version else ""
+        return f"{version}alg{self.algorithm_version}+src{self.source_hash}"
+
+    def comparable_token(self) -> str:
+        """What makes two results measure the same thing (``Entry.version``): the algorithm
+        version alone. An edit of the code or a new release is what a regression gate is for, so
+        it must leave rows comparable; a declared change of algorithm must not."""
+        return f"alg{self.algorithm_version}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "distribution": self.distribution,
+            "version": self.version,
+            "algorithm_version": self.algorithm_version,
+            "source_hash": self.source_hash,
+        }
+
+
+def plugin_identity(cls: type, distribution: str, version: str) -> PluginIdentity:
+    """The identity of plugin class ``cls`` registered by ``distribution`` at ``version``."""
+    algorithm = str(getattr(cls, "algorithm_version", "1"))
+    own = distribution == OWN_DISTRIBUTION
+    return PluginIdentity(distribution, "" if own else str(version), algorithm, source_hash(*_class_modules(cls)))
+
+
+def _class_modules(cls: type) -> list[str]:
+    """The modules defining ``cls`` and the classes it inherits from (a ``--plugins-dir`` plugin
+    subclassing a built-in changes with it), except ldpbench's own and the standard library's."""
+    names = []
+    for klass in cls.__mro__:
+        top = klass.__module__.split(".", 1)[0]
+        if top in (OWN_DISTRIBUTION, "builtins") or top in sys.stdlib_module_names:
+            continue
+        names.append(klass.__module__)
+    return list(dict.fromkeys(names)) or [cls.__module__]
+
+
+def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> tuple[str, str]:
+    """``(Entry.version, Entry.code)`` of a spec entry: the comparable and the whole identity of
+    its plugin and of every plugin a parameter names (``calibrate: {prior: power-law}``, the
+    default included), since a prior family's code changes the post-processor's numbers as much
+    as the post-processor's own.
+
+    :param plugins: the :class:`~ldpbench.pluginmanager.Plugins` the spec was validated with.
+    :param info: the entry's :class:`~ldpbench.registry.PluginInfo`.
+    :param values: the entry's parameters with defaults filled in.
+    """
+    named = [("", info)]
+    for param in info.params:
+        if param.plugin_kind and isinstance(values.get(param.name), str):
+            other = plugins.get(param.plugin_kind, values[param.name])
+            named.append((f"{param.plugin_kind}:{other.name}=", other))
+    version = ";".join(prefix + i.identity.comparable_token() for prefix, i in named)
+    code = ";".join(prefix + i.identity.token() for prefix, i in named)
+    return version, code
+
+
+def source_hash(*module_names: str) -> str:
+    """sha256 over the source files of the modules and the package modules they import."""
+    files = sorted({item for name in module_names for item in source_files(name)})
+    if not files:
+        return UNAVAILABLE
+    digest = hashlib.sha256()
+    for name, path in files:
+        digest.update(name.encode() + b"\0")
+        digest.update(_file_digest(path, *_stat_key(path)).encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def source_files(module_name: str) -> list[tuple[str, Path]]:
+    """``(module name, source path)`` of a module and, transitively, the modules of its own
+    top-level package that it imports, sorted by name."""
+    top = module_name.split(".", 1)[0]
+    found: dict[str, Path] = {}
+    pending = [module_name]
+    while pending and len(found) < _MAX_MODULES:
+        name = pending.pop()
+        if name in found:
+            continue
+        path = _module_source(name)
+        if path is None:
+            continue
+        found[name] = path
+        for imported in _imports(name, path, is_package=path.name == "__init__.py"):
+            if imported.split(".", 1)[0] == top and imported not in found:
+                pending.append(imported)
+    return sorted(found.items())
+
+
+def _module_source(name: str) -> Path | None:
+    module = sys.modules.get(name)
+    filename = getattr(module, "__file__", None) if module is not None else None
+    if filename is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError, AttributeError):
+            return None
+        filename = spec.origin if spec is not None else None
+    if not filename or not filename.endswith(".py"):
+        return None
+    path = Path(filename)
+    return path if path.is_file() else None
+
+
+def _imports(name: str, path: Path, is_package: bool) -> list[str]:
+    return list(_imports_cached(name, path, is_package, *_stat_key(path)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _imports_cached(name: str, path: Path, is_package: bool, mtime_ns: int, size: int) -> tuple[str, ...]:
+    """Absolute names of the modules ``import`` statements of a source file may bring in."""
+    try:
+        tree = ast.parse(_read(path, mtime_ns, size))
+    except (SyntaxError, ValueError, OSError):
+        return ()
+    package = name if is_package else name.rpartition(".")[0]
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                if node.level - 1 > len(base_parts) - (0 if package else 1):
+                    continue
+                base = ".".join(base_parts[: len(base_parts) - (node.level - 1)])
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if not target:
+                continue
+            out.append(target)
+            # `from . import _hashing`: each name may be a submodule.
+            out.extend(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
+    return tuple(out)
+
+
+def _stat_key(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(path: Path, mtime_ns: int, size: int) -> bytes:
+    # Keyed by mtime and size: an edited file is read again, an unchanged one once per process.
+    return path.read_bytes()
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_digest(path: Path, mtime_ns: int, size: int) -> str:
+    try:
+        return hashlib.sha256(_read(path, mtime_ns, size)).hexdigest()
+    except OSError:
+        return UNAVAILABLE
+
+
+
+def content_hash(path: str | Path) -> str:
+    """sha256 (16 hex digits) of a data file a spec names, so that a dataset file edited in place
+    makes its stored cells stale (re-read only when its size or modification time changes)."""
+    p = Path(path)
+    return _file_digest(p, *_stat_key(p))[:16]
+
+
+# ----------------------------------------------------------------------------------------------
+# The plugins of one spec
+# ----------------------------------------------------------------------------------------------
+
+
+def entry_plugins(plugins: Any, entry: Any) -> list[Any]:
+    """The :class:`~ldpbench.registry.PluginInfo` of a spec entry and of every plugin one of its
+    parameters names (a prior family), the defaults included."""
+    info = plugins.get(entry.kind, entry.name)
+    out = [info]
+    values = info.resolve_params(dict(entry.params)).values
+    for param in info.params:
+        if param.plugin_kind and isinstance(values.get(param.name), str):
+            out.append(plugins.get(param.plugin_kind, values[param.name]))
+    return out
+
+
+def plugin_key(info: Any) -> str:
+    """How manifests and messages name a plugin: ``oracle 'grr'``."""
+    return f"{info.kind} '{info.name}'"
+
+
+def spec_identities(plugins: Any, entries: Iterable[Any]) -> dict[str, dict[str, str]]:
+    """``plugin_key -> identity`` of every plugin the entries use (recorded in the manifest)."""
+    out: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        for info in entry_plugins(plugins, entry):
+            out[plugin_key(info)] = info.identity.as_dict()
+    return out
+
+
+def identity_changes(old: Mapping[str, Any], new: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """``plugin_key -> "oracle 'grr' changed (source)"`` for each plugin whose identity differs
+    between an earlier run's manifest (``old``) and now; plugins new to this run are left out."""
+    changes = {}
+    for key, now in new.items():
+        before = old.get(key)
+        if not isinstance(before, Mapping):
+            continue
+        what = []
+        if before.get("version") != now["version"]:
+            what.append(f"version {before.get('version') or '-'} -> {now['version'] or '-'}")
+        if before.get("algorithm_version") != now["algorithm_version"]:
+            what.append(f"algorithm_version {before.get('algorithm_version')} -> {now['algorithm_version']}")
+        if before.get("source_hash") != now["source_hash"]:
+            what.append("source")
+        if what:
+            changes[key] = f"{key} changed ({', '.join(what)})"
+    return changes
