@@ -115,6 +115,11 @@ def git_commit(path: Path) -> str | None:
 
 
 def machine_info() -> dict[str, Any]:
+    """The manifest's ``machine``: where the numbers were computed, down to what decides their
+    last bits (numpy's SIMD kernels, the BLAS, scipy's and polars's versions; see
+    :mod:`ldpbench.machine`). Two runs are bit-identical only if these agree."""
+    from . import machine
+
     return {
         "node": platform.node(),
         "platform": platform.platform(),
@@ -122,6 +127,10 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "cpus": os.cpu_count(),
+        "numpy_simd": machine.numpy_simd(),
+        "blas": machine.blas(),
+        **machine.library_versions(),
+        "numeric_env": machine.numeric_environment(),
     }
 
 
