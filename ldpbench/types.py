@@ -343,6 +343,19 @@ class Oracle(Plugin):
         """Support counts from a report histogram (finite-output oracles)."""
         raise NotImplementedError
 
+    # -- per-user supports (optional; the empirical audit needs it) ------------------------------
+    def support_matrix(self, reports: Any) -> np.ndarray:
+        """Which items each report supports: a bool array of shape ``(n_users, d)``.
+
+        Row ``u`` is ``Support(report_u)``: ``support_counts(reports)`` equals
+        ``support_matrix(reports).sum(axis=0)``. The empirical privacy audit
+        (:mod:`ldpbench.audit.empirical`) runs distinguishing attacks on these rows, including
+        attacks on a report's whole support set; it calls this on chunks of a few thousand users.
+        Optional: the default raises :class:`NotImplementedError` and the audit then says it cannot
+        audit the oracle empirically.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement support_matrix")
+
 
 class PostProcessor(Plugin):
     """``Estimate -> Estimate`` (Base-Pos, Norm-Sub, Calibrate, EM, ...); chainable.
