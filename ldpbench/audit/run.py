@@ -27,6 +27,8 @@ ALPHA = 0.05
 QUICK = 5_000
 #: Upper limit on ``--trials`` (the audit draws trials x pairs x budgets x 2 reports).
 MAX_TRIALS = 10_000_000
+#: Upper limit on ``--domain`` (an oracle may hold O(d) state; each report row is d cells).
+MAX_DOMAIN = 1 << 20
 
 
 @dataclass
@@ -120,8 +122,8 @@ def _budget_json(b: Any) -> dict[str, Any]:
 
 def check_options(domain: int, epsilons: Sequence[float], trials: int, alpha: float) -> None:
     """Refuse impossible or unbounded settings as a usage error (exit 2)."""
-    if domain < 2:
-        raise UsageError(f"--domain must be at least 2, got {domain}")
+    if not 2 <= domain <= MAX_DOMAIN:
+        raise UsageError(f"--domain must lie in [2, {MAX_DOMAIN}], got {domain}")
     if not 2 <= trials <= MAX_TRIALS:
         raise UsageError(f"--trials must lie in [2, {MAX_TRIALS}], got {trials}")
     if not 0 < alpha < 1:
