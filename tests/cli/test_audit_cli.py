@@ -122,3 +122,9 @@ def test_check_oracle_names_the_exception_and_the_plugin_line():
     plugins = build_plugins([FIXTURES])
     with pytest.raises(AssertionError, match=r"check_perturb_follows_output_table failed: IndexError: .*raising_oracles\.py:23"):
         check_oracle("raise-in-support-counts", plugins=plugins)
+
+
+def test_check_plugin_no_audit_leaves_the_audit_out(capsys):
+    code, out, _ = _cli(capsys, "check-plugin", "hr", "--no-audit", "--json")
+    assert code == 0
+    assert "empirical_privacy_audit" not in {c["check"] for c in json.loads(out)["checks"]}
