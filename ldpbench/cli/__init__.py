@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "plugins",
     "describe",
     "check-plugin",
+    "audit",
     "datasets",
     "compare",
     "leaderboard",

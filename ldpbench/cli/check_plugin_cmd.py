@@ -2,7 +2,13 @@
 
 The command-line face of :mod:`ldpbench.testing` (scikit-learn's ``check_estimator``; compare
 ``asv check``): every check runs, and a table says which passed, which failed and why. Exit 0 when
-all applicable checks pass, 3 when one fails (the plugin breaks the contract).
+all applicable checks pass, 3 when one fails (the plugin breaks the contract). A plugin that raises
+inside a check fails that check (the exception and the plugin's file:line are shown); the other
+checks still run.
+
+For an oracle, a quick empirical privacy audit (``ldpbench audit`` with fewer reports) runs after
+the checks as ``empirical_privacy_audit``; the exact audit is ``check_output_table_ldp``. It takes
+the options of ``ldpbench audit``; ``--no-audit`` leaves it out.
 """
 
 from __future__ import annotations
@@ -14,9 +20,12 @@ from typing import Any
 
 import yaml
 
+from ..audit.run import QUICK
 from ..errors import ExitCode, UnknownPluginError, UsageError
 from ..suggest import closest
+from ..testing.raised import describe_exception
 from ._common import add_plugin_options
+from .audit_cmd import add_audit_options, add_param_option
 
 #: The kinds the conformance kit has checks for.
 CHECKED_KINDS = ("oracle", "postprocessor")
@@ -30,13 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("name", help="plugin name, e.g. olh or norm-sub")
-    p.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable",
-    )
+    add_param_option(p)
+    add_audit_options(p, trials=QUICK)
+    p.add_argument("--no-audit", action="store_true", help="skip the quick empirical privacy audit of an oracle")
     p.add_argument("--seed", type=int, default=0, help="seed of every check's random stream (default 0)")
     p.add_argument("--json", action="store_true", help="print the outcomes as JSON")
     add_plugin_options(p)
@@ -82,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
             outcome, detail = "not applicable", str(exc)
         except AssertionError as exc:
             outcome, detail = "FAILED", str(exc) or "assertion failed"
+        except Exception as exc:  # noqa: BLE001 - the plugin raised: its check fails, the others run
+            outcome, detail = "FAILED", describe_exception(exc)
         outcomes.append(
             {"check": check_name, "outcome": outcome, "seconds": round(time.perf_counter() - started, 3), "detail": detail}
         )
+    if kind == "oracle" and not args.no_audit:
+        outcomes.append(_audit_outcome(plugins, args, params))
     failed = [o for o in outcomes if o["outcome"] == "FAILED"]
     if args.json:
         print(json.dumps({"plugin": args.name, "kind": kind, "params": params, "checks": outcomes}, indent=2))
@@ -98,3 +107,43 @@ def run(args: argparse.Namespace) -> int:
         for o in failed:
             print(f"\n{o['check']}:\n{o['detail']}")
     return int(ExitCode.PLUGIN) if failed else int(ExitCode.OK)
+
+
+def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
+    """The quick empirical audit as one more row of the table (the exact one is a kit check)."""
+    from ..audit.run import EPSILONS, audit_plugin
+
+    started = time.perf_counter()
+    result = audit_plugin(
+        plugins,
+        args.name,
+        params,
+        domain=args.domain,
+        epsilons=tuple(args.epsilon or EPSILONS),
+        trials=args.trials,
+        alpha=args.alpha,
+        seed=args.seed,
+        exact=False,
+    )
+    emp = result.empirical
+    if result.failed:
+        outcome = "FAILED"
+    elif emp is None or not emp.available:
+        outcome = "not applicable"
+    else:
+        outcome = "passed"
+    lines = [line for line in result.lines()[1:] if not line.startswith("verdict:")]
+    if outcome == "FAILED":
+        lines.insert(0, result.verdict)
+    elif emp is not None and emp.available:
+        lines.insert(0, "lower bounds " + ", ".join(f"{_num(b.eps_lb)} <= {b.epsilon:g}" for b in emp.budgets))
+    return {
+        "check": "empirical_privacy_audit",
+        "outcome": outcome,
+        "seconds": round(time.perf_counter() - started, 3),
+        "detail": "\n".join(lines),
+    }
+
+
+def _num(x: float) -> str:
+    return f"{x:.3f}" if abs(x) != float("inf") else str(x)

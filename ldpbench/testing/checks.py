@@ -51,6 +51,7 @@ from ldpbench.simulate import aggregate_draw, simulate
 from ldpbench.types import Channel, Estimate, Oracle, OracleTags, PostProcessor, implements
 
 from . import stats
+from .raised import describe_exception
 
 __all__ = [
     "CheckSkipped",
@@ -284,7 +285,9 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
 
 
 def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
-    """Exact epsilon-LDP: P(y|v) <= e^eps (1 + 1e-12) P(y|v') for all y, v, v'; bound attained; laws sum to 1."""
+    """Exact epsilon-LDP: P(y|v) <= e^eps (1 + 1e-12) P(y|v') for all y, v, v'; bound attained; laws sum to 1;
+    then every likelihood ratio at d = 2..8 (while the table is enumerable) and over sampled declared
+    parameters (:func:`ldpbench.audit.exact.exact_audit`)."""
     for d in cfg.table_domains:
         for eps in cfg.epsilons:
             o = subject.oracle(d, eps)
@@ -308,6 +311,22 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
                 f"{where}: the privacy bound is not attained: max ratio {worst:.12g} < e^eps = {bound:.12g} "
                 f"(the oracle spends less budget than it declares)"
             )
+    # Beyond d = 2, 3 and the given parameters: a leak may need k >= 2 items in a report, or a
+    # parameter value the user did not pick (ldpbench.audit.exact).
+    from ldpbench.audit.exact import DEFAULT_DOMAINS, exact_audit
+
+    audit = exact_audit(
+        subject.cls,
+        cfg.epsilons,
+        values=subject._values(),
+        fixed=tuple(subject.params),
+        domains=tuple(sorted(set(cfg.table_domains) | set(DEFAULT_DOMAINS))),
+        seed=cfg.seed,
+    )
+    assert audit.passed, (
+        f"{subject.label}: not epsilon-LDP ({len(audit.failures)} of {len(audit.findings)} tables): "
+        f"{audit.failures[0].describe()}"
+    )
 
 
 def check_output_table_support(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -968,11 +987,12 @@ def _run(checks: Iterable[tuple[str, Callable[[], None]]], expected: Mapping[str
         except CheckSkipped as exc:
             outcome[name] = f"skipped: {exc}"
             continue
-        except AssertionError as exc:
+        except Exception as exc:  # noqa: BLE001 - a plugin that raises fails the check, like an assertion
             if name in expected:
                 outcome[name] = f"expected failure: {expected[name]}"
                 continue
-            raise AssertionError(f"{name} failed: {exc}") from exc
+            detail = str(exc) if isinstance(exc, AssertionError) else describe_exception(exc)
+            raise AssertionError(f"{name} failed: {detail}") from exc
         outcome[name] = "passed" if name not in expected else f"passed unexpectedly (listed: {expected[name]})"
     unknown = set(expected) - set(outcome)
     if unknown:

@@ -145,6 +145,13 @@ class GRR(Oracle):
         """Row of :meth:`output_table` of each report (the report itself)."""
         return np.asarray(reports, dtype=np.int64)
 
+    def support_matrix(self, reports: np.ndarray) -> np.ndarray:
+        """``(n_users, d)`` bools: a GRR report supports exactly the value reported."""
+        y = np.asarray(reports, dtype=np.int64)
+        out = np.zeros((y.size, self.d), dtype=bool)
+        out[np.arange(y.size), y] = True
+        return out
+
 
 @hookimpl
 def ldpbench_register_oracles(registry):

@@ -150,6 +150,12 @@ class HR(Oracle):
         """Row of :meth:`output_table` of each report (the report itself)."""
         return np.asarray(reports, dtype=np.int64)
 
+    def support_matrix(self, reports: np.ndarray) -> np.ndarray:
+        """``(n_users, d)`` bools: report y supports v iff ``H_K[v + 1, y] = +1`` (even parity of ``(v+1) & y``)."""
+        y = np.asarray(reports, dtype=np.int64)
+        rows = np.arange(1, self.d + 1, dtype=np.int64)
+        return (np.bitwise_count(rows[None, :] & y[:, None]) & 1) == 0
+
 
 @hookimpl
 def ldpbench_register_oracles(registry):

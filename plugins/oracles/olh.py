@@ -157,6 +157,17 @@ class OLH(Oracle):
             return (table * g ** np.arange(self.d)).sum(axis=1) * g + y
         return ((table == y[:, None]) << np.arange(self.d)).sum(axis=1)
 
+    def support_matrix(self, reports: OLHReports) -> np.ndarray:
+        """``(n_users, d)`` bools: ``H_{seed}(v) == y``, hashed in blocks of about
+        :data:`._hashing.BLOCK_ELEMENTS` (users x values) to bound the uint64 temporaries."""
+        y = np.asarray(reports.y, dtype=np.int64)
+        out = np.empty((y.size, self.d), dtype=bool)
+        step = max(1, _hashing.BLOCK_ELEMENTS // max(1, self.d))
+        for start in range(0, y.size, step):
+            table = _hashing.hash_table(reports.seeds[start : start + step], self._keys, self.buckets)
+            out[start : start + step] = table == y[start : start + step, None]
+        return out
+
 
 @hookimpl
 def ldpbench_register_oracles(registry):

@@ -162,6 +162,10 @@ class OUE(Oracle):
         np.add.at(rows, reports.user, np.left_shift(1, reports.item))
         return rows
 
+    def support_matrix(self, reports: OUEReports) -> np.ndarray:
+        """``(n_users, d)`` bools: the users' bit vectors."""
+        return reports.dense(self.d)
+
 
 @hookimpl
 def ldpbench_register_oracles(registry):

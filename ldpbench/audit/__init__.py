@@ -1,0 +1,18 @@
+"""Privacy audits of frequency oracles: is a plugin as private as the epsilon it claims?
+
+- :mod:`.exact` reads the exact output law (``Oracle.output_table()``) at several domain sizes and
+  over the plugin's declared parameters, and checks every likelihood ratio against ``e^eps``: a
+  proof of epsilon-LDP (or a counterexample) where the table is finite.
+- :mod:`.empirical` draws reports of two chosen inputs and runs distinguishing attacks in the
+  manner of LDP-Auditor (Arcolezi & Gambs, PETS 2024), giving a lower confidence bound on the
+  effective epsilon at realistic sizes: it can catch a leak, never prove its absence.
+
+``ldpbench audit NAME`` runs both; ``ldpbench check-plugin`` runs a quick form.
+"""
+
+from __future__ import annotations
+
+from .empirical import EmpiricalAudit, empirical_audit, has_support_matrix
+from .exact import ExactAudit, exact_audit
+
+__all__ = ["EmpiricalAudit", "ExactAudit", "empirical_audit", "exact_audit", "has_support_matrix"]

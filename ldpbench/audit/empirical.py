@@ -1,0 +1,247 @@
+"""The empirical privacy audit: distinguishing attacks and a lower confidence bound on epsilon.
+
+Method of LDP-Auditor (Arcolezi & Gambs, "Revealing the True Cost of Locally Differentially
+Private Protocols: An Auditing Perspective", PETS 2024), after the central-DP auditing of Jagielski
+et al. (NeurIPS 2020): if an oracle is epsilon-LDP then for **every** event ``A`` of a report and
+every pair of inputs, ``P(A | v1) <= e^eps P(A | v2)``. Draw ``N`` reports of ``v1`` and ``N`` of
+``v2``; an attack is an event ``A``. Clopper-Pearson bounds ``P(A | v1) >= lower1`` and
+``P(A | v2) <= upper2`` hold together with probability ``>= 1 - a`` (``a/2`` each side), so
+
+    eps_lb = ln(lower1 / upper2)
+
+is a lower confidence bound on the epsilon the oracle really spends. The audit tries ``m`` attacks
+(every budget x pair x attack) and gives each ``a = alpha / m`` (Bonferroni), so the chance that
+*any* reported bound exceeds the true epsilon — a false alarm on a correct oracle — is at most
+``alpha``. A lower bound can catch a leak; it cannot prove there is none (that is what the exact
+audit of :mod:`.exact` is for, where a finite table exists).
+
+Attacks on the reports of ``(v1, v2)``, all read off ``Oracle.support_matrix`` rows:
+
+- ``item``: ``v1`` is in the support (the optimal test for GRR);
+- ``absent``: ``v2`` is not in the support;
+- ``pair``: ``v1`` in the support and ``v2`` not (the optimal test for unary encoding, where the
+  two bits are independent and each contributes a factor);
+- ``joint``: the report's whole support **set** as one categorical outcome. On a training half,
+  ``A`` = the sets seen more than ``e^eps (n2 + 1)`` times under ``v1`` (``n2`` = times under
+  ``v2``); ``A`` is then counted on the held-out half, so choosing it costs no confidence. This
+  catches leaks in the joint structure of a report that leave every item's marginal law intact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..types import Oracle
+
+#: Attacks run on every (budget, pair), in report order.
+ATTACKS = ("item", "absent", "pair", "joint")
+#: Support-matrix cells per chunk of drawn reports (bounds the audit's memory at any d).
+CELLS_PER_CHUNK = 1 << 22
+
+
+def has_support_matrix(oracle: Oracle) -> bool:
+    """Whether the oracle declares :meth:`~ldpbench.types.Oracle.support_matrix` (its
+    ``support_matrix`` tag): the one place the audit asks."""
+    return oracle.tags().support_matrix
+
+
+def clopper_pearson(k: int, n: int, a: float) -> tuple[float, float]:
+    """One-sided ``1 - a`` Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion."""
+    from scipy.stats import beta
+
+    lower = 0.0 if k <= 0 else float(beta.ppf(a, k, n - k + 1))
+    upper = 1.0 if k >= n else float(beta.ppf(1 - a, k + 1, n - k))
+    return lower, upper
+
+
+def _log_ratio(num: float, den: float) -> float:
+    if num <= 0:
+        return -math.inf
+    if den <= 0:
+        return math.inf
+    return math.log(num / den)
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """One attack on one pair at one budget: how often it fired under each input, and the bounds."""
+
+    attack: str
+    epsilon: float
+    v1: int
+    v2: int
+    fired1: int
+    n1: int
+    fired2: int
+    n2: int
+    #: ``a``: the confidence split this attack got (both sides together)
+    level: float
+
+    @property
+    def _bounds(self) -> tuple[float, float, float, float]:
+        lo1, up1 = clopper_pearson(self.fired1, self.n1, self.level / 2)
+        lo2, up2 = clopper_pearson(self.fired2, self.n2, self.level / 2)
+        return lo1, up1, lo2, up2
+
+    @property
+    def eps_lb(self) -> float:
+        """``ln(lower1 / upper2)``: the lower confidence bound on the effective epsilon."""
+        lo1, _, _, up2 = self._bounds
+        return _log_ratio(lo1, up2)
+
+    @property
+    def eps_ub(self) -> float:
+        """``ln(upper1 / lower2)``: the other end of the interval of this attack's likelihood ratio."""
+        _, up1, lo2, _ = self._bounds
+        return _log_ratio(up1, lo2)
+
+    @property
+    def eps_hat(self) -> float:
+        """The point estimate ``ln(p1_hat / p2_hat)``."""
+        return _log_ratio(self.fired1 / max(1, self.n1), self.fired2 / max(1, self.n2))
+
+    def describe(self) -> str:
+        return f"{self.attack} attack on ({self.v1}, {self.v2}): fired {self.fired1}/{self.n1} vs {self.fired2}/{self.n2}"
+
+
+@dataclass(frozen=True)
+class BudgetAudit:
+    """Every attack at one claimed epsilon, and the best of them."""
+
+    epsilon: float
+    attacks: tuple[AttackResult, ...]
+
+    @property
+    def best(self) -> AttackResult | None:
+        return max(self.attacks, key=lambda r: r.eps_lb, default=None)
+
+    @property
+    def eps_lb(self) -> float:
+        best = self.best
+        return -math.inf if best is None else best.eps_lb
+
+    @property
+    def leak(self) -> bool:
+        return self.eps_lb > self.epsilon
+
+
+@dataclass(frozen=True)
+class EmpiricalAudit:
+    """The outcome over all budgets. ``verdict`` is ``consistent``, ``leak`` or ``cannot audit``."""
+
+    d: int
+    trials: int
+    alpha: float
+    budgets: tuple[BudgetAudit, ...] = ()
+    reason: str = ""
+    tests: int = 0
+
+    @property
+    def available(self) -> bool:
+        return not self.reason
+
+    @property
+    def leak(self) -> bool:
+        return any(b.leak for b in self.budgets)
+
+    @property
+    def verdict(self) -> str:
+        if not self.available:
+            return "cannot audit"
+        return "leak" if self.leak else "consistent"
+
+
+def default_pairs(d: int, rng: np.random.Generator, count: int = 4) -> list[tuple[int, int]]:
+    """Input pairs to attack: (0, 1) and (1, 0), then random distinct pairs in both orders."""
+    pairs = [(0, 1), (1, 0)]
+    while len(pairs) < count and d > 2:
+        a, b = (int(x) for x in rng.choice(d, size=2, replace=False))
+        if (a, b) not in pairs:
+            pairs += [(a, b), (b, a)]
+    return pairs[: max(2, count)]
+
+
+def _draw(oracle: Oracle, v: int, n: int, rng: np.random.Generator, weights: np.ndarray, cols: tuple[int, int]):
+    """``n`` reports of input ``v``, reduced in chunks to what the attacks need: the two columns of
+    the pair and a 64-bit fingerprint of each report's support set (a random linear hash mod 2^64;
+    a collision merely merges two outcomes into one event, which is still a valid test)."""
+    chunk = max(1, min(n, CELLS_PER_CHUNK // max(1, oracle.d)))
+    col = np.empty((n, 2), dtype=bool)
+    keys = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        S = np.asarray(oracle.support_matrix(oracle.perturb(np.full(m, v, dtype=np.int64), rng)), dtype=bool)
+        if S.shape != (m, oracle.d):
+            raise ValueError(f"support_matrix returned shape {S.shape}, expected ({m}, {oracle.d})")
+        col[start : start + m] = S[:, list(cols)]
+        keys[start : start + m] = S.astype(np.uint64) @ weights
+    return col, keys
+
+
+def _joint(keys1: np.ndarray, keys2: np.ndarray, epsilon: float) -> tuple[int, int, int, int]:
+    """Train on the first halves, count on the second: ``(fired1, n1, fired2, n2)``."""
+    h1, h2 = keys1.size // 2, keys2.size // 2
+    u1, c1 = np.unique(keys1[:h1], return_counts=True)
+    u2, c2 = np.unique(keys2[:h2], return_counts=True)
+    seen2 = np.zeros(u1.size, dtype=np.int64)
+    if u2.size:
+        at = np.minimum(np.searchsorted(u2, u1), u2.size - 1)
+        match = u2[at] == u1
+        seen2[match] = c2[at[match]]
+    chosen = u1[c1 > math.exp(min(epsilon, 700.0)) * (seen2 + 1)]
+    fired1 = int(np.isin(keys1[h1:], chosen).sum())
+    fired2 = int(np.isin(keys2[h2:], chosen).sum())
+    return fired1, keys1.size - h1, fired2, keys2.size - h2
+
+
+def empirical_audit(
+    make: Callable[[float], Oracle],
+    epsilons: Sequence[float],
+    *,
+    trials: int = 20_000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    pairs: Sequence[tuple[int, int]] | None = None,
+) -> EmpiricalAudit:
+    """Attack the oracle ``make(eps)`` at each claimed budget with ``trials`` reports per input.
+
+    :param make: builds the oracle for a budget (its domain size is the audit's ``d``).
+    :param pairs: input pairs ``(v1, v2)``; default :func:`default_pairs`.
+    :returns: bounds per budget; ``alpha`` is split (Bonferroni) over every attack of every budget
+        and pair, so a correct oracle is reported as leaking with probability at most ``alpha``.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    if trials < 2:
+        raise ValueError(f"trials must be at least 2, got {trials}")
+    first = make(float(epsilons[0]))
+    d = first.d
+    if not has_support_matrix(first):
+        return EmpiricalAudit(d, trials, alpha, reason=f"cannot audit empirically: {type(first).__name__} has no support_matrix")
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
+    pairs = list(pairs) if pairs is not None else default_pairs(d, rng)
+    tests = len(epsilons) * len(pairs) * len(ATTACKS)
+    level = alpha / tests
+    weights = rng.integers(0, np.iinfo(np.uint64).max, size=d, dtype=np.uint64, endpoint=True)
+    budgets = []
+    for eps in epsilons:
+        oracle = first if eps == epsilons[0] else make(float(eps))
+        results: list[AttackResult] = []
+        for v1, v2 in pairs:
+            col1, keys1 = _draw(oracle, v1, trials, rng, weights, (v1, v2))
+            col2, keys2 = _draw(oracle, v2, trials, rng, weights, (v1, v2))
+            events = {
+                "item": (col1[:, 0], col2[:, 0]),
+                "absent": (~col1[:, 1], ~col2[:, 1]),
+                "pair": (col1[:, 0] & ~col1[:, 1], col2[:, 0] & ~col2[:, 1]),
+            }
+            for name, (e1, e2) in events.items():
+                results.append(AttackResult(name, float(eps), v1, v2, int(e1.sum()), trials, int(e2.sum()), trials, level))
+            f1, n1, f2, n2 = _joint(keys1, keys2, float(eps))
+            results.append(AttackResult("joint", float(eps), v1, v2, f1, n1, f2, n2, level))
+        budgets.append(BudgetAudit(float(eps), tuple(results)))
+    return EmpiricalAudit(d, trials, alpha, tuple(budgets), tests=tests)

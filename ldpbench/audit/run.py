@@ -1,0 +1,175 @@
+"""Both audits of one installed oracle, their verdict, and how to print it (for the CLI).
+
+``ldpbench audit`` runs :func:`audit_plugin` with the full defaults; ``ldpbench check-plugin`` with
+:data:`QUICK` trials. A plugin that raises while being audited fails the audit with the exception
+and its ``file:line`` (never a traceback).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LdpbenchError, UsageError
+from ..testing.raised import describe_exception
+from .empirical import EmpiricalAudit, empirical_audit
+from .exact import ExactAudit, exact_audit
+
+#: Defaults of ``ldpbench audit``: a domain where a report's joint structure is cheap to learn, the
+#: budgets of the kit, and enough reports that a doubled epsilon is caught at every budget.
+DOMAIN = 16
+EPSILONS = (0.5, 1.0, 4.0)
+TRIALS = 20_000
+ALPHA = 0.05
+#: Reports per input of ``check-plugin``'s quick form (about 4x less work, still catches 2 eps).
+QUICK = 5_000
+#: Upper limit on ``--trials`` (the audit draws trials x pairs x budgets x 2 reports).
+MAX_TRIALS = 10_000_000
+#: Upper limit on ``--domain`` (an oracle may hold O(d) state; each report row is d cells).
+MAX_DOMAIN = 1 << 20
+
+
+@dataclass
+class PluginAudit:
+    """The outcome of both audits of one plugin."""
+
+    name: str
+    params: Mapping[str, Any]
+    exact: ExactAudit | None = None
+    empirical: EmpiricalAudit | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(
+            self.errors
+            or (self.exact is not None and not self.exact.passed)
+            or (self.empirical is not None and self.empirical.leak)
+        )
+
+    @property
+    def verdict(self) -> str:
+        if self.errors:
+            return "FAILED: the plugin raised while being audited"
+        if self.exact is not None and not self.exact.passed:
+            return "LEAK: the exact output law breaks the epsilon it claims"
+        if self.empirical is not None and self.empirical.leak:
+            return "LEAK: an attack shows more than the claimed epsilon"
+        proven = self.exact is not None and self.exact.available and bool(self.exact.findings)
+        tested = self.empirical is not None and self.empirical.available
+        if not proven and not tested:
+            return "not audited: no output table and no support_matrix"
+        return "consistent: no evidence of more privacy loss than claimed"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"plugin": self.name, "params": dict(self.params), "verdict": self.verdict,
+                               "failed": self.failed, "errors": list(self.errors)}
+        if self.exact is not None:
+            out["exact"] = {"available": self.exact.available, "passed": self.exact.passed,
+                            "summary": self.exact.summary(), "domains": list(self.exact.domains),
+                            "tables": len(self.exact.findings), "skipped": list(self.exact.skipped)}
+        emp = self.empirical
+        if emp is not None:
+            out["empirical"] = {"d": emp.d, "trials": emp.trials, "alpha": emp.alpha, "tests": emp.tests,
+                                "reason": emp.reason, "budgets": [_budget_json(b) for b in emp.budgets]}
+        return out
+
+    def lines(self) -> list[str]:
+        label = self.name + "".join(f" {k}={v}" for k, v in self.params.items())
+        out = [f"audit of {label}"]
+        emp = self.empirical
+        if emp is not None and emp.available:
+            out.append(
+                f"empirical: d={emp.d}, {emp.trials} reports per input, alpha={emp.alpha:g} split over "
+                f"{emp.tests} attacks (item, absent, pair, joint)"
+            )
+            out.append(f"  {'claimed':>8}  {'lower bound':>11}  {'interval':>16}  attack")
+            for b in emp.budgets:
+                best = b.best
+                if best is None:
+                    continue
+                interval = f"[{_fmt(best.eps_lb)}, {_fmt(best.eps_ub)}]"
+                flag = "  LEAK" if b.leak else ""
+                out.append(f"  {b.epsilon:>8g}  {_fmt(b.eps_lb):>11}  {interval:>16}  {best.describe()}{flag}")
+        elif emp is not None:
+            out.append(f"empirical: {emp.reason}")
+        if self.exact is not None:
+            out.append(f"exact: {self.exact.summary()}")
+        for err in self.errors:
+            out.append(f"error: {err}")
+        out.append(f"verdict: {self.verdict}")
+        return out
+
+
+def _fmt(x: float) -> str:
+    return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:.3f}"
+
+
+def _budget_json(b: Any) -> dict[str, Any]:
+    best = b.best
+    return {
+        "epsilon": b.epsilon,
+        "eps_lb": b.eps_lb,
+        "leak": b.leak,
+        "best": None
+        if best is None
+        else {"attack": best.attack, "pair": [best.v1, best.v2], "fired1": best.fired1, "n1": best.n1,
+              "fired2": best.fired2, "n2": best.n2, "eps_lb": best.eps_lb, "eps_ub": best.eps_ub},
+    }
+
+
+def check_options(domain: int, epsilons: Sequence[float], trials: int, alpha: float) -> None:
+    """Refuse impossible or unbounded settings as a usage error (exit 2)."""
+    if not 2 <= domain <= MAX_DOMAIN:
+        raise UsageError(f"--domain must lie in [2, {MAX_DOMAIN}], got {domain}")
+    if not 2 <= trials <= MAX_TRIALS:
+        raise UsageError(f"--trials must lie in [2, {MAX_TRIALS}], got {trials}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha must lie in (0, 1), got {alpha}")
+    for eps in epsilons:
+        if not (math.isfinite(eps) and eps > 0):
+            raise UsageError(f"--epsilon must be a positive finite number, got {eps}")
+
+
+def audit_plugin(
+    plugins: Any,
+    name: str,
+    params: Mapping[str, Any],
+    *,
+    domain: int = DOMAIN,
+    epsilons: Sequence[float] = EPSILONS,
+    trials: int = TRIALS,
+    alpha: float = ALPHA,
+    seed: int = 0,
+    exact: bool = True,
+) -> PluginAudit:
+    """Run the exact audit (where a table exists) and the empirical one on oracle ``name``."""
+    check_options(domain, epsilons, trials, alpha)
+    info = plugins.get("oracle", name)
+    values = info.resolve_params(params).values
+    for p in info.params:
+        if p.plugin_kind and isinstance(values.get(p.name), str):
+            values[p.name] = plugins.create(p.plugin_kind, values[p.name])
+    result = PluginAudit(name, dict(params))
+    if exact:
+        try:
+            result.exact = exact_audit(info.cls, epsilons, values=values, fixed=tuple(params), seed=seed)
+        except LdpbenchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the plugin's failure is the audit's finding
+            result.errors.append("exact audit: " + describe_exception(exc))
+    try:
+        result.empirical = empirical_audit(
+            lambda eps: info.cls(d=domain, epsilon=eps, **values),
+            epsilons,
+            trials=trials,
+            alpha=alpha,
+            seed=seed,
+        )
+    except LdpbenchError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        result.errors.append("empirical audit: " + describe_exception(exc))
+    return result
