@@ -81,7 +81,7 @@ class PluginIdentity:
 
 def plugin_identity(cls: type, distribution: str, version: str) -> PluginIdentity:
     """The identity of plugin class ``cls`` registered by ``distribution`` at ``version``."""
-    algorithm = str(getattr(cls, "algorithm_version", "1"))
+    algorithm = str(cls.algorithm_version)
     own = distribution == OWN_DISTRIBUTION
     return PluginIdentity(distribution, "" if own else str(version), algorithm, source_hash(*_class_modules(cls)))
 

@@ -256,6 +256,9 @@ NOT_PLUGIN_PROBES = {
     ("cli/_common.py", 'getattr(args, "trust_spec_params", False)'),
     ("cli/_common.py", 'getattr(args, "disable_plugin", None)'),
     ("cellguard.py", 'hasattr(signal, "SIGALRM")'),
+    ("identity.py", 'getattr(module, "__file__", None)'),
+    ("store.py", 'getattr(os, "O_CLOEXEC", 0)'),
+    ("store.py", 'getattr(os, "O_DIRECTORY", 0)'),
     ("cellguard.py", 'hasattr(signal, "setitimer")'),
     ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks"), name)'),
 }
