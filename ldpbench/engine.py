@@ -137,6 +137,7 @@ def result_row(
     notes: str | None = None,
     n: int = 0,
     d: int = 0,
+    info: str | None = None,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -159,6 +160,7 @@ def result_row(
         "value": float(value),
         "error": error,
         "notes": notes,
+        "info": info,
         "simulation": cell.simulation,
         "n": int(n),
         "d": int(d),
@@ -200,10 +202,10 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
 
     def row(
         oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool,
-        notes: str | None = None,
+        notes: str | None = None, info: str | None = None,
     ) -> None:
         rows.append(result_row(cell, oracle_label, pipeline, metric, value=value, error=error, greater=greater,
-                               notes=notes, n=meta["n"], d=meta["d"]))
+                               notes=notes, n=meta["n"], d=meta["d"], info=info))
 
     plugins: Plugins | None = None
     try:
@@ -233,9 +235,9 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
                 prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
                 processed = apply_pipeline(steps, estimate, prng)
-                perr, notes = None, collect_warnings(processed.info)
+                perr, notes, info = None, collect_warnings(processed.info), row_diagnostics(processed.info)
             except PLUGIN_ERRORS as exc:
-                processed, perr, notes = None, _error_text(f"pipeline '{pipeline.label}'", exc), None
+                processed, perr, notes, info = None, _error_text(f"pipeline '{pipeline.label}'", exc), None, None
             for metric, scorer, merr in metrics:
                 g = _greater(plugins, metric)
                 if perr or merr:
@@ -246,7 +248,7 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 mrng = rng_for(seed, "metric", ds.label, budget.label, rep, metric.label)
                 try:
                     value = float(scorer.score(population, processed, mrng))
-                    row(label, pipeline, metric, value, None, g, notes)
+                    row(label, pipeline, metric, value, None, g, notes, info)
                 except PLUGIN_ERRORS as exc:
                     row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
     _stamp(rows, started)
@@ -267,6 +269,19 @@ def collect_warnings(info: Mapping[str, Any]) -> str | None:
         elif isinstance(value, Mapping) and isinstance(value.get("warnings"), (list, tuple)):
             found.extend(f"{key}: {w}" for w in value["warnings"])
     return "; ".join(dict.fromkeys(found)) or None
+
+
+def row_diagnostics(info: Mapping[str, Any]) -> str | None:
+    """``info["diagnostics"]`` as compact JSON for the rows' ``info`` column (None when absent).
+
+    A post-processor that makes a per-repeat choice worth studying (EM-Murakami's alpha) puts a
+    small mapping of JSON scalars there; everything else in ``Estimate.info`` stays out of the
+    rows, which must stay small.
+    """
+    found = info.get("diagnostics")
+    if not isinstance(found, Mapping) or not found:
+        return None
+    return json.dumps(dict(found), sort_keys=True, allow_nan=True)
 
 
 def _stamp(rows: list[dict[str, Any]], started: float) -> None:
