@@ -138,8 +138,11 @@ class EMBootstrap(EM):
 
 
 class EMCorrected(EMRilstone):
-    """Old name of ``em-rilstone`` (experimental shrinkage step; not [MHS18]'s published correction,
-    which is ``em-murakami``), kept so that existing specs run unchanged."""
+    """Experimental, old name of ``em-rilstone``: a shrinkage step, not a bias correction nor [MHS18]'s published one.
+
+    [MHS18]'s published correction is ``em-murakami``; this name is kept so that existing specs
+    (and the CI leaderboard's baseline rows) run unchanged.
+    """
 
     name = "em-corrected"
 
