@@ -84,6 +84,11 @@ def markdown(table: pl.DataFrame, group: list[str]) -> str:
 
 
 def sweep_figure(table: pl.DataFrame, key: str, values: list[float], xlabel: str, path: Path, title: str) -> None:
+    # only the swept values every pipeline has rows for (a partial run plots what it has)
+    present = set(table["users"].to_list())
+    for pipe in table["pipeline"].unique().to_list():
+        present &= set(table.filter(pl.col("pipeline") == pipe)["users"].to_list())
+    values = [v for v, k in zip(values, values_keys(values, key)) if k in present]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
     for pipe in table["pipeline"].unique(maintain_order=True).to_list():
         rows = table.filter(pl.col("pipeline") == pipe)
