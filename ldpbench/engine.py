@@ -130,6 +130,7 @@ def result_row(
     notes: str | None = None,
     n: int = 0,
     d: int = 0,
+    info: str | None = None,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -151,6 +152,7 @@ def result_row(
         "value": float(value),
         "error": error,
         "notes": notes,
+        "info": info,
         "simulation": cell.simulation,
         "n": int(n),
         "d": int(d),
@@ -366,7 +368,7 @@ def _make_run_cell():
                     steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
                     prng = rng_for(seed, "pipeline", ds.label, budget.label, label, rep, pipeline.label)
                     processed = apply_pipeline(steps, estimate, prng, d)
-                    notes = collect_warnings(processed)
+                    notes, info = collect_warnings(processed), row_diagnostics(processed.info)
                 except BaseException as exc:
                     if not _contained(exc):
                         raise
@@ -379,6 +381,7 @@ def _make_run_cell():
                                    error=failure.error if failure else None, greater=_greater(plugins, metric),
                                    notes=None if failure else notes, n=meta["n"], d=meta["d"])
                     r["where"] = failure.where if failure else None
+                    r["info"] = None if failure else info
                     rows.append(r)
         return rows
 
@@ -395,6 +398,19 @@ def collect_warnings(estimate: Estimate) -> str | None:
     """The estimate's declared :attr:`~ldpbench.types.Estimate.warnings`, distinct and "; "-joined
     (None when there are none): the result rows keep them as ``notes``."""
     return "; ".join(dict.fromkeys(str(w) for w in estimate.warnings)) or None
+
+
+def row_diagnostics(info: Mapping[str, Any]) -> str | None:
+    """``info["diagnostics"]`` as compact JSON for the rows' ``info`` column (None when absent).
+
+    A post-processor that makes a per-repeat choice worth studying (EM-Murakami's alpha) puts a
+    small mapping of JSON scalars there; everything else in ``Estimate.info`` stays out of the
+    rows, which must stay small.
+    """
+    found = info.get("diagnostics")
+    if not isinstance(found, Mapping) or not found:
+        return None
+    return json.dumps(dict(found), sort_keys=True, allow_nan=True)
 
 
 def _stamp(rows: list[dict[str, Any]], started: float) -> None:

@@ -78,6 +78,7 @@ COLUMNS: dict[str, pl.DataType] = {
     "value": pl.Float64(),  # NaN when the cell failed
     "error": pl.String(),  # "ExcType: message" of the plugin that raised, else null
     "notes": pl.String(),  # warnings the pipeline's plugins left in Estimate.info ("; "-joined), else null
+    "info": pl.String(),  # JSON object of the pipeline's Estimate.info["diagnostics"] (e.g. EM's alpha), else null
     "simulation": pl.String(),  # "aggregate" | "per-user"
     "n": pl.Int64(),
     "d": pl.Int64(),
@@ -94,7 +95,7 @@ ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
 APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
 #: Columns added after schema 1 was first written; a row without them is still complete (null).
-OPTIONAL_COLUMNS = frozenset({"notes", "where"})
+OPTIONAL_COLUMNS = frozenset({"notes", "where", "info"})
 _COLUMN_SET = frozenset(COLUMNS) - OPTIONAL_COLUMNS
 
 

@@ -141,7 +141,9 @@ class Estimate:
         (Blender); read them through :meth:`current_query_estimates`, which drops them once a
         post-processor has changed the vector they go with.
     :param info: diagnostics (EM iterations, fitted prior parameters, ...), JSON-able, for people:
-        no plugin or core code reads another plugin's ``info``; what is read is a typed field.
+        no plugin reads another plugin's ``info``; what is read is a typed field. One declared key:
+        ``info["diagnostics"]``, a small mapping of JSON scalars (a per-repeat choice worth
+        studying, e.g. ``em-murakami``'s alpha), which the engine copies to the row's ``info`` column.
     """
 
     frequencies: np.ndarray

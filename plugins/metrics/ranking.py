@@ -35,6 +35,15 @@ methods of a repeat see the same tie order — reproducible and paired. ``item-i
 reference's reading: ties by ``Estimate.items`` id, or by domain index for a full-domain estimate.
 Queries are tied the same way (a random order of the query domain, or query id).
 
+Ideal list (``ideal``). ``covered`` (the default, [A17] §4.1: "we discard the artificially added
+queries and URLs and rescale rel_i") scores the estimate against the best ordering of the items it
+covers: a head list that misses a truly popular record loses nothing for it. ``global`` scores it
+against the true **global** top k: relevance is the true share of the whole domain (of all of a
+query's records, for queries), and IDCG@k ranks the whole domain (all queries) by the truth, so a
+true top item missing from the estimate costs its place in the ideal list. For list-of-lists the
+outer level is global and the inner factor of IDCG^Q is one; the inner NDCG^q stay over the
+covered URLs. For a full-domain estimate both are the same.
+
 Query scores (``query_scores``): ``protocol`` uses the query-level estimates a protocol reports in
 ``Estimate.query_estimates`` (Blender's client and blended query estimates are not sums of their
 record estimates, [A17] Fig. 9), as long as they still go with the estimate's record vector:
@@ -143,6 +152,29 @@ def within_group_ndcg(
     return np.divide(actual, ideal, out=np.ones(n_groups), where=ideal > 0)
 
 
+def all_or(ids: np.ndarray | None, d: int) -> np.ndarray:
+    """``ids``, or the whole domain ``0..d-1`` for a full-domain estimate."""
+    return np.arange(d) if ids is None else ids
+
+
+def global_ndcg(
+    relevance_all: np.ndarray,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    k: int | None,
+    tie_key: np.ndarray | None = None,
+    domain_tie_key: np.ndarray | None = None,
+) -> float:
+    """NDCG@k of ranking the items ``ids`` by ``scores`` against the true top k of the whole domain.
+
+    ``relevance_all`` is the true share of every domain item; the items outside ``ids`` cannot be
+    ranked, so a true top-k item the estimate misses leaves its ideal gain unmatched.
+    """
+    ideal = dcg(relevance_all, relevance_all, k, tie_key=domain_tie_key)
+    actual = dcg(np.asarray(relevance_all)[ids], scores, k, tie_key=tie_key)
+    return actual / ideal if ideal > 0 else float("nan")
+
+
 class NDCG(Metric):
     """NDCG@k of the estimate's ranking: flat, of the queries, or [A17]'s list of lists."""
 
@@ -159,6 +191,10 @@ class NDCG(Metric):
         ),
         Param("ideal_inner", str, "one", "inner factor of IDCG^Q: one, or the estimated NDCG^q", choices=("one", "estimated")),
         Param("query_scores", str, "protocol", "rank queries by the protocol's query estimates, or by sums", choices=("protocol", "sum")),
+        Param(
+            "ideal", str, "covered", "score against the best order of the covered items, or the true global top k (missing items penalized)",
+            choices=("covered", "global"),
+        ),
         Param(
             "ties", str, "random", "break ties in the estimate by a random order of the domain (from the metric's rng), or by item id",
             choices=("random", "item-id"),
@@ -178,6 +214,8 @@ class NDCG(Metric):
         domain_key = self._tie_keys(truth.d, rng)
         item_key = self._keys_of(domain_key, items)
         if self.structure == "flat":
+            if self.ideal == "global":
+                return global_ndcg(truth.frequencies, all_or(items, truth.d), scores, self.k, item_key, domain_key)
             return ndcg(rel, scores, self.k, item_key)
 
         all_items = np.arange(truth.d) if items is None else items
@@ -194,7 +232,13 @@ class NDCG(Metric):
             item_key = all_items
         rel_q = np.bincount(group, weights=rel, minlength=query_ids.size)
         score_q = self._query_scores(estimate, query_ids, group, scores)
+        if self.ideal == "global":
+            # every query's true share of the whole domain (all its records, listed or not)
+            all_parents = np.arange(truth.d) if truth.parents is None else np.asarray(truth.parents)
+            rel_q_all = np.bincount(all_parents, weights=truth.frequencies)
         if self.structure == "queries":
+            if self.ideal == "global":
+                return global_ndcg(rel_q_all, query_ids, score_q, self.k, query_key, query_domain_key)
             return ndcg(rel_q, score_q, self.k, query_key)
 
         # Inner NDCG^q only for the queries that can enter the top k of either ranking.
@@ -207,6 +251,10 @@ class NDCG(Metric):
         sub_group = np.cumsum(needed)[group[mine]] - 1
         inner = np.ones(query_ids.size)
         inner[needed] = within_group_ndcg(sub_group, share, scores[mine], self.k, item_key[mine])
+        if self.ideal == "global":
+            ideal = dcg(rel_q_all, rel_q_all, self.k)
+            actual = dcg(rel_q_all[query_ids], score_q, self.k, inner, query_key)
+            return actual / ideal if ideal > 0 else float("nan")
         ideal_factors = inner if self.ideal_inner == "estimated" else None
         ideal = dcg(rel_q, rel_q, self.k, ideal_factors, query_key)
         return dcg(rel_q, score_q, self.k, inner, query_key) / ideal if ideal > 0 else float("nan")

@@ -11,8 +11,12 @@ family plugin (``prior: power-law`` by default, as in [JG19] §IV) whose paramet
 the same estimates (a data-dependent prior): by the mean-variance method (Eq. 17-20) or by maximum
 likelihood (Eq. 16). Works for any pure oracle (GRR, OLH, OUE, HR); [JG19] evaluates OUE.
 
-``zero_below: significance`` also sets calibrated values at or below the significance threshold
-``Phi^-1(1 - beta/d) sigma_s`` to 0 ([JG19] §IV-B: "a negligible impact on the estimation errors").
+``zero_below: significance`` also zeroes items against the significance threshold
+``T = Phi^-1(1 - beta/d) sigma_s`` ([JG19] §IV-B: "further resetting the frequencies smaller than
+the significance threshold in OUE-Calibrate has a negligible impact"). The paper does not say which
+frequencies it compares with T, so ``zero_rule`` chooses: ``calibrated`` zeroes where the
+calibrated value is at most T (the default, unchanged), ``raw`` where the oracle's raw estimate is
+below T (OUE-Zero's rule, Eq. 22, applied before calibrating).
 The fitted parameters and diagnostics go to ``Estimate.info["calibrate"]``.
 
 Cost: the posterior is evaluated on 16 Chebyshev nodes per sigma-wide panel that holds estimates
@@ -90,6 +94,7 @@ class Calibrate(PostProcessor):
         Param("prior", str, "power-law", "prior family of the true counts", plugin_kind="prior"),
         Param("fit", str, "mean-variance", "how to fit the prior: mean-variance ([JG19] Eq. 17-20) or mle (Eq. 16)", choices=FITS),
         Param("zero_below", str, "off", "also zero calibrated values at or below the significance threshold", choices=("off", "significance")),
+        Param("zero_rule", str, "calibrated", "zero_below compares T with: the calibrated value (zero if <= T) or the raw estimate (zero if < T)", choices=("calibrated", "raw")),
         Param("beta", float, DEFAULT_BETA, "significance level of the threshold (zero_below)", min=1e-300, max=0.999999),
         Param("support_min", int, None, "lowest true count of the prior's support (default: the family's, 1 for power-law, else 0)",
               min=0, max=10**10, nullable=True),
@@ -114,7 +119,8 @@ class Calibrate(PostProcessor):
         threshold = None
         if self.zero_below == "significance":
             threshold = significance_threshold(sigma, x.size, self.beta)
-            counts = np.where(counts > threshold, counts, 0.0)
+            keep = counts > threshold if self.zero_rule == "calibrated" else x >= threshold
+            counts = np.where(keep, counts, 0.0)
         info = {
             "prior": prior.name,
             "fit": "fixed" if self.prior_params else self.fit,
@@ -125,6 +131,7 @@ class Calibrate(PostProcessor):
         }
         if threshold is not None:
             info["zero_below"] = threshold
+            info["zero_rule"] = self.zero_rule
         out = estimate.replace(frequencies=counts / n, info={**estimate.info, self.name: info})
         return out.replace(warnings=out.warnings + tuple(f"{self.name}: {w}" for w in warnings))
 

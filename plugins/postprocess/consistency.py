@@ -99,7 +99,8 @@ class PostPos(PostProcessor):
 class BaseCut(PostProcessor):
     """Base-Cut: convert estimates below the significance threshold theta to 0 ([W20] Table I). Cost O(d).
 
-    ``f'_v = f~_v if f~_v > theta_v else 0`` with ``theta_v = Phi^{-1}(1 - alpha/d) * sigma_v``,
+    ``f'_v = 0 if f~_v < theta_v else f~_v`` (estimates *below* the threshold go, as both [W20]
+    and [JG19] §IV-B say: "smaller than the significance threshold") with ``theta_v = Phi^{-1}(1 - alpha/d) * sigma_v``,
     sigma_v the oracle's V-approx noise standard deviation (``Estimate.variance``): the
     Bonferroni-corrected one-sided test of [W17], as in [JG19] Eq. 22 (OUE-Zero is OUE + Base-Cut).
     """
@@ -118,7 +119,7 @@ class BaseCut(PostProcessor):
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         f = _vector(estimate)
-        return _result(estimate, self.name, np.where(f > self.threshold(estimate), f, 0.0))
+        return _result(estimate, self.name, np.where(f < self.threshold(estimate), 0.0, f))
 
 
 class Norm(PostProcessor):

@@ -1,15 +1,20 @@
-"""EM reconstruction, an experimental small-sample step after it, a bootstrap bias correction ([MHS18]).
+"""EM reconstruction, [MHS18]'s published small-sample correction, an experimental variant, a bootstrap.
 
 - ``em``: the maximum-likelihood estimate on the probability simplex from the reports' sufficient
   statistics (each budget group's report histogram and channel), by EM (Agrawal et al. 2005, as
   used by [MHS18] §3). Works for GRR with any mix of budgets (eps = inf included) and for every
   oracle with a finite channel (HR); oracles without one (OUE, OLH) are refused with a clear error.
-- ``em-corrected`` (**experimental**, algorithms.md §4.4): EM followed by the empirical plug-in of
+- ``em-murakami``: [MHS18]'s correction as published (PoPETs 2018, Algorithm 2; ``_murakami.py``):
+  the estimated error a_hat of eq. 28, a multiplier alpha chosen by simulation from the EM
+  estimate over a grid of powers of ten, then the normalized decoder of ``theta - alpha a_hat``.
+  The chosen alpha reaches every result row (``Estimate.info["diagnostics"]``).
+- ``em-rilstone`` (**experimental**; called ``em-corrected`` before the published algorithm was
+  implemented, and still accepted under that name): EM followed by the empirical plug-in of
   Rilstone, Srivastava & Ullah's (1996) second-order bias formula carried to a **boundary** MLE
   (docs/em-correction.md §3): ``b = Delta / N``, Delta the Newton step of the mean log-likelihood
   within the hyperplane sum(theta) = 1; the output is ``project(theta - scale * b)``. It is exactly
   zero at an interior MLE and acts only through the categories EM drives to zero. It is **not** a
-  bias correction and not [MHS18]'s published formula (which we do not have): Rilstone's expansion
+  bias correction and not [MHS18]'s published method (``em-murakami``): Rilstone's expansion
   assumes an interior root of the score equations, which a boundary MLE is not, so ``b`` is not
   the bias of EM. What it does is shrink towards a flatter distribution (lift the boundary, lower
   the support) by an O(1/N) step: it lowers the MSE slightly in the slides' setting while
@@ -33,6 +38,7 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
+from . import _murakami
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, groups_of, newton_step, run_em, sample_histograms
 from ._simplex import project_to_simplex
 
@@ -52,7 +58,7 @@ _EM_PARAMS = (
 class EM(PostProcessor):
     """EM reconstruction: the constrained MLE of the item distribution from report histograms.
 
-    [MHS18] §3 / Agrawal et al. 2005; algorithms.md §4.3. Cost O(d x groups) per iteration.
+    [MHS18] §3 / Agrawal et al. 2005. Cost O(d x groups) per iteration.
     """
 
     name = "em"
@@ -78,25 +84,24 @@ class EM(PostProcessor):
         )
 
 
-class EMCorrected(EM):
+class EMRilstone(EM):
     """Experimental: EM plus a Rilstone plug-in step at the boundary MLE; a shrinkage, not a bias correction.
 
     ``theta_corrected = project_simplex(theta - scale * Delta / N)``, Delta the Newton step of
     the mean log-likelihood within sum(theta) = 1 (expected information of the finite-budget
     groups, observed information of the eps = inf group): the empirical plug-in of Rilstone,
     Srivastava & Ullah's (1996) second-order bias formula at a boundary MLE ([MHS18]'s recipe as
-    the slides give it; algorithms.md §4.4, docs/em-correction.md §3). Zero at an interior MLE;
+    the slides give it; docs/em-correction.md §3). Zero at an interior MLE;
     lifts the categories EM puts on the boundary and lowers the others.
 
     Experimental because the expansion assumes an interior root of the score equations, which a
     boundary MLE is not: ``Delta / N`` is not an estimate of EM's bias. In the slides' setting
     subtracting it *increases* EM's bias (EM already under-estimates the large items; the step
     shrinks them further) and lowers the variance more: a shrinkage towards a flatter
-    distribution, of size O(1/N). [MHS18]'s published correction (its §4) was not available; this
-    does not reproduce its effect.
+    distribution, of size O(1/N). [MHS18]'s published correction is ``em-murakami``.
     """
 
-    name = "em-corrected"
+    name = "em-rilstone"
     params = _EM_PARAMS + (
         Param("scale", float, 1.0, "multiplier of the derived correction (1 = the derivation)", min=0.0, max=1e6),
     )
@@ -151,8 +156,64 @@ class EMBootstrap(EM):
         )
 
 
+class EMCorrected(EMRilstone):
+    """Experimental, old name of ``em-rilstone``: a shrinkage step, not a bias correction nor [MHS18]'s published one.
+
+    [MHS18]'s published correction is ``em-murakami``; this name is kept so that existing specs
+    (and the CI leaderboard's baseline rows) run unchanged.
+    """
+
+    name = "em-corrected"
+
+
+class EMMurakami(EM):
+    """[MHS18]'s small-sample correction of EM as published (PoPETs 2018 (3):84-104, Algorithm 2).
+
+    ``normalize(theta - alpha * a_hat)``: ``a_hat`` the estimated error of eq. 28 (Rilstone et al.'s
+    second-order bias with empirical means, ``_murakami.estimated_error``) and ``alpha`` the power
+    of ten that best corrects EM on ``simulations`` data sets of N users drawn from theta (the
+    same budget groups and channels), whose own EM estimates are corrected by their own ``a_hat``
+    and compared with theta. Simulated reports come from the cell's pipeline stream. Cost:
+    ``simulations + 1`` EM runs and ``simulations + 1`` d x d solves (d <= 4096).
+    """
+
+    name = "em-murakami"
+    params = _EM_PARAMS + (
+        Param("alpha_min_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[0], "smallest alpha is 10**this"),
+        Param("alpha_max_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[1], "largest alpha is 10**this"),
+        Param("simulations", int, 1, "simulated data sets (of N users each) that choose alpha; the paper uses 1", min=1),
+        Param("ridge", float, _murakami.DEFAULT_RIDGE, "Tikhonov term added to S before inverting it (eq. 29)", min=0.0),
+    )
+
+    def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
+        groups = groups_of(estimate, self.name)
+        alphas = _murakami.alpha_grid(self.alpha_min_exponent, self.alpha_max_exponent)
+        result = self._run(groups)
+        theta = result.theta
+        a_hat = _murakami.estimated_error(theta, _murakami.report_columns(groups), self.ridge)
+        simulated = []
+        for _ in range(self.simulations):
+            sim_groups = sample_histograms(groups, theta, rng)
+            sim_theta = self._run(sim_groups).theta
+            simulated.append((sim_theta, _murakami.estimated_error(sim_theta, _murakami.report_columns(sim_groups), self.ridge)))
+        alpha, _ = _murakami.choose_alpha(theta, simulated, alphas)
+        corrected = _murakami.normalized_decoder(theta - alpha * a_hat)
+        info = {
+            **estimate.info,
+            **result.info(self.tol, self.max_iter),
+            "murakami_alpha": alpha,
+            "murakami_a_hat_l1": float(np.abs(a_hat).sum()),
+            "correction_l1": float(np.abs(corrected - theta).sum()),
+            # the engine stores these in every result row (column ``info``)
+            "diagnostics": {**estimate.info.get("diagnostics", {}), "alpha": alpha},
+        }
+        return estimate.replace(frequencies=corrected, info=info)
+
+
 @hookimpl
 def ldpbench_register_postprocessors(registry):
     registry.register(EM)
+    registry.register(EMRilstone)
     registry.register(EMCorrected)
+    registry.register(EMMurakami)
     registry.register(EMBootstrap)

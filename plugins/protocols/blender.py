@@ -138,6 +138,11 @@ class Blender(Protocol):
         Param("client_variance", str, "exact", "exact (unbiased plug-in) or paper (Theorem 5 as printed)", choices=CLIENT_VARIANCES),
         Param("project", bool, True, "project each estimate (with <*,*>) onto the probability simplex"),
         Param(
+            "project_groups", str, "all",
+            "which outputs 'project' acts on: all three, or the blended one only ([A17] Fig. 7 step 5 projects the blend)",
+            choices=("all", "blended"),
+        ),
+        Param(
             "client_sampler", str, None,
             "aggregate (exact multinomial) or per-user (LocalAlg on every client); null: the run's simulation mode",
             choices=SAMPLERS, nullable=True,
@@ -289,6 +294,7 @@ class Blender(Protocol):
             "client_sampler": sampler,
             "records": "(query, *)" if query_only else "(query, URL)",
             "projected": bool(self.project),
+            "projected_groups": self.project_groups if self.project else "none",
             "variance_note": "per-record variance estimates of the estimate before projection",
         }
         sizes = {"opt-in": n_s + n_t, "client": n_c, "blended": population.n}
@@ -297,7 +303,7 @@ class Blender(Protocol):
             g = groups[label]
             p_rec, p_star = np.asarray(g["p"], dtype=float), g["star"][0]
             p_query, p_star_q = np.asarray(g["pq"], dtype=float), g["starq"][0]
-            if self.project:
+            if self.project and (self.project_groups == "all" or label == "blended"):
                 p_rec, p_star = _project(p_rec, p_star)
                 p_query, p_star_q = _project(p_query, p_star_q)
             info = dict(common)

@@ -312,6 +312,20 @@ def test_run_is_reproducible_and_unprojected_output_is_raw():
     )
 
 
+def test_project_groups_blended_projects_only_the_blend():
+    # [A17] Fig. 7 step 5 projects the blended estimate; opt-in and client stay as estimated.
+    pop = record_population()
+    raw = Blender(**_defaults(project=False)).run(pop, 1.0, np.random.default_rng(9))
+    only = Blender(**_defaults(project_groups="blended")).run(pop, 1.0, np.random.default_rng(9))
+    every = Blender(**_defaults()).run(pop, 1.0, np.random.default_rng(9))
+    for label in ("opt-in", "client"):
+        np.testing.assert_array_equal(only[label].frequencies, raw[label].frequencies)
+        assert only[label].info["projected_groups"] == "blended"
+    np.testing.assert_array_equal(only["blended"].frequencies, every["blended"].frequencies)
+    assert raw["client"].frequencies.min() < 0  # so the test can tell the two apart
+    assert not np.array_equal(only["client"].frequencies, every["client"].frequencies)
+
+
 def test_run_on_a_flat_population_and_per_user_sampler():
     pop = Population(np.random.default_rng(1).multinomial(200_000, np.arange(1, 101) ** -1.2 / (np.arange(1, 101) ** -1.2).sum()))
     out = Blender(**_defaults(client_sampler="per-user", head_list_size=10)).run(pop, 2.0, np.random.default_rng(2))

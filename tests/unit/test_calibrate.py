@@ -181,6 +181,28 @@ def test_calibrate_with_fixed_prior_params_and_zero_below(plugins):
         plugins.create("postprocessor", "calibrate", {"prior": "gaussian", "prior_params": {"mu": 1.0}}).apply(est, rng)
 
 
+def test_zero_rule_compares_the_calibrated_value_or_the_raw_estimate(plugins):
+    # [JG19] §IV-B does not say which frequencies it compares with T after Calibrate: both readings.
+    rng = np.random.default_rng(6)
+    n, d = 100_000, 500
+    est = hand_estimate(rng.integers(0, 50, d), n, 2.0, rng)
+    fixed = {"prior": "gaussian", "prior_params": {"mu": 25.0, "tau": 15.0}}
+    plain = plugins.create("postprocessor", "calibrate", fixed).apply(est, rng)
+    sigma = plain.info["calibrate"]["noise_sd"]
+    T = significance_threshold(sigma, d)
+    x = n * est.frequencies
+    x[:3] = [T * (1 + 1e-9), T * 1.5, T * 0.999]  # raw estimates just above, above and just below T
+    est = est.replace(frequencies=x / n)
+    plain = plugins.create("postprocessor", "calibrate", fixed).apply(est, rng).frequencies * n
+    assert np.all(plain[:3] < T)  # the prior pulls all three far below T
+    by_value = plugins.create("postprocessor", "calibrate", {**fixed, "zero_below": "significance"}).apply(est, rng)
+    by_raw = plugins.create("postprocessor", "calibrate", {**fixed, "zero_below": "significance", "zero_rule": "raw"}).apply(est, rng)
+    assert np.all(by_value.frequencies == 0)
+    np.testing.assert_allclose(by_raw.frequencies[:3] * n, [plain[0], plain[1], 0.0], rtol=1e-12)
+    assert np.all(by_raw.frequencies[3:][x[3:] < T] == 0)
+    assert by_raw.info["calibrate"]["zero_rule"] == "raw"
+
+
 def test_calibrate_warns_when_estimates_show_no_spread(plugins):
     rng = np.random.default_rng(8)
     est = hand_estimate(np.full(300, 40), 50_000, 1.0, rng, noise=False)  # var(f_hat) = 0 < sigma^2

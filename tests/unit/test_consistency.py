@@ -375,12 +375,13 @@ def test_base_cut_threshold_matches_acceptance_a9(n, d, quantile, thetas):
         assert significance_threshold(sigma_count, d) == pytest.approx(theta, abs=0.1)
 
 
-def test_base_cut_cuts_at_theta():
+def test_base_cut_cuts_below_theta():
+    # [W20] and [JG19] Eq. 22 (OUE-Zero): estimates *smaller than* the threshold go; one equal to it stays
     est = make_estimate(np.zeros(10))
     theta = BaseCut().threshold(est)[0]
     f = np.array([theta * 1.0001, theta, theta * 0.9999, -theta, 0.2, 0, 0, 0, 0, 0])
     out = np.asarray(BaseCut().apply(make_estimate(f), RNG_UNUSED).frequencies)
-    np.testing.assert_array_equal(out, [f[0], 0, 0, 0, 0.2, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(out, [f[0], f[1], 0, 0, 0.2, 0, 0, 0, 0, 0])
 
 
 def test_base_cut_needs_a_variance():

@@ -157,6 +157,37 @@ def test_partial_estimate_uses_rescaled_shares_of_its_items():
     assert math.isnan(metric().score(truth, est([], items=np.array([], dtype=int)), RNG))
 
 
+def test_global_ideal_penalizes_a_missing_true_top_item():
+    # The estimate covers items 2 and 0 in the right order: perfect against what it covers, but the
+    # true top 2 are items 0 and 1; item 1 is missing, so its ideal gain goes unmatched.
+    truth = Population(np.array([40, 30, 20, 10]))
+    e = est([0.1, 0.3], items=np.array([2, 0]))
+    assert metric(k=2).score(truth, e, RNG) == pytest.approx(1.0)
+    share = truth.counts / 100
+    gain = np.exp2(share) - 1
+    disc = 1 / np.log2([2, 3])
+    expected = (gain[0] * disc[0] + gain[2] * disc[1]) / (gain[0] * disc[0] + gain[1] * disc[1])
+    assert metric(k=2, ideal="global").score(truth, e, RNG) == pytest.approx(expected, rel=1e-12)
+    # a full-domain estimate: both ideals are the same
+    full = est([0.4, 0.1, 0.3, 0.2])
+    assert metric(k=3, ideal="global").score(truth, full, RNG) == pytest.approx(metric(k=3).score(truth, full, RNG), rel=1e-12)
+
+
+def test_global_ideal_for_queries_counts_every_record_of_a_query():
+    # queries 0 (records 0, 1) and 1 (record 2) and 2 (record 3); the estimate lists records 0 and 3 only
+    truth = Population(np.array([10, 50, 30, 20]), parents=np.array([0, 0, 1, 2]))
+    e = est([0.5, 0.2], items=np.array([0, 3]))
+    q_share = np.array([60, 30, 20]) / 110
+    gain = np.exp2(q_share) - 1
+    disc = 1 / np.log2([2, 3])
+    expected = (gain[0] * disc[0] + gain[2] * disc[1]) / (gain[0] * disc[0] + gain[1] * disc[1])
+    for structure in ("queries", "list-of-lists"):  # one listed URL per query: inner NDCG^q = 1
+        got = metric(k=2, structure=structure, ideal="global").score(truth, e, RNG)
+        assert got == pytest.approx(expected, rel=1e-12)
+    # covered: query 0's share is its listed record only (10 < 20), so the estimate's order is wrong there
+    assert metric(k=2, structure="queries").score(truth, e, RNG) < expected
+
+
 def records(n_queries: int, max_urls: int, rng: np.random.Generator) -> Population:
     sizes = rng.integers(1, max_urls + 1, n_queries)
     parents = np.repeat(np.arange(n_queries), sizes)

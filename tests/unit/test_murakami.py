@@ -1,0 +1,164 @@
+"""em-murakami: [MHS18] Algorithm 2 against a direct, per-user computation of the same equations.
+
+The direct version below loops over users and builds every V_n, as the paper writes the sums
+(eq. 22, 28-32, 56-64); the plugin sums over distinct (channel, report) columns instead. Both
+see the same simulated reports (drawn once, with the plugin's seed), so their outputs must agree
+to round-off.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from ldpbench.groups import simulate_groups
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.types import Population
+from ldpbench_plugins.postprocess import _murakami
+from ldpbench_plugins.postprocess._em import groups_of, sample_histograms
+
+PLUGINS = build_plugins()
+MIX = [(0.5, 40), (2.0, 40), (math.inf, 10)]
+
+
+def tiny_estimate(seed: int = 3, counts=(350, 250, 220, 180)):
+    pop = Population(np.array(counts))
+    make = lambda eps: PLUGINS.create("oracle", "grr", {}, d=pop.d, epsilon=eps)  # noqa: E731
+    return simulate_groups(make, pop, MIX, np.random.default_rng(seed))
+
+
+def per_user_columns(groups) -> np.ndarray:
+    """One column g_n = Q(y_n | .) per user (d x N), from the dense channel matrices."""
+    cols = []
+    for g in groups:
+        dense = g.channel.dense()
+        for y, count in enumerate(g.histogram.astype(int)):
+            cols.extend([dense[y]] * count)
+    return np.array(cols).T
+
+
+def direct_em(g: np.ndarray, iterations: int = 20_000) -> np.ndarray:
+    """Algorithm 1, user by user: p_x <- (1/N) sum_n g_n[x] p_x / (g_n . p)."""
+    d, n = g.shape
+    p = np.full(d, 1.0 / d)
+    for _ in range(iterations):
+        new = np.zeros(d)
+        for k in range(n):
+            new += g[:, k] * p / (g[:, k] @ p)
+        new /= n
+        if np.max(np.abs(new - p)) < 1e-15:
+            return new
+        p = new
+    return p
+
+
+def direct_a_hat(p: np.ndarray, g: np.ndarray, ridge: float) -> np.ndarray:
+    d, n = g.shape
+    s = [g[:, k] / (g[:, k] @ p) for k in range(n)]  # eq. 22
+    S = sum(np.outer(v, v) for v in s) / n  # eq. 31
+    V = [S - np.outer(v, v) for v in s]  # eq. 30
+    Q = -np.linalg.inv(S + ridge * np.eye(d))  # eq. 29, 32
+    t1 = sum(V[k] @ Q @ s[k] for k in range(n)) / n  # eq. 56-57
+    B = sum(np.outer(Q @ v, Q @ v) for v in s)  # eq. 62
+    t2 = np.zeros(d)
+    for k in range(n):
+        u = g[:, k] @ B @ g[:, k]  # eq. 64
+        t2 += g[:, k] * u / (g[:, k] @ p) ** 3  # eq. 63
+    t2 /= 2 * n**2  # eq. 58
+    return Q @ (t1 - t2) / n  # eq. 28
+
+
+def direct_algorithm_2(groups, sim_groups, lo: int, hi: int, ridge: float) -> tuple[np.ndarray, float]:
+    g = per_user_columns(groups)
+    p = direct_em(g)
+    a = direct_a_hat(p, g, ridge)
+    g_sim = per_user_columns(sim_groups)
+    p_sim = direct_em(g_sim)
+    a_sim = direct_a_hat(p_sim, g_sim, ridge)
+    best, best_err = None, np.inf
+    for e in range(lo, hi + 1):
+        alpha = 10.0**e
+        err = float(np.sum((p_sim - alpha * a_sim - p) ** 2))
+        if err < best_err:
+            best, best_err = alpha, err
+    out = np.maximum(p - best * a, 0.0)
+    return out / out.sum(), best
+
+
+def test_estimated_error_equals_the_per_user_sums():
+    groups = groups_of(tiny_estimate())
+    rng = np.random.default_rng(1)
+    theta = rng.dirichlet(np.ones(4))
+    fast = _murakami.estimated_error(theta, _murakami.report_columns(groups), ridge=1e-10)
+    slow = direct_a_hat(theta, per_user_columns(groups), ridge=1e-10)
+    np.testing.assert_allclose(fast, slow, rtol=1e-8, atol=1e-12 * np.abs(slow).max())
+    assert np.abs(slow).max() > 0  # not trivially zero
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_algorithm_2_equals_a_direct_computation(seed):
+    est = tiny_estimate(seed)
+    groups = groups_of(est)
+    plugin = PLUGINS.create("postprocessor", "em-murakami", {"tol": 1e-14, "max_iter": 200_000})
+    out = plugin.apply(est, np.random.default_rng(seed))
+    # the plugin's simulated reports: the first draw of its stream, from its own EM estimate
+    theta = PLUGINS.create("postprocessor", "em", {"tol": 1e-14, "max_iter": 200_000}).apply(est, None).frequencies
+    assert theta.min() > 1e-3  # an interior MLE, so both EMs converge to the same point quickly
+    sim_groups = sample_histograms(groups, theta, np.random.default_rng(seed))
+    expected, alpha = direct_algorithm_2(groups, sim_groups, -10, 9, 1e-10)
+    assert out.info["murakami_alpha"] == alpha
+    assert out.info["diagnostics"] == {"alpha": alpha}
+    np.testing.assert_allclose(out.frequencies, expected, atol=1e-9)
+
+
+def test_alpha_is_the_grid_argmin_and_the_decoder_clips_and_renormalizes():
+    theta = np.array([0.5, 0.3, 0.2])
+    a = np.array([1.0, -2.0, 1.0])
+    sim = [(theta + 1e-2 * a, a)]  # p' = theta + 0.01 a: alpha = 1e-2 corrects it exactly
+    alpha, errors = _murakami.choose_alpha(theta, sim, _murakami.alpha_grid(-4, 2))
+    assert alpha == 1e-2 and errors.min() == pytest.approx(0.0, abs=1e-30)
+    np.testing.assert_allclose(_murakami.normalized_decoder(np.array([0.6, -0.1, 0.5])), [0.6 / 1.1, 0, 0.5 / 1.1])
+
+
+def test_the_alpha_grid_is_a_parameter():
+    est = tiny_estimate()
+    out = PLUGINS.create("postprocessor", "em-murakami", {"alpha_min_exponent": 5, "alpha_max_exponent": 5}).apply(
+        est, np.random.default_rng(0)
+    )
+    assert out.info["murakami_alpha"] == 1e5
+    assert out.frequencies.min() >= 0 and out.frequencies.sum() == pytest.approx(1.0)
+
+
+def test_old_name_runs_the_rilstone_step():
+    est = tiny_estimate()
+    old = PLUGINS.create("postprocessor", "em-corrected", {}).apply(est, np.random.default_rng(0))
+    new = PLUGINS.create("postprocessor", "em-rilstone", {}).apply(est, np.random.default_rng(0))
+    np.testing.assert_array_equal(old.frequencies, new.frequencies)
+
+
+SPEC = """\
+name: alpha
+seed: 5
+repeats: 2
+datasets: [adult]
+users: [{epsilon: 0.5, count: 300}, {epsilon: inf, count: 20}]
+oracles: [grr]
+pipelines: [em, em-murakami]
+metrics: [mse]
+executor: in-process
+"""
+
+
+def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    out = run_cli("run", "spec.yaml", "--out", "res")
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in (tmp_path / "res" / "results.jsonl").read_text().splitlines()[1:]]
+    infos = {(r["pipeline"], r["repeat"]): r["info"] for r in rows}
+    assert infos[("em", 0)] is None
+    for rep in (0, 1):
+        alpha = json.loads(infos[("em-murakami", rep)])["alpha"]
+        assert math.log10(alpha) == round(math.log10(alpha))
