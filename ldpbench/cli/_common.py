@@ -85,4 +85,5 @@ def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plu
     dirs = plugin_dirs_for(spec_path, args)
     plugins = plugins_from_args(args, dirs)
     trusted = getattr(args, "trust_spec_params", False)
-    return plugins, load_spec(spec_path, plugins, trust_user_only=trusted), dirs
+    timeout = getattr(args, "cell_timeout", None)  # only `run` has --cell-timeout
+    return plugins, load_spec(spec_path, plugins, trust_user_only=trusted, cell_timeout=timeout), dirs

@@ -17,6 +17,8 @@ from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..params import Param
 from .timeouts import cell_timeout_problem
+from ..boundary import PluginOutputError, checked_population
+from ..cellguard import cell_guard, is_real_interrupt
 from ..identity import entry_version
 from ..pluginmanager import Plugins
 from ..safeio import check_regular_file
@@ -57,14 +59,21 @@ MAX_NAME_LENGTH = 100
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
-def load_spec(path: str | Path, plugins: Plugins, *, trust_user_only: bool = False) -> Spec:
+#: Seconds a dataset may take to load at validation when no cell_timeout is set (a slower one is
+#: left to the run, where its cells fail or succeed on their own).
+MAX_FACTS_SECONDS = 120.0
+
+
+def load_spec(
+    path: str | Path, plugins: Plugins, *, trust_user_only: bool = False, cell_timeout: float | None = None
+) -> Spec:
     """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem.
 
     :param trust_user_only: let the spec give parameters declared ``user_only`` (a scheduler
         address): ``--trust-spec-params`` on the command line.
     """
     doc = read_document(path)
-    return Validator(doc, plugins, Path(path), trust_user_only=trust_user_only).run()
+    return Validator(doc, plugins, Path(path), trust_user_only=trust_user_only, cell_timeout=cell_timeout).run()
 
 
 def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, trust_user_only: bool = False) -> Spec:
@@ -73,11 +82,16 @@ def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, tru
 
 
 class Validator:
-    def __init__(self, doc: Document, plugins: Plugins, path: Path, *, trust_user_only: bool = False):
+    def __init__(
+        self, doc: Document, plugins: Plugins, path: Path, *, trust_user_only: bool = False,
+        cell_timeout: float | None = None,
+    ):
         self.doc = doc
         self.plugins = plugins
         self.path = path
         self.trust_user_only = trust_user_only
+        #: the command line's --cell-timeout, which beats the spec's (bounds loading datasets here too)
+        self.cell_timeout = cell_timeout
         self.problems: list[str] = []
         #: where each dataset entry sits in the spec (for the dataset-facts checks)
         self.dataset_paths: dict[int, tuple[Any, ...]] = {}
@@ -146,6 +160,7 @@ class Validator:
         if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
             self.problem(("cell_timeout",), timeout_problem)
             cell_timeout = None
+        self.load_timeout = self.cell_timeout or (float(cell_timeout) if cell_timeout else MAX_FACTS_SECONDS)
         plugins_dir = data.get("plugins_dir")
         if plugins_dir is not None and not isinstance(plugins_dir, str):
             self.problem(("plugins_dir",), "'plugins_dir' must be a path")
@@ -485,17 +500,24 @@ class Validator:
         if isinstance(described.get("n"), int) and isinstance(described.get("d"), int):
             return described["n"], described["d"]
         try:
-            population = self.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label))
+            # Plugin code runs here, before any cell: under the same guards as a cell (its time
+            # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
+            with cell_guard(self.load_timeout):
+                population = self.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label))
         except (LdpbenchError, OSError) as exc:
             self.problem(where, f"dataset '{ds.label}' cannot be loaded: {exc}")
             return None
         except MemoryError:
             self.problem(where, f"dataset '{ds.label}' does not fit in memory")
             return None
-        except Exception:  # noqa: BLE001 - a plugin bug: the run reports it as failed cells
+        except BaseException as exc:  # noqa: BLE001 - a plugin bug or hang: the run reports it as failed cells
+            if is_real_interrupt(exc):
+                raise
             return None
-        if not isinstance(population, Population):
-            return None  # the run reports the broken plugin
+        try:
+            population = checked_population(f"dataset '{ds.name}'", population)
+        except PluginOutputError:
+            return None  # not a usable population: the run reports the broken plugin on its cells
         return population.n, population.d
 
     def budget_facts(self, ds: DatasetEntry, budget: Budget, n: int, d: int) -> None:

@@ -53,13 +53,12 @@ class GRRPerUserOnly(GRR):
 def test_tags_are_derived_from_what_the_class_overrides():
     tags = GRR(d=4, epsilon=1.0).tags()
     assert tags.aggregate and tags.finite_output and tags.aggregate_histogram and tags.output_rows
-    assert not tags.support_matrix  # support_matrix is not implemented: the tag is off
+    assert tags.support_matrix  # GRR implements support_matrix: the tag is on
 
-    class WithSupportMatrix(GRR):
-        def support_matrix(self, reports):
-            return np.asarray(reports)[:, None] == np.arange(self.d)[None, :]
+    class WithoutSupportMatrix(GRR):
+        support_matrix = Oracle.support_matrix  # back to the base class's "not implemented"
 
-    assert WithSupportMatrix(d=4, epsilon=1.0).tags().support_matrix
+    assert not WithoutSupportMatrix(d=4, epsilon=1.0).tags().support_matrix
     no_hist = GRRNoHistogramSampler(d=4, epsilon=1.0).tags()
     assert no_hist.aggregate and no_hist.finite_output and not no_hist.aggregate_histogram
     assert not GRRPerUserOnly(d=4, epsilon=1.0).tags().aggregate
@@ -255,6 +254,7 @@ NOT_PLUGIN_PROBES = {
     ("cli/_common.py", 'getattr(args, "trust_spec_plugins", False)'),
     ("cli/_common.py", 'getattr(args, "trust_spec_params", False)'),
     ("cli/_common.py", 'getattr(args, "disable_plugin", None)'),
+    ("cli/_common.py", 'getattr(args, "cell_timeout", None)'),
     ("cellguard.py", 'hasattr(signal, "SIGALRM")'),
     ("identity.py", 'getattr(module, "__file__", None)'),
     ("store.py", 'getattr(os, "O_CLOEXEC", 0)'),
