@@ -29,6 +29,7 @@ import polars as pl
 
 from .errors import UsageError
 from .leaderboard import CONFIDENCE, LEADERBOARD_COLUMNS, aggregate, format_epsilon, render
+from .stats.ties import manifest_alpha
 from .store import MANIFEST_FILE, RESULTS_FILE, ResultsStore
 
 REPORT_FILE = "report.md"
@@ -68,7 +69,7 @@ def load_leaderboard_frame(path: str | Path) -> tuple[pl.DataFrame, dict[str, An
             df = store.load()
         manifest = store.read_manifest() if store.manifest_path.is_file() else None
         order = manifest.get("cell_order") if manifest else None
-        return aggregate(df, order=order), manifest
+        return aggregate(df, order=order, alpha=manifest_alpha(manifest)), manifest
     if path.is_dir() and not (path / LEADERBOARD_FILE).is_file():
         raise UsageError(f"{path}: neither {RESULTS_FILE} nor {LEADERBOARD_FILE} here (expected a folder written by `ldpbench run`)")
     rows = load_leaderboard(path, "results")  # a JSON leaderboard: file, or folder holding one

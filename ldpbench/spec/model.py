@@ -104,6 +104,7 @@ class Spec:
     requires: list[str] = field(default_factory=list)
     plugins_dir: str | None = None
     resolved: dict[str, Any] = field(default_factory=dict)  #: JSON-able echo for the manifest
+    alpha: float = 0.05  #: level of the leaderboard's paired tests (``tied_best``)
 
 
 def _jsonable(v: Any) -> Any:

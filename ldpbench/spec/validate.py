@@ -35,6 +35,7 @@ TOP_LEVEL_KEYS = (
     "executor",
     "requires",
     "plugins_dir",
+    "alpha",
 )
 SIMULATIONS = ("aggregate", "per-user")
 MAX_REPEATS = 100_000
@@ -87,6 +88,7 @@ class Validator:
             description = ""
         seed = self.integer(data, "seed", 0, 0, 2**63 - 1)
         repeats = self.integer(data, "repeats", 10, 1, MAX_REPEATS)
+        alpha = self.alpha(data)
         simulation = data.get("simulation", "aggregate")
         if simulation not in SIMULATIONS:
             hint = closest(str(simulation), SIMULATIONS)
@@ -138,6 +140,7 @@ class Validator:
             "metrics": [m.label for m in metrics],
             "executor": executor.label if executor else None,
             "requires": requires,
+            "alpha": alpha,
             "file": str(self.path),
         }
         return Spec(
@@ -156,7 +159,18 @@ class Validator:
             requires=requires,
             plugins_dir=plugins_dir,
             resolved=resolved,
+            alpha=alpha,
         )
+
+    def alpha(self, data: dict) -> float:
+        """``alpha``: the level of the leaderboard's paired tests against the best (``tied_best``)."""
+        from ..stats.paired import DEFAULT_ALPHA
+
+        value = data.get("alpha", DEFAULT_ALPHA)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            self.problem(("alpha",), f"'alpha' must be a number between 0 and 1 (exclusive), got {value!r}")
+            return DEFAULT_ALPHA
+        return float(value)
 
     def integer(self, data: dict, key: str, default: int, lo: int, hi: int) -> int:
         value = data.get(key, default)

@@ -70,3 +70,12 @@ def tie_columns(
             out["diff_low"][i] = res.diff_low
             out["diff_high"][i] = res.diff_high
     return lb.with_columns([pl.Series(c, out[c], dtype=t, strict=False) for c, t in TIE_COLUMNS.items()])
+
+
+def manifest_alpha(manifest: Any) -> float:
+    """The spec's ``alpha`` recorded in a run manifest (the default when absent or malformed)."""
+    spec = manifest.get("spec") if isinstance(manifest, dict) else None
+    alpha = spec.get("alpha") if isinstance(spec, dict) else None
+    if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and 0 < alpha < 1:
+        return float(alpha)
+    return DEFAULT_ALPHA

@@ -96,3 +96,17 @@ def test_norm_sub_twice_is_tied_and_base_is_not(tmp_path, repeats):
     lb = ldpbench.run(spec, tmp_path / "r", workers=1).leaderboard
     tied = dict(zip(lb["pipeline"].to_list(), lb["tied_best"].to_list()))
     assert tied == {"norm-sub": True, "norm-sub+base": True, "base": False}
+
+
+def test_spec_alpha_sets_the_level_and_is_validated(tmp_path):
+    from ldpbench.errors import SpecError
+
+    spec = {"name": "a", "seed": 1, "repeats": 3, "datasets": [{"zipf": {"d": 16, "n": 1000}}],
+            "epsilons": [1], "oracles": ["grr"], "pipelines": ["base"], "metrics": ["mse"]}
+    with pytest.raises(SpecError) as exc:
+        ldpbench.run({**spec, "alpha": 1.5}, tmp_path / "bad", workers=1)
+    assert any(":" in p and "'alpha' must be a number between 0 and 1" in p for p in exc.value.problems)
+    outcome = ldpbench.run({**spec, "alpha": 0.01}, tmp_path / "ok", workers=1)
+    assert outcome.spec.alpha == 0.01
+    manifest = json.loads((tmp_path / "ok" / "manifest.json").read_text())
+    assert manifest["spec"]["alpha"] == 0.01
