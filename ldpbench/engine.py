@@ -137,6 +137,7 @@ def result_row(
     notes: str | None = None,
     n: int = 0,
     d: int = 0,
+    theory: float = math.nan,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -164,6 +165,7 @@ def result_row(
         "d": int(d),
         "fingerprint": fingerprint(base_fp, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data()),
         "elapsed": 0.0,
+        "theory": float(theory),
     }
 
 
@@ -200,10 +202,10 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
 
     def row(
         oracle_label: str, pipeline: Pipeline, metric: Entry, value: float, error: str | None, greater: bool,
-        notes: str | None = None,
+        notes: str | None = None, theory: float = math.nan,
     ) -> None:
         rows.append(result_row(cell, oracle_label, pipeline, metric, value=value, error=error, greater=greater,
-                               notes=notes, n=meta["n"], d=meta["d"]))
+                               notes=notes, n=meta["n"], d=meta["d"], theory=theory))
 
     plugins: Plugins | None = None
     try:
@@ -228,6 +230,8 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
 
     for label, estimate in outputs.items():
         meta["n"] = estimate.n
+        variance = _theory_variance(plugins, cell, population, estimate)
+        digest = estimate.frequencies_digest() if variance is not None else None
         for pipeline in task.pipelines:
             try:
                 steps = [plugins.create("postprocessor", s.name, s.param_dict) for s in pipeline.steps]
@@ -246,11 +250,40 @@ def run_cell(task: CellTask) -> list[dict[str, Any]]:
                 mrng = rng_for(seed, "metric", ds.label, budget.label, rep, metric.label)
                 try:
                     value = float(scorer.score(population, processed, mrng))
-                    row(label, pipeline, metric, value, None, g, notes)
+                    theory = math.nan
+                    if digest is not None and processed.frequencies_digest() == digest:
+                        theory = _theory(scorer, population, processed, variance)
+                    row(label, pipeline, metric, value, None, g, notes, theory)
                 except PLUGIN_ERRORS as exc:
                     row(label, pipeline, metric, math.nan, _error_text(f"metric '{metric.name}'", exc), g)
     _stamp(rows, started)
     return rows
+
+
+def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estimate: Estimate) -> Any:
+    """The unprocessed oracle estimate's per-item variance (:mod:`ldpbench.theory`), or None.
+
+    Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
+    its rows."""
+    from .theory import expected_item_variance
+
+    mech = cell.mechanism
+    if mech.kind != "oracle":
+        return None
+    try:
+        return expected_item_variance(
+            lambda eps: plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps),
+            estimate, population.frequencies, population.n,
+        )
+    except PLUGIN_ERRORS:
+        return None
+
+
+def _theory(scorer: Any, population: Population, processed: Estimate, variance: Any) -> float:
+    try:
+        return float(scorer.theory(population, processed, variance))
+    except PLUGIN_ERRORS:
+        return math.nan
 
 
 def collect_warnings(info: Mapping[str, Any]) -> str | None:

@@ -58,6 +58,7 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     "error": pl.String(),  # the first error message of the group, if any
     # Appended after schema 1 was fixed (additive: a reader of an older file sees them as null).
     **TIE_COLUMNS,
+    "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.theory); NaN if none
 }
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -98,6 +99,8 @@ def aggregate(
             .sort("_rank", maintain_order=True)
             .drop("_rank")
         )
+    if "theory" not in df.columns:  # rows written before the column existed
+        df = df.with_columns(theory=pl.lit(math.nan, dtype=pl.Float64))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
     good = value.filter(ok)
@@ -120,6 +123,7 @@ def aggregate(
         d=pl.col("d").first(),
         fingerprint=pl.col("fingerprint").drop_nulls().unique().sort().str.join("|"),
         error=pl.col("error").drop_nulls().first(),
+        theory=pl.col("theory").filter(ok).mean(),
     )
     repeats = lb["repeats"].to_numpy().astype(float)
     std = lb["std"].fill_null(math.nan).to_numpy().astype(float)

@@ -485,6 +485,12 @@ class Metric(Plugin):
         (``truth.frequencies``), restricted to ``estimate.items`` when that is set.
         """
 
+    def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
+        """Optional: the expected score of an unbiased ``estimate`` with per-item ``variance``
+        (fraction scale), e.g. MSE = mean(variance). NaN (the default) when the metric has no
+        such formula. The engine stores it as the row's ``theory`` (:mod:`ldpbench.theory`)."""
+        return math.nan
+
 
 class Dataset(Plugin):
     """A population: a shipped histogram, a user's file, or a synthetic generator."""

@@ -37,6 +37,18 @@ class MSE(Metric):
             sq = sq * estimate.n
         return float(sq.sum() if self.reduction == "sum" else sq.mean())
 
+    def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
+        """E[MSE] of an unbiased estimate: the mean (or sum) of its per-item variances, in this
+        metric's scale (bias 0, so E[(f' - f)^2] = Var[f'] item by item)."""
+        if estimate.query_transforms or not covers_whole_domain(truth, estimate, np.arange(estimate.d)):
+            return float("nan")
+        var = np.asarray(variance, dtype=float)
+        if self.scale == "count":
+            var = var * float(estimate.n) ** 2
+        elif self.scale == "n":
+            var = var * estimate.n
+        return float(var.sum() if self.reduction == "sum" else var.mean())
+
 
 class L1(Metric):
     """L1 distance ``sum_v |f'_v - f_v|`` ([A17] §4.1; algorithms.md §6.6), fraction scale by default.
