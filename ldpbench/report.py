@@ -326,6 +326,13 @@ def write_report(results: str | Path, out_dir: str | Path | None = None) -> Repo
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
+    from .report_sections import baseline_section, ranks_section, theory_section
+
+    lines.extend(baseline_section(lb))
+    lines.extend(theory_section(lb))
+    rank_lines, cd_figures = ranks_section(lb, out, manifest_alpha(manifest))
+    lines.extend(rank_lines)
+    report.figures.extend(cd_figures)
     lines.extend(_failures(lb))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     return report

@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "compare",
     "leaderboard",
     "report",
+    "rank",
 )
 
 
