@@ -46,6 +46,7 @@ class Report:
     markdown: Path
     figures: list[Path] = field(default_factory=list)
     rows: int = 0
+    rank_figures: list[Path] = field(default_factory=list)  # critical-difference diagrams
 
 
 # ----------------------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def write_report(results: str | Path, out_dir: str | Path | None = None) -> Repo
     lines.extend(theory_section(lb))
     rank_lines, cd_figures = ranks_section(lb, out, manifest_alpha(manifest))
     lines.extend(rank_lines)
-    report.figures.extend(cd_figures)
+    report.rank_figures.extend(cd_figures)
     lines.extend(_failures(lb))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     return report

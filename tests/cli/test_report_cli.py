@@ -82,7 +82,7 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
         width, height = png_size(png)
         assert width > 300 and height > 200
     # The markdown embeds every figure by its relative name, under a heading per metric.
-    assert re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md) == ["fig-mse.png", "fig-l1.png"]
+    assert re.findall(r"!\[[^\]]*\]\((fig-[^)]+)\)", md) == ["fig-mse.png", "fig-l1.png"]
     assert "## mse" in md and "## l1" in md
     # The leaderboard tables: one per (dataset, metric), one column per epsilon, best in bold.
     assert md.count("#### zipf(d=16,n=3000,s=1.2) · mse (lower is better)") == 1
