@@ -101,7 +101,7 @@ def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
     assert code == 0, err
     assert "1 figures" in err
     one = results / "one" / "report"
-    assert (one / "report.md").is_file() and [p.name for p in one.glob("*.png")] == ["fig-mse.png"]
+    assert (one / "report.md").is_file() and [p.name for p in one.glob("fig-*.png")] == ["fig-mse.png"]
     # One dataset instead of two: the same metric's figure is narrower by about one panel.
     one_w, one_h = png_size(one / "fig-mse.png")
     two_w, two_h = png_size(two_report[1] / "fig-mse.png")
