@@ -111,7 +111,7 @@ def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
 def test_a_leaderboard_json_also_makes_a_report(results, capsys):
     code, _, err = cli(capsys, "report", results / "one" / "leaderboard.json", "--out", results / "from-json")
     assert code == 0, err
-    assert [p.name for p in (results / "from-json").glob("*.png")] == ["fig-mse.png"]
+    assert [p.name for p in (results / "from-json").glob("fig-*.png")] == ["fig-mse.png"]
     assert "fig-mse.png" in (results / "from-json" / "report.md").read_text()
 
 
