@@ -47,6 +47,7 @@ class Report:
     figures: list[Path] = field(default_factory=list)
     rows: int = 0
     rank_figures: list[Path] = field(default_factory=list)  # critical-difference diagrams
+    html: Path | None = None  # report.html with --html
 
 
 # ----------------------------------------------------------------------------------------------
@@ -293,7 +294,7 @@ def _failures(lb: pl.DataFrame) -> list[str]:
     return lines
 
 
-def write_report(results: str | Path, out_dir: str | Path | None = None) -> Report:
+def write_report(results: str | Path, out_dir: str | Path | None = None, html: bool = False) -> Report:
     """Write ``report.md`` and its PNG figures for ``results`` into ``out_dir``.
 
     :param results: a results folder (``results.jsonl``), a folder with a merged
@@ -336,4 +337,10 @@ def write_report(results: str | Path, out_dir: str | Path | None = None) -> Repo
     report.rank_figures.extend(cd_figures)
     lines.extend(_failures(lb))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    if html:
+        from .html_report import write_html
+
+        title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
+        report.html = write_html(lb, manifest, report.figures, report.rank_figures,
+                                 "\n".join(rank_lines), out, title)
     return report
