@@ -131,6 +131,7 @@ def result_row(
     n: int = 0,
     d: int = 0,
     info: str | None = None,
+    theory: float = math.nan,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -160,6 +161,7 @@ def result_row(
         "elapsed": 0.0,
         # Not a schema column (the store keeps extra keys): what resume matches.
         CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
+        "theory": float(theory),
     }
 
 
@@ -234,17 +236,22 @@ class _Failure:
 
 def _score(
     load: Any, plugins: Plugins, task: CellTask, metrics: list[tuple[Entry, Any, _Failure | None]],
-    processed: Estimate, stage: list[str],
-) -> list[tuple[Entry, float, _Failure | None]]:
-    """Every metric's value for one processed estimate. The population lives in this frame only
-    while metrics run, never while a post-processor does."""
+    processed: Estimate, stage: list[str], raw: Estimate,
+) -> list[tuple[Entry, float, _Failure | None, float]]:
+    """Every metric's value for one processed estimate, and its ``theory`` (NaN unless the
+    pipeline left the oracle's vector unchanged). The population lives in this frame only while
+    metrics run, never while a post-processor does; so does the theory's variance, which is a
+    function of the true frequencies."""
     cell = task.cell
     truth = load(plugins, task)
     view = frozen_estimate(processed)
+    variance = None
+    if processed.frequencies_digest() == raw.frequencies_digest():
+        variance = _theory_variance(plugins, cell, truth, raw)
     out = []
     for metric, scorer, failure in metrics:
         if failure is not None:
-            out.append((metric, math.nan, failure))
+            out.append((metric, math.nan, failure, math.nan))
             continue
         # The same metric stream for every mechanism and pipeline of a repeat: e.g. set-query
         # draws the same random subsets for all methods (paired comparisons).
@@ -252,11 +259,14 @@ def _score(
         who = f"metric '{metric.name}'"
         stage[0] = who
         try:
-            out.append((metric, checked_metric_value(who, scorer.score(truth, view, mrng)), None))
+            value = checked_metric_value(who, scorer.score(truth, view, mrng))
         except BaseException as exc:
             if not _contained(exc):
                 raise
-            out.append((metric, math.nan, _Failure(who, exc)))
+            out.append((metric, math.nan, _Failure(who, exc), math.nan))
+            continue
+        theory = _theory(scorer, truth, view, variance) if variance is not None else math.nan
+        out.append((metric, value, None, theory))
     return out
 
 
@@ -373,13 +383,13 @@ def _make_run_cell():
                     if not _contained(exc):
                         raise
                     failure = _Failure(stage[0], exc)
-                    scores = [(metric, math.nan, failure) for metric, _, _ in metrics]
+                    scores = [(metric, math.nan, failure, math.nan) for metric, _, _ in metrics]
                 else:
-                    scores = _score(load_population, plugins, task, metrics, processed, stage)
-                for metric, value, failure in scores:
+                    scores = _score(load_population, plugins, task, metrics, processed, stage, estimate)
+                for metric, value, failure, theory in scores:
                     r = result_row(cell, label, pipeline, metric, value=value,
                                    error=failure.error if failure else None, greater=_greater(plugins, metric),
-                                   notes=None if failure else notes, n=meta["n"], d=meta["d"])
+                                   notes=None if failure else notes, n=meta["n"], d=meta["d"], theory=theory)
                     r["where"] = failure.where if failure else None
                     r["info"] = None if failure else info
                     rows.append(r)
@@ -392,6 +402,32 @@ def _make_run_cell():
 
 
 run_cell = _make_run_cell()
+
+
+def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estimate: Estimate) -> Any:
+    """The unprocessed oracle estimate's per-item variance (:mod:`ldpbench.theory`), or None.
+
+    Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
+    its rows."""
+    from .theory import expected_item_variance
+
+    mech = cell.mechanism
+    if mech.kind != "oracle":
+        return None
+    try:
+        return expected_item_variance(
+            lambda eps: plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps),
+            estimate, population.frequencies, population.n,
+        )
+    except Exception:  # noqa: BLE001 - a diagnostic never fails a row
+        return None
+
+
+def _theory(scorer: Any, population: Population, processed: Estimate, variance: Any) -> float:
+    try:
+        return float(scorer.theory(population, processed, variance))
+    except Exception:  # noqa: BLE001 - a diagnostic never fails a row
+        return math.nan
 
 
 def collect_warnings(estimate: Estimate) -> str | None:

@@ -26,6 +26,8 @@ import polars as pl
 from tabulate import tabulate
 
 from .errors import UsageError
+from .stats.paired import DEFAULT_ALPHA
+from .stats.ties import TIE_COLUMNS, tie_columns
 from .store import dumps_json, rows_to_frame, stamp_leaderboard_rows
 
 #: One leaderboard row per combination of these.
@@ -54,13 +56,18 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     "d": pl.Int64(),
     "fingerprint": pl.String(),  # distinct fingerprints of the group joined by "|"
     "error": pl.String(),  # the first error message of the group, if any
+    # Appended after schema 1 was fixed (additive: a reader of an older file sees them as null).
+    **TIE_COLUMNS,
+    "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.theory); NaN if none
 }
 
 FORMATS = ("table", "markdown", "csv", "json")
 
 
 def aggregate(
-    rows: pl.DataFrame | Iterable[Mapping[str, Any]], order: Sequence[str] | None = None
+    rows: pl.DataFrame | Iterable[Mapping[str, Any]],
+    order: Sequence[str] | None = None,
+    alpha: float = DEFAULT_ALPHA,
 ) -> pl.DataFrame:
     """Aggregate result rows over repeats into the leaderboard.
 
@@ -75,7 +82,9 @@ def aggregate(
     successful repeat the noise is unknown: ``stderr`` and the CI are NaN, not 0 (``ldpbench
     compare`` then falls back to its threshold alone). ``best`` marks, within each (dataset,
     users, epsilon, metric), every (oracle, pipeline) whose mean equals the best one in the
-    metric's direction (ties all marked); an all-failed row is never best.
+    metric's direction (ties all marked); an all-failed row is never best. ``rank`` and
+    ``tied_best`` (at level ``alpha``) come from paired tests over repeats against the group's
+    best (:mod:`ldpbench.stats.paired`).
     """
     # Imported here: scipy costs a quarter second that `compare` of two JSON files never needs.
     from scipy.special import stdtrit  # the Student t quantile (scipy.stats is slower to import)
@@ -90,6 +99,8 @@ def aggregate(
             .sort("_rank", maintain_order=True)
             .drop("_rank")
         )
+    if "theory" not in df.columns:  # rows written before the column existed
+        df = df.with_columns(theory=pl.lit(math.nan, dtype=pl.Float64))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
     good = value.filter(ok)
@@ -112,6 +123,7 @@ def aggregate(
         d=pl.col("d").first(),
         fingerprint=pl.col("fingerprint").drop_nulls().unique().sort().str.join("|"),
         error=pl.col("error").drop_nulls().first(),
+        theory=pl.col("theory").filter(ok).mean(),
     )
     repeats = lb["repeats"].to_numpy().astype(float)
     std = lb["std"].fill_null(math.nan).to_numpy().astype(float)
@@ -134,6 +146,7 @@ def aggregate(
     lb = lb.with_columns(_score=score).with_columns(
         best=(pl.col("_score") == pl.col("_score").max().over(list(RANK_COLUMNS))).fill_null(False)
     )
+    lb = tie_columns(lb, df.filter(ok), GROUP_COLUMNS, RANK_COLUMNS, alpha)
     return lb.select([pl.col(k).cast(t) for k, t in LEADERBOARD_COLUMNS.items()])
 
 
@@ -170,6 +183,8 @@ def _cell(row: Mapping[str, Any], fmt: str) -> str:
     text = format_mean_se(row["mean"], row["stderr"])
     if row["best"]:
         text = f"**{text}**" if fmt == "markdown" else f"{text} *"
+    elif row.get("tied_best"):
+        text = f"{text} ≈"
     if row["failed"]:
         text += f" ({row['failed']} failed)"
     return text
@@ -204,7 +219,10 @@ def _blocks(lb: pl.DataFrame, fmt: str) -> list[tuple[str, list[str], list[list[
     return out
 
 
-_FOOTER = "mean ± standard error over repeats; {best} marks the best mean in its column (ties all marked)"
+_FOOTER = (
+    "mean ± standard error over repeats; {best} marks the best mean in its column (ties all marked), "
+    "≈ a row not significantly worse than it (paired Wilcoxon over repeats, Holm-corrected)"
+)
 
 
 def render(lb: pl.DataFrame, fmt: str = "table") -> str:

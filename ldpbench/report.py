@@ -29,6 +29,7 @@ import polars as pl
 
 from .errors import UsageError
 from .leaderboard import CONFIDENCE, LEADERBOARD_COLUMNS, aggregate, format_epsilon, render
+from .stats.ties import manifest_alpha
 from .store import MANIFEST_FILE, RESULTS_FILE, ResultsStore
 
 REPORT_FILE = "report.md"
@@ -45,6 +46,8 @@ class Report:
     markdown: Path
     figures: list[Path] = field(default_factory=list)
     rows: int = 0
+    rank_figures: list[Path] = field(default_factory=list)  # critical-difference diagrams
+    html: Path | None = None  # report.html with --html
 
 
 # ----------------------------------------------------------------------------------------------
@@ -68,7 +71,7 @@ def load_leaderboard_frame(path: str | Path) -> tuple[pl.DataFrame, dict[str, An
             df = store.load()
         manifest = store.read_manifest() if store.manifest_path.is_file() else None
         order = manifest.get("cell_order") if manifest else None
-        return aggregate(df, order=order), manifest
+        return aggregate(df, order=order, alpha=manifest_alpha(manifest)), manifest
     if path.is_dir() and not (path / LEADERBOARD_FILE).is_file():
         raise UsageError(f"{path}: neither {RESULTS_FILE} nor {LEADERBOARD_FILE} here (expected a folder written by `ldpbench run`)")
     rows = load_leaderboard(path, "results")  # a JSON leaderboard: file, or folder holding one
@@ -312,7 +315,7 @@ def _failures(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = None)
     return lines
 
 
-def write_report(results: str | Path, out_dir: str | Path | None = None) -> Report:
+def write_report(results: str | Path, out_dir: str | Path | None = None, html: bool = False) -> Report:
     """Write ``report.md`` and its PNG figures for ``results`` into ``out_dir``.
 
     :param results: a results folder (``results.jsonl``), a folder with a merged
@@ -346,6 +349,19 @@ def write_report(results: str | Path, out_dir: str | Path | None = None) -> Repo
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
+    from .report_sections import baseline_section, ranks_section, theory_section
+
+    lines.extend(baseline_section(lb))
+    lines.extend(theory_section(lb))
+    rank_lines, cd_figures = ranks_section(lb, out, manifest_alpha(manifest))
+    lines.extend(rank_lines)
+    report.rank_figures.extend(cd_figures)
     lines.extend(_failures(lb, _failure_locations(results)))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    if html:
+        from .html_report import write_html
+
+        title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
+        report.html = write_html(lb, manifest, report.figures, report.rank_figures,
+                                 "\n".join(rank_lines), out, title)
     return report

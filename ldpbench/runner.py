@@ -310,7 +310,7 @@ def _run_locked(
     failed = int(df["error"].is_not_null().sum())
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
-    board = aggregate(df, order=[c.cell_id for c in cells])
+    board = aggregate(df, order=[c.cell_id for c in cells], alpha=spec.alpha)
     noted = df["notes"].drop_nulls()
     return RunOutcome(
         spec=spec,

@@ -85,6 +85,7 @@ COLUMNS: dict[str, pl.DataType] = {
     "fingerprint": pl.String(),  # hash of plugin names, versions and params behind the row
     "elapsed": pl.Float64(),  # seconds
     "where": pl.String(),  # failed rows: the plugin frames that raised ("file:line in func <- ..."), else null
+    "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.theory), else NaN
 }
 #: A row is identified by these. One cell has several oracle labels when its mechanism is a
 #: protocol ("blender:blended", "blender:client", ...), so the oracle is part of the key.
@@ -95,7 +96,7 @@ ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
 APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
 #: Columns added after schema 1 was first written; a row without them is still complete (null).
-OPTIONAL_COLUMNS = frozenset({"notes", "where", "info"})
+OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory"})
 _COLUMN_SET = frozenset(COLUMNS) - OPTIONAL_COLUMNS
 
 

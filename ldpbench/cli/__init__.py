@@ -29,6 +29,7 @@ SUBCOMMANDS = (
     "compare",
     "leaderboard",
     "report",
+    "rank",
 )
 
 

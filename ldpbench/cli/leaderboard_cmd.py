@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..leaderboard import aggregate, render
+    from ..stats.ties import manifest_alpha
     from ..store import RESULTS_FILE, ResultsStore
 
     path = Path(args.results)
@@ -51,12 +52,13 @@ def run(args: argparse.Namespace) -> int:
             "line(s); rerun the spec to redo their cells",
             file=sys.stderr,
         )
+    manifest = store.read_manifest() if store.manifest_path.is_file() else None
     if args.failures:
         text = render_failures(df, args.format)
     else:
         # A runner may record the spec's cell order; cells finish out of order on a process pool.
-        order = store.read_manifest().get("cell_order") if store.manifest_path.is_file() else None
-        text = render(aggregate(df, order=order), args.format)
+        order = manifest.get("cell_order") if manifest else None
+        text = render(aggregate(df, order=order, alpha=manifest_alpha(manifest)), args.format)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

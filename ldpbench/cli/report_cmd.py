@@ -21,15 +21,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("results", metavar="RESULTS", help="a results folder or a JSON leaderboard")
     parser.add_argument("-o", "--out", metavar="DIR", help="output folder (default: RESULTS/report)")
+    parser.add_argument("--html", action="store_true",
+                        help="also write one self-contained report.html (figures embedded, sortable tables)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..report import write_report
 
-    report = write_report(args.results, args.out)
+    report = write_report(args.results, args.out, html=args.html)
     print(
         f"ldpbench: report {report.markdown} ({report.rows} leaderboard rows, {len(report.figures)} figures)",
         file=sys.stderr,
     )
+    if report.html:
+        print(f"ldpbench: HTML report {report.html}", file=sys.stderr)
     return int(ExitCode.OK)

@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..leaderboard import render
     from ..runner import run_spec
+    from ..theory import theory_warnings
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
@@ -87,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
         f"in {outcome.seconds:.1f} s; results in {outcome.out_dir}",
         file=sys.stderr,
     )
+    far = theory_warnings(outcome.leaderboard)
+    if far:  # how a wrong oracle is noticed without a test (docs/statistics.md)
+        _summarize(f"{len(far)} rows far from the oracle's theoretical error (check the oracle's variance or sampler)", far, 10, "rows")
     if outcome.noted_rows:
         _summarize(f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings")
     if outcome.failed_rows:

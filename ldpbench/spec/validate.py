@@ -24,7 +24,6 @@ from ..pluginmanager import Plugins
 from ..safeio import check_regular_file
 from ..seeding import rng_for
 from ..suggest import closest
-from ..types import Population
 from .capabilities import capability_problems, default_names
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
@@ -45,6 +44,7 @@ TOP_LEVEL_KEYS = (
     "requires",
     "plugins_dir",
     "cell_timeout",
+    "alpha",
 )
 SIMULATIONS = ("aggregate", "per-user")
 MAX_REPEATS = 100_000
@@ -129,6 +129,7 @@ class Validator:
             description = ""
         seed = self.integer(data, "seed", 0, 0, 2**63 - 1)
         repeats = self.integer(data, "repeats", 10, 1, MAX_REPEATS)
+        alpha = self.alpha(data)
         simulation = data.get("simulation", "aggregate")
         if simulation not in SIMULATIONS:
             hint = closest(str(simulation), SIMULATIONS)
@@ -196,6 +197,7 @@ class Validator:
             "metrics": [m.label for m in metrics],
             "executor": executor.label if executor else None,
             "requires": requires,
+            "alpha": alpha,
             "file": str(self.path),
         }
         return Spec(
@@ -215,7 +217,18 @@ class Validator:
             plugins_dir=plugins_dir,
             cell_timeout=float(cell_timeout) if cell_timeout is not None else None,
             resolved=resolved,
+            alpha=alpha,
         )
+
+    def alpha(self, data: dict) -> float:
+        """``alpha``: the level of the leaderboard's paired tests against the best (``tied_best``)."""
+        from ..stats.paired import DEFAULT_ALPHA
+
+        value = data.get("alpha", DEFAULT_ALPHA)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            self.problem(("alpha",), f"'alpha' must be a number between 0 and 1 (exclusive), got {value!r}")
+            return DEFAULT_ALPHA
+        return float(value)
 
     def integer(self, data: dict, key: str, default: int, lo: int, hi: int) -> int:
         value = data.get(key, default)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from typing import ClassVar
 
@@ -29,3 +30,9 @@ class Metric(Plugin):
         ``truth`` is the population the users were drawn from; compare on fractions
         (``truth.frequencies``), restricted to ``estimate.items`` when that is set.
         """
+
+    def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
+        """Optional: the expected score of an unbiased ``estimate`` with per-item ``variance``
+        (fraction scale), e.g. MSE = mean(variance). NaN (the default) when the metric has no
+        such formula. The engine stores it as the row's ``theory`` (:mod:`ldpbench.theory`)."""
+        return math.nan

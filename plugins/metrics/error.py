@@ -17,13 +17,16 @@ class MSE(Metric):
 
     ``reduction: mean`` is (1/d) sum_v (f'_v - f_v)^2 ([W20], [JG19]); ``sum`` is the squared L2
     norm ||f' - f||^2 used by [MHS18]. ``scale: count`` multiplies the errors by n (n^2 for squares),
-    the convention of [JG19] and of the authors' code.
+    the convention of [JG19] and of the authors' code. ``scale: n`` is the error per user count:
+    the fraction-scale MSE times n. An unbiased oracle's MSE falls as 1/n ([W17] Eq. 2:
+    Var = q*(1-q*)/(n (p*-q*)^2) + O(f/n)), so n * MSE depends on the mechanism and epsilon only,
+    and datasets of different size can be compared on it.
     """
 
     name = "mse"
     params = (
         Param("reduction", str, "mean", "mean over the items, or sum (squared L2 norm)", choices=("mean", "sum")),
-        Param("scale", str, "fraction", "fraction (frequencies) or count (users)", choices=("fraction", "count")),
+        Param("scale", str, "fraction", "fraction (frequencies), count (users), or n (fraction MSE times n, comparable across dataset sizes)", choices=("fraction", "count", "n")),
     )
 
     def tags(self) -> MetricTags:
@@ -35,7 +38,21 @@ class MSE(Metric):
         if self.scale == "count":
             err = err * estimate.n
         sq = err**2
+        if self.scale == "n":
+            sq = sq * estimate.n
         return float(sq.sum() if self.reduction == "sum" else sq.mean())
+
+    def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
+        """E[MSE] of an unbiased estimate: the mean (or sum) of its per-item variances, in this
+        metric's scale (bias 0, so E[(f' - f)^2] = Var[f'] item by item)."""
+        if estimate.query_transforms or not covers_whole_domain(truth, estimate, np.arange(estimate.d)):
+            return float("nan")
+        var = np.asarray(variance, dtype=float)
+        if self.scale == "count":
+            var = var * float(estimate.n) ** 2
+        elif self.scale == "n":
+            var = var * estimate.n
+        return float(var.sum() if self.reduction == "sum" else var.mean())
 
 
 class L1(Metric):
@@ -47,13 +64,15 @@ class L1(Metric):
     (``rescale: both``); ``truth`` rescales only the truth, ``none`` neither. A full-domain
     comparison is never rescaled. ``top: k`` restricts the comparison to the k items with the
     largest true frequency among those the estimate covers: ``l1: {top: 50}`` puts a full-domain
-    oracle and Blender with a 50-record head list on the same footing.
+    oracle and Blender with a 50-record head list on the same footing. ``scale: n`` multiplies
+    the fraction-scale L1 by sqrt(n): an unbiased estimate's error falls as 1/sqrt(n), so the
+    scaled error can be compared across datasets of different size.
     """
 
     name = "l1"
     params = (
         Param("reduction", str, "sum", "sum over the items (the L1 norm) or mean", choices=("sum", "mean")),
-        Param("scale", str, "fraction", "fraction (frequencies) or count (users)", choices=("fraction", "count")),
+        Param("scale", str, "fraction", "fraction (frequencies), count (users), or n (times sqrt(n), comparable across dataset sizes)", choices=("fraction", "count", "n")),
         Param("rescale", str, "both", "on a partial comparison: rescale both, only the truth, or none", choices=("both", "truth", "none")),
         Param("top", int, None, "compare only the items with the largest true frequency (null: all)", min=1, max=MAX_DOMAIN, nullable=True),
     )
@@ -73,6 +92,8 @@ class L1(Metric):
         err = np.abs(est - f)
         if self.scale == "count":
             err = err * estimate.n
+        elif self.scale == "n":
+            err = err * np.sqrt(estimate.n)
         return float(err.sum() if self.reduction == "sum" else err.mean())
 
 

@@ -76,13 +76,13 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
     code, out = two_report
     assert code == 0
     md = (out / "report.md").read_text()
-    pngs = sorted(out.glob("*.png"))
+    pngs = sorted(out.glob("fig-*.png"))  # cd-*.png: the rank section (tests/cli/test_report_statistics.py)
     assert [p.name for p in pngs] == ["fig-l1.png", "fig-mse.png"]
     for png in pngs:
         width, height = png_size(png)
         assert width > 300 and height > 200
     # The markdown embeds every figure by its relative name, under a heading per metric.
-    assert re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md) == ["fig-mse.png", "fig-l1.png"]
+    assert re.findall(r"!\[[^\]]*\]\((fig-[^)]+)\)", md) == ["fig-mse.png", "fig-l1.png"]
     assert "## mse" in md and "## l1" in md
     # The leaderboard tables: one per (dataset, metric), one column per epsilon, best in bold.
     assert md.count("#### zipf(d=16,n=3000,s=1.2) · mse (lower is better)") == 1
@@ -101,7 +101,7 @@ def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
     assert code == 0, err
     assert "1 figures" in err
     one = results / "one" / "report"
-    assert (one / "report.md").is_file() and [p.name for p in one.glob("*.png")] == ["fig-mse.png"]
+    assert (one / "report.md").is_file() and [p.name for p in one.glob("fig-*.png")] == ["fig-mse.png"]
     # One dataset instead of two: the same metric's figure is narrower by about one panel.
     one_w, one_h = png_size(one / "fig-mse.png")
     two_w, two_h = png_size(two_report[1] / "fig-mse.png")
@@ -111,7 +111,7 @@ def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
 def test_a_leaderboard_json_also_makes_a_report(results, capsys):
     code, _, err = cli(capsys, "report", results / "one" / "leaderboard.json", "--out", results / "from-json")
     assert code == 0, err
-    assert [p.name for p in (results / "from-json").glob("*.png")] == ["fig-mse.png"]
+    assert [p.name for p in (results / "from-json").glob("fig-*.png")] == ["fig-mse.png"]
     assert "fig-mse.png" in (results / "from-json" / "report.md").read_text()
 
 

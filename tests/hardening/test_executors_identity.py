@@ -68,6 +68,7 @@ def _rows(out_dir) -> list[tuple]:
     df = df.with_columns(
         pl.col("value").map_elements(_bits, return_dtype=pl.String).alias("value"),
         pl.col("epsilon").map_elements(_bits, return_dtype=pl.String).alias("epsilon"),
+        pl.col("theory").map_elements(_bits, return_dtype=pl.String).alias("theory"),
     )
     return sorted(df.iter_rows())
 

@@ -1,0 +1,41 @@
+"""``ldpbench rank RESULTS [--metric M]``: average ranks across a grid, Friedman, CD diagram."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import ExitCode
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "rank",
+        help="rank every oracle + pipeline across the cells of a grid (Friedman, Wilcoxon, CD diagram)",
+        description="Average rank of every oracle · pipeline over all cells (dataset x users x epsilon) "
+        "of one metric, the Friedman test, Holm-corrected pairwise Wilcoxon tests and a "
+        "critical-difference diagram (Demšar, JMLR 2006) as a PNG. See docs/statistics.md.",
+    )
+    parser.add_argument("results", metavar="RESULTS", help="a results folder or a JSON leaderboard")
+    parser.add_argument("--metric", metavar="M", help="the metric label to rank on (default: the first)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--cd", metavar="PNG", help="where to write the CD diagram (default: RESULTS/cd-METRIC.png)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ..report import load_leaderboard_frame, slug
+    from ..stats.ranks import format_ranks, grid_ranks, plot_cd
+
+    if not 0 < args.alpha < 1:
+        raise UsageError("--alpha must be between 0 and 1")
+    lb, _ = load_leaderboard_frame(args.results)
+    result = grid_ranks(lb, args.metric, args.alpha)
+    sys.stdout.write(format_ranks(result))
+    folder = Path(args.results) if Path(args.results).is_dir() else Path(args.results).parent
+    path = Path(args.cd) if args.cd else folder / f"cd-{slug(result.metric)}.png"
+    plot_cd(result, path)
+    print(f"ldpbench: critical-difference diagram {path}", file=sys.stderr)
+    return int(ExitCode.OK)

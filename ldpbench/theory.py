@@ -1,0 +1,98 @@
+"""Theory beside measurement: the expected error of the unprocessed estimate.
+
+An unbiased frequency oracle's estimate has the per-item variance of its own
+:meth:`~ldpbench.types.Oracle.variance` ([W17] Eq. 2 for pure protocols; [W20] §III, with the
+``f_v`` term). A metric that can say what that variance implies for its own value (MSE: the mean
+or sum of the variances, in its scale) declares :meth:`~ldpbench.types.Metric.theory`; the engine
+stores it beside the measured value of every row whose pipeline left the oracle's vector
+unchanged. A measured/theory ratio far from 1 is how a wrong oracle (a variance formula or a
+sampler that disagree) is noticed without a dedicated test.
+
+The users are the population itself, a sample of it (``sample: m``) or, under personalized
+budgets, groups sampled from it. A metric compares with the *population*, so a sample adds its
+sampling variance, by the law of total variance::
+
+    Var[f'_v] = E[Oracle.variance(m, f_users)] + Var[f_users,v]
+              ~ Oracle.variance(m, f) + f_v (1 - f_v) / m * (N - m) / (N - 1)
+
+(hypergeometric sampling of m of N users). Groups combine with the fixed weights ``w_g`` of
+:func:`ldpbench.groups.group_weights`: ``Var = sum_g w_g^2 Var_g`` (independent groups); a group at
+``epsilon = inf`` reports exactly and has the sampling term only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .types import Estimate, Oracle
+
+#: measured/theory outside [1/FAR, FAR] (and beyond the noise, see :func:`far_from_theory`) is
+#: flagged in the run summary.
+FAR = 1.25
+#: ... and more than this many standard errors away from theory.
+FAR_SIGMAS = 4.0
+
+
+def sampling_variance(f: np.ndarray, m: int, population: int) -> np.ndarray:
+    """Variance of the frequencies of ``m`` users drawn without replacement from ``population``."""
+    if m >= population or population <= 1:
+        return np.zeros_like(f)
+    return f * (1 - f) / m * (population - m) / (population - 1)
+
+
+def expected_item_variance(
+    make_oracle: Callable[[float], Oracle], estimate: Estimate, f: np.ndarray, population: int
+) -> np.ndarray | None:
+    """Per-item variance of an unprocessed oracle estimate of the population frequencies ``f``.
+
+    :param make_oracle: the cell's oracle at a given epsilon (at the cell's d).
+    :param estimate: the unprocessed estimate (its ``parts`` when users have personalized budgets).
+    :param f: the population's true frequencies.
+    :param population: the population's user count (for the sampling term).
+    :returns: ``None`` when the estimate is not a whole-domain oracle estimate.
+    """
+    if estimate.items is not None or estimate.d != f.size:
+        return None
+    if not estimate.parts:
+        var = make_oracle(estimate.epsilon).variance(estimate.n, f)
+        return np.asarray(var, dtype=float) + sampling_variance(f, estimate.n, population)
+    from .groups import group_weights
+
+    weights = group_weights(estimate.parts, f.size)
+    total = np.zeros_like(f)
+    for w, part in zip(weights, estimate.parts):
+        var = sampling_variance(f, part.n, population)
+        if math.isfinite(part.epsilon):
+            var = var + np.asarray(make_oracle(part.epsilon).variance(part.n, f), dtype=float)
+        total += w**2 * var
+    return total
+
+
+def far_from_theory(mean: float, stderr: float, theory: float) -> bool:
+    """True when a measured mean is both far (ratio beyond :data:`FAR`) and significantly far
+    (beyond :data:`FAR_SIGMAS` standard errors) from its theoretical value."""
+    if not (math.isfinite(mean) and math.isfinite(theory)) or theory <= 0:
+        return False
+    ratio = mean / theory
+    noise = stderr if math.isfinite(stderr) else 0.0
+    return (ratio > FAR or ratio < 1 / FAR) and abs(mean - theory) > FAR_SIGMAS * noise
+
+
+def theory_warnings(leaderboard: Any) -> list[str]:
+    """One line per leaderboard row whose measured mean is far from its ``theory``."""
+    from .leaderboard import format_epsilon, format_number
+
+    out = []
+    for r in leaderboard.iter_rows(named=True):
+        theory = r.get("theory")
+        if theory is not None and far_from_theory(r["mean"], r["stderr"], theory):
+            out.append(
+                f"{r['dataset']} {format_epsilon(r['epsilon'])} {r['oracle']} · {r['pipeline']} · {r['metric']}: "
+                f"measured {format_number(r['mean'])} = {format_number(r['mean'] / theory, 3)} x theory "
+                f"{format_number(theory)}"
+            )
+    return out
