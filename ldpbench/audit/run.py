@@ -50,6 +50,13 @@ class PluginAudit:
         )
 
     @property
+    def audited(self) -> bool:
+        """Whether either audit could look at the plugin at all (an output table or per-user supports)."""
+        proven = self.exact is not None and self.exact.available and bool(self.exact.findings)
+        tested = self.empirical is not None and self.empirical.available
+        return proven or tested
+
+    @property
     def verdict(self) -> str:
         if self.errors:
             return "FAILED: the plugin raised while being audited"
@@ -57,9 +64,7 @@ class PluginAudit:
             return "LEAK: the exact output law breaks the epsilon it claims"
         if self.empirical is not None and self.empirical.leak:
             return "LEAK: an attack shows more than the claimed epsilon"
-        proven = self.exact is not None and self.exact.available and bool(self.exact.findings)
-        tested = self.empirical is not None and self.empirical.available
-        if not proven and not tested:
+        if not self.audited:
             return "not audited: no output table and no support_matrix"
         return "consistent: no evidence of more privacy loss than claimed"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ..errors import ExitCode, UnknownPluginError
 from ..suggest import closest
@@ -81,4 +82,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print("\n".join(result.lines()))
+    if not result.failed and not result.audited:
+        # An audit that looked at nothing must not read as a pass (exit 0) in a script or CI job.
+        print(f"ldpbench: nothing was audited: oracle '{args.name}' declares neither an output table nor "
+              "support_matrix (see docs/audit.md)", file=sys.stderr)
+        return int(ExitCode.PLUGIN)
     return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)
