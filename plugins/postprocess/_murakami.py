@@ -74,7 +74,7 @@ def report_columns(groups: Sequence[Group]) -> ReportColumns:
         if seen.size == 0:
             continue
         if g.grr_like:
-            p, q = float(g.channel.p), float(g.channel.q)
+            p, q = g.rr  # the channel's declared randomized_response tag
             block = np.full((d, seen.size), q)
             block[seen, np.arange(seen.size)] = p
         else:

@@ -102,10 +102,10 @@ def test_estimated_error_equals_the_per_user_sums():
 def test_algorithm_2_equals_a_direct_computation(seed):
     est = tiny_estimate(seed)
     groups = groups_of(est)
-    plugin = PLUGINS.create("postprocessor", "em-murakami", {"tol": 1e-14, "max_iter": 200_000})
+    plugin = PLUGINS.create("postprocessor", "em-murakami", {"tol": 1e-14, "max_iter": 100_000})
     out = plugin.apply(est, np.random.default_rng(seed))
     # the plugin's simulated reports: the first draw of its stream, from its own EM estimate
-    theta = PLUGINS.create("postprocessor", "em", {"tol": 1e-14, "max_iter": 200_000}).apply(est, None).frequencies
+    theta = PLUGINS.create("postprocessor", "em", {"tol": 1e-14, "max_iter": 100_000}).apply(est, None).frequencies
     assert theta.min() > 1e-3  # an interior MLE, so both EMs converge to the same point quickly
     sim_groups = sample_histograms(groups, theta, np.random.default_rng(seed))
     expected, alpha = direct_algorithm_2(groups, sim_groups, -10, 9, 1e-10)
