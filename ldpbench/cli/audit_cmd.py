@@ -61,10 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..audit.run import EPSILONS, audit_plugin
-    from ..pluginmanager import build_plugins
+    from ._common import plugins_from_args
     from .check_plugin_cmd import _params
 
-    plugins = build_plugins(args.plugins_dir)
+    plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
     if args.name not in plugins.registry("oracle"):
         names = sorted(i.name for i in plugins.registry("oracle"))
         raise UnknownPluginError("oracle", args.name, closest(args.name, names), names)
