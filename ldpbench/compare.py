@@ -50,7 +50,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .errors import UsageError
-from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
+from .safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
 from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
 from .store import (
     REGENERATE_LEADERBOARD,
@@ -190,7 +190,7 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
         raise UsageError(f"{side} {path}: no such file or directory")
     # Bounded and non-blocking: a FIFO, /dev/zero or a huge file is a one-line error, not a hang.
     text = read_text_bounded(path, limit=MAX_LEADERBOARD_BYTES, what=side)
-    data = parse_json(text, f"{side} {path}")
+    data = parse_json(text, f"{side} {path}", "leaderboard")
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise UsageError(
             f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
@@ -202,20 +202,6 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
     except ResultsSchemaError as exc:
         raise UsageError(str(exc)) from None
     return _normalize(data, path, side)
-
-
-def parse_json(text: str, where: str) -> Any:
-    """``json.loads`` whose every failure is a one-line :class:`UsageError` naming ``where``.
-
-    Deeply nested JSON (``[[[[...`` ten thousand deep) makes the parser raise ``RecursionError``,
-    which is no ``ValueError``: caught here, it would otherwise be a traceback.
-    """
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise UsageError(f"{where}: not a leaderboard (JSON nested too deeply)") from None
-    except ValueError as exc:
-        raise UsageError(f"{where}: not valid JSON ({exc})") from None
 
 
 def _number(value: Any) -> bool:

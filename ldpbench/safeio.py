@@ -10,9 +10,11 @@ found at once, bounded in time and memory.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from .errors import UsageError
 
@@ -101,3 +103,19 @@ def read_text_bounded(path: str | os.PathLike[str], *, limit: int, what: str) ->
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_json(text: str, where: str, what: str) -> Any:
+    """``json.loads`` whose every failure is a one-line :class:`UsageError` naming ``where``.
+
+    Deeply nested JSON (``[[[[...`` ten thousand deep) makes the parser raise ``RecursionError``,
+    which is no ``ValueError``: caught here, it would otherwise be a traceback.
+
+    :param what: what the file should have been (``"leaderboard"``, ``"run manifest"``).
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UsageError(f"{where}: not a {what} (JSON nested too deeply)") from None
+    except ValueError as exc:
+        raise UsageError(f"{where}: not valid JSON ({exc})") from None

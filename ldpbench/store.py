@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from .errors import IOFault, LdpbenchError
-from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, read_text_bounded
+from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
 
 #: Version of the results-file layout. Bump it when a column changes meaning or type.
 SCHEMA_VERSION = 1
@@ -450,12 +450,7 @@ class ResultsStore:
         if not self.manifest_path.exists():
             raise LdpbenchError(f"{self.manifest_path}: no run manifest in {self.directory}")
         text = read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest")
-        try:
-            record = json.loads(text)
-        except RecursionError:
-            raise LdpbenchError(f"{self.manifest_path}: not a run manifest (JSON nested too deeply)") from None
-        except ValueError as exc:
-            raise LdpbenchError(f"{self.manifest_path}: not valid JSON ({exc})") from None
+        record = parse_json(text, str(self.manifest_path), "run manifest")
         check_schema_version(record, str(self.manifest_path), what="manifest")
         return record
 
