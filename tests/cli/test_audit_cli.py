@@ -41,6 +41,7 @@ def test_audit_catches_every_leaky_oracle(capsys, name):
     assert report["exact"]["passed"] is False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LEAKY)
 def test_check_plugin_catches_every_leaky_oracle(capsys, name):
     code, out, err = _cli(capsys, "check-plugin", name, "--json")
@@ -50,6 +51,7 @@ def test_check_plugin_catches_every_leaky_oracle(capsys, name):
     assert outcomes["empirical_privacy_audit"] == "FAILED"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["grr", "oue", "ss"])
 def test_check_plugin_passes_correct_oracles_with_the_quick_audit(capsys, name):
     code, out, err = _cli(capsys, "check-plugin", name, "--json")
@@ -94,6 +96,7 @@ def test_usage_errors_exit_2(capsys, args, message):
     assert code == 2 and message in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, exc, line",
     [("raise-in-support-counts", "IndexError", 23), ("raise-in-perturb", "ValueError: deliberate failure in perturb", 33)],
@@ -112,6 +115,7 @@ def test_check_plugin_reports_a_raising_plugin_as_failed_checks(run_cli, name, e
     assert "FAILED" in rows.values()
 
 
+@pytest.mark.slow
 def test_audit_reports_a_raising_plugin(run_cli):
     out = run_cli("audit", "raise-in-perturb", "--plugins-dir", FIXTURES)
     assert out.returncode == 3 and "Traceback" not in out.stderr
@@ -127,6 +131,7 @@ def test_check_oracle_names_the_exception_and_the_plugin_line():
         check_oracle("raise-in-support-counts", plugins=plugins)
 
 
+@pytest.mark.slow
 def test_check_plugin_no_audit_leaves_the_audit_out(capsys):
     code, out, _ = _cli(capsys, "check-plugin", "hr", "--no-audit", "--json")
     assert code == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import textwrap
 
@@ -27,6 +29,7 @@ BROKEN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_builtin_oracle_passes_with_a_parameter(run_cli):
     out = run_cli("check-plugin", "olh", "--param", "g=2", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -38,6 +41,7 @@ def test_a_builtin_oracle_passes_with_a_parameter(run_cli):
     assert "FAILED" not in outcomes.values()
 
 
+@pytest.mark.slow
 def test_a_broken_postprocessor_exits_3_naming_the_check(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "drop_last.py").write_text(BROKEN)
@@ -49,6 +53,7 @@ def test_a_broken_postprocessor_exits_3_naming_the_check(tmp_path, run_cli):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_unknown_names_and_parameters_are_usage_errors(run_cli):
     out = run_cli("check-plugin", "norm_sub")
     assert out.returncode == 2 and "did you mean 'norm-sub'" in out.stderr

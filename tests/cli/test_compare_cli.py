@@ -31,6 +31,7 @@ def write(tmp_path, name, rows):
     return name
 
 
+@pytest.mark.slow
 def test_identical_leaderboards_exit_0(tmp_path):
     write(tmp_path, "base.json", BASELINE)
     out = ldpbench(tmp_path, "compare", "base.json", "base.json")
@@ -41,6 +42,7 @@ def test_identical_leaderboards_exit_0(tmp_path):
     assert len(lines) == 2 + 2 + 3
 
 
+@pytest.mark.slow
 def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     write(tmp_path, "base.json", BASELINE)
     current = [lb_row("grr", 1.3), lb_row("oue", 1.0), lb_row("olh", 0.5, metric="ndcg@10", gib=True)]
@@ -58,6 +60,7 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     assert len(lines) == 6  # --only-changed: the unchanged olh row is left out
 
 
+@pytest.mark.slow
 def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):
     write(tmp_path, "base.json", [lb_row("grr", 1.0, stderr=0.05)])
     write(tmp_path, "cur.json", [lb_row("grr", 1.15, stderr=0.05)])  # +15%, but only 2.1 σ
@@ -83,6 +86,7 @@ def test_newly_failing_and_not_comparable_rows(tmp_path):
     assert "ValueError: domain too small" in doc["rows"][0]["reason"]
 
 
+@pytest.mark.slow
 def test_more_failed_repeats_exit_1(tmp_path):
     # 1 of 20 repeats failed in the baseline, all 20 now: no successful repeat is left to compare,
     # but the row got worse all the same.
@@ -94,6 +98,7 @@ def test_more_failed_repeats_exit_1(tmp_path):
     assert "more failures: 20 of 20 repeats fail, 1 of 20 in the baseline: RuntimeError: boom" in out.stdout
 
 
+@pytest.mark.slow
 def test_an_emptied_leaderboard_exits_1_unless_missing_rows_are_allowed(tmp_path):
     write(tmp_path, "base.json", BASELINE)
     write(tmp_path, "empty.json", [])
@@ -109,6 +114,7 @@ def test_an_emptied_leaderboard_exits_1_unless_missing_rows_are_allowed(tmp_path
     assert grown.returncode == 0 and grown.stdout.startswith("**OK**: 3 new")
 
 
+@pytest.mark.slow
 def test_results_directories_are_aggregated(tmp_path):
     for name, shift in (("a", 0.0), ("b", 1.0)):
         lines = [json.dumps({"schema_version": 1, "kind": "ldpbench-results"})]
@@ -125,6 +131,7 @@ def test_results_directories_are_aggregated(tmp_path):
     assert out.returncode == 1 and "| +  | zipf" in out.stdout and "+100.0%" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -47,6 +47,7 @@ def one_line_error(out):
     return out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gib", [False, True])
 def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
     write(tmp_path, "base.json", [lb_row(gib=gib)])
@@ -56,6 +57,7 @@ def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
     assert out.stdout.startswith("REGRESSION: 1 worse") and "no mean now (NaN)" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("gib", "inf"), [(False, "1e999"), (True, "1e999"), (True, "-1e999")])
 def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_path, gib, inf):
     write(tmp_path, "base.json", [lb_row(gib=gib)])
@@ -65,6 +67,7 @@ def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_pa
     assert out.stdout.startswith("REGRESSION: 1 worse") and "the mean is" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mean", [None, "1e999"])
 def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
     text = json.dumps([lb_row(mean="M")]).replace('"M"', json.dumps(mean) if mean is None else mean)
@@ -74,6 +77,7 @@ def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
     assert "cannot be a baseline" in err
 
 
+@pytest.mark.slow
 def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     # null mean with failed > 0: a legitimate "failed in the baseline" row, compared as such.
     write(tmp_path, "base.json", [lb_row(mean=None, stderr=None, failed=10, repeats=0, error="E: x")])
@@ -82,6 +86,7 @@ def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     assert out.returncode == 0 and out.stdout.startswith("OK: 1 fixed"), out.stdout + out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
@@ -102,6 +107,7 @@ def test_wrong_field_types_exit_2_with_one_line(tmp_path, field, value, message)
     assert f"current cur.json: row 0: {message}" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("side", ["baseline", "current"])
 def test_deeply_nested_json_exits_2(tmp_path, side):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
@@ -111,12 +117,14 @@ def test_deeply_nested_json_exits_2(tmp_path, side):
     assert f"{side} deep.json" in err and "nested too deeply" in err
 
 
+@pytest.mark.slow
 def test_dev_zero_exits_2_at_once(tmp_path):
     write(tmp_path, "ok.json", [lb_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "/dev/zero", "ok.json", timeout=30))
     assert "baseline /dev/zero: is a device" in err
 
 
+@pytest.mark.slow
 def test_a_fifo_exits_2_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "pipe.json")
     write(tmp_path, "ok.json", [lb_row()])
@@ -124,6 +132,7 @@ def test_a_fifo_exits_2_without_blocking(tmp_path):
     assert "current pipe.json: is a FIFO" in err
 
 
+@pytest.mark.slow
 def test_a_directory_without_results_exits_2(tmp_path):
     (tmp_path / "dir").mkdir()
     write(tmp_path, "ok.json", [lb_row()])

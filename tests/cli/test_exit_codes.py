@@ -24,6 +24,7 @@ def test_an_internal_bug_exits_4_and_says_it_is_ours(monkeypatch, capsys):
     assert "internal error" in err and "not in your input" in err
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_is_not_an_error():
     # `ldpbench plugins --json | head -0`: the reader is gone before anything is written.
     proc = subprocess.Popen(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 
 import ldpbench
 
 
+@pytest.mark.slow
 def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provenance(tmp_path, run_cli):
     spec = {
         "name": "page", "seed": 3, "repeats": 6, "datasets": [{"zipf": {"d": 64, "n": 20000}}],

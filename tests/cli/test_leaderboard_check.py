@@ -104,6 +104,7 @@ def test_module_exit_2_on_spec_and_usage_errors(tmp_path, capsys, args, message)
     assert message in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
     write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
     proc = run_module(tmp_path, "gate.yaml", "--out", "ci", "--workers", "1", "--plugins-dir", str(FIXTURES))
@@ -113,6 +114,7 @@ def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
     assert sorted((r["pipeline"], r["failed"]) for r in rows) == [("base", 0), ("base", 0), ("explode", 3), ("explode", 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BROKEN_PLUGINS))
 def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, run_cli, kind):
     source, message = BROKEN_PLUGINS[kind]
@@ -130,6 +132,7 @@ def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, 
 # -- the gate: refreshing a baseline, missing rows ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     spec = write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
     baseline = tmp_path / "baseline" / "leaderboard.json"
@@ -150,6 +153,7 @@ def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     assert len(json.loads(baseline.read_text())) == 4 and (baseline.parent / "manifest.json").is_file()
 
 
+@pytest.mark.slow
 def test_missing_baseline_rows_fail_the_check_unless_allowed(tmp_path):
     spec = write_spec(tmp_path)
     baseline = tmp_path / "baseline.json"
@@ -169,6 +173,7 @@ def test_gate(ldpbench_leaderboard):
 """
 
 
+@pytest.mark.slow
 def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
     # The fixture as a plugin repository uses it, in a pytest of its own.
     write_spec(pytester.path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
@@ -192,6 +197,7 @@ def test_relaxed(ldpbench_leaderboard):
 """
 
 
+@pytest.mark.slow
 def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
     spec = write_spec(pytester.path)
     baseline = pytester.path / "baseline.json"
@@ -230,6 +236,7 @@ def test_gate(ldpbench_leaderboard):
 """
 
 
+@pytest.mark.slow
 def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(pytester):
     write_spec(pytester.path)
     _newer_baseline(pytester.path / "baseline.json")

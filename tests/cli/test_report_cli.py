@@ -72,6 +72,7 @@ def two_report(results):
     return code, out
 
 
+@pytest.mark.slow
 def test_report_writes_markdown_and_one_png_per_metric(two_report):
     code, out = two_report
     assert code == 0
@@ -95,6 +96,7 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
     assert "seed 8" in md and "Failures" not in md
 
 
+@pytest.mark.slow
 def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
     # Without --out the report goes to RESULTS/report.
     code, _, err = cli(capsys, "report", results / "one")
@@ -108,6 +110,7 @@ def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
     assert two_h == one_h and two_w > one_w * 1.4
 
 
+@pytest.mark.slow
 def test_a_leaderboard_json_also_makes_a_report(results, capsys):
     code, _, err = cli(capsys, "report", results / "one" / "leaderboard.json", "--out", results / "from-json")
     assert code == 0, err
@@ -141,6 +144,7 @@ def test_bad_results_exit_2_without_traceback(tmp_path, capsys, make, message):
     assert not list(tmp_path.glob("out/*.png"))
 
 
+@pytest.mark.slow
 def test_the_real_command_exit_2_no_traceback(tmp_path):
     res = subprocess.run([sys.executable, "-m", "ldpbench", "report", str(tmp_path / "missing"), "--out",
                           str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
@@ -171,6 +175,7 @@ def ldpbench_register_postprocessors(registry):
 '''
 
 
+@pytest.mark.slow
 def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "fragile_report.py").write_text(FRAGILE)

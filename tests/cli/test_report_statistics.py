@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 import ldpbench
 from ldpbench.report import write_report
 
 
+@pytest.mark.slow
 def test_report_states_baseline_theory_and_ranks(tmp_path):
     spec = {
         "name": "sections", "seed": 2, "repeats": 4, "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.5}}],

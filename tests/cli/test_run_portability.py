@@ -3,6 +3,8 @@ progress bar goes to stderr and never into machine-readable stdout."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import textwrap
 
@@ -28,6 +30,7 @@ def _project(root):
     return root
 
 
+@pytest.mark.slow
 def test_same_spec_in_two_folders_gives_the_same_rows(tmp_path, run_cli):
     # The path stays as written in labels and seeds; only the plugin sees it resolved.
     runs = []
@@ -40,6 +43,7 @@ def test_same_spec_in_two_folders_gives_the_same_rows(tmp_path, run_cli):
     assert {r["dataset"] for r in runs[0]} == {"histogram(path=data/counts.csv)"}
 
 
+@pytest.mark.slow
 def test_a_missing_data_file_is_a_located_spec_error(tmp_path, run_cli):
     root = _project(tmp_path / "p")
     (root / "data" / "counts.csv").unlink()
@@ -51,6 +55,7 @@ def test_a_missing_data_file_is_a_located_spec_error(tmp_path, run_cli):
     assert not (root / "out").exists()  # nothing ran
 
 
+@pytest.mark.slow
 def test_progress_bar_goes_to_stderr_and_stdout_stays_json(tmp_path, run_cli):
     root = _project(tmp_path / "p")
     done = run_cli("run", "spec.yaml", "--format", "json", "--out", "out", "--workers", "1", "--progress", cwd=root)

@@ -6,6 +6,8 @@ plus OLH with g = 2 (the non-default parameter path; same p*, q* as HR).
 
 from __future__ import annotations
 
+import pytest
+
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
@@ -13,6 +15,7 @@ _PLUGINS = build_plugins()
 _BUILTIN = [info.name for info in _PLUGINS.registry("oracle") if info.origin.distribution == "ldpbench"]
 
 
+@pytest.mark.slow
 @parametrize_with_checks([*_BUILTIN, ("olh", {"g": 2})], plugins=_PLUGINS)
 def test_builtin_oracle_conforms(plugin, check):
     check()

@@ -215,6 +215,7 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+@pytest.mark.slow
 def test_structured_mutations_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -232,6 +233,7 @@ def test_structured_mutations_end_in_a_located_spec_error(plugins, case_file):
     assert _maxrss_mb() - rss_before < 300, "the fuzz cases held too much memory"
 
 
+@pytest.mark.slow
 def test_text_mutations_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -273,6 +275,7 @@ CLI_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
 def test_cli_rejects_malformed_specs_with_exit_2(case, tmp_path):
     path = tmp_path / f"{case}.yaml"
@@ -343,6 +346,7 @@ def merge_and_tag_attacks(draw: st.DrawFn) -> str:
     return BASE_TEXT.replace("oracles:", f"oracles: {tag}", 1)
 
 
+@pytest.mark.slow
 def test_merge_key_and_tag_attacks_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -374,6 +378,7 @@ def executor_blocks(draw: st.DrawFn) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
+@pytest.mark.slow
 def test_executor_blocks_never_name_a_scheduler(plugins, case_file, monkeypatch):
     import socket
 
@@ -399,6 +404,7 @@ def test_executor_blocks_never_name_a_scheduler(plugins, case_file, monkeypatch)
     assert outcomes["rejected"] > 0 and outcomes["valid"] > 0
 
 
+@pytest.mark.slow
 def test_device_fifo_directory_and_secret_paths_are_refused_unread(plugins, case_file, tmp_path):
     import os
 
@@ -448,6 +454,7 @@ def odd_names(draw: st.DrawFn) -> Any:
     ))
 
 
+@pytest.mark.slow
 def test_long_and_odd_names_are_one_short_path_component(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -525,6 +532,7 @@ def _spec_with(kind: str, name: str, key: str, value: Any) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
+@pytest.mark.slow
 def test_every_builtin_plugin_parameter_with_wrong_values(plugins, case_file):
     cases = _plugin_param_cases(plugins)
     outcomes: Counter[str] = Counter()

@@ -85,6 +85,7 @@ def folder(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_real_ctrl_c_stops_the_run_cleanly_and_keeps_finished_cells(folder):
     (folder / "spec.yaml").write_text(textwrap.dedent(SPEC).replace("PIPE", "waiter"))
     marker = folder / "marker"

@@ -13,6 +13,8 @@ dropped chunks would be off by orders of magnitude.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import math
 import os
@@ -50,6 +52,7 @@ def grr_mse(n: int, d: int, eps: float) -> float:
     return q * (1 - q) / (n * (p - q) ** 2) + f * (1 - p - q) / (n * (p - q))
 
 
+@pytest.mark.slow
 def test_hundred_million_grr_users_per_user_under_1gb(tmp_path):
     (tmp_path / "big.yaml").write_text(textwrap.dedent(SPEC))
     out, err = tmp_path / "stdout.json", tmp_path / "stderr.txt"

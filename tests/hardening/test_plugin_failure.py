@@ -92,6 +92,7 @@ def runs(tmp_path_factory):
 
 
 
+@pytest.mark.slow
 def test_exit_code_3_and_the_error_on_stderr(runs):
     _, failing = runs
     assert failing.returncode == 3, failing.stderr

@@ -86,6 +86,7 @@ def test_dispatch_can_be_limited_to_the_baseline():
         assert set(X86_GROUPS) & set(dispatched_features())
 
 
+@pytest.mark.slow
 def test_unit_tests_pass_with_baseline_dispatch():
     if not dispatched_features():
         pytest.skip("this numpy build dispatches nothing beyond its baseline")

@@ -6,6 +6,8 @@ kit, and run in a spec that uses the page's own pipeline and metric lines.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 from pathlib import Path
@@ -19,6 +21,7 @@ def _blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
+@pytest.mark.slow
 def test_the_worked_example_passes_the_kit_and_runs(tmp_path, run_cli):
     module = next(b for b in _blocks("python") if "ldpbench_register_postprocessors" in b)
     (tmp_path / "plugs").mkdir()

@@ -25,6 +25,7 @@ def test_there_are_specs_and_hooks_to_check():
     assert len(HOOKS) == 7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.name)
 def test_every_shipped_spec_validates(spec, plugins):
     # results go to results/<name>/ by default, so a spec's name matches its file's

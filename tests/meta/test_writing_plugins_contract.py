@@ -92,6 +92,7 @@ def _worked_oracle() -> str:
     return next(b for b in _blocks("python") if "ldpbench_register_oracles" in b)
 
 
+@pytest.mark.slow
 def test_the_worked_oracle_passes_the_kit_as_the_page_says(tmp_path, run_cli):
     command = next(b for b in _blocks("bash") if "check-plugin sue" in b).split()
     assert command[:2] == ["ldpbench", "check-plugin"]

@@ -20,6 +20,7 @@ def zero_below_threshold(x: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(x > significance_threshold(sigma, x.size), x, 0.0)
 
 
+@pytest.mark.slow
 def test_d1_posterior_mean_reaches_the_bayes_risk():
     rng = np.random.default_rng(101)
     d, mu, tau, sigma = 20_000, 1_000.0, 200.0, 300.0
@@ -45,6 +46,7 @@ def test_d1_posterior_mean_reaches_the_bayes_risk():
         assert best < value / 1.10, name
 
 
+@pytest.mark.slow
 def test_d1_power_law_prior_against_oue_zero():
     # One run is dominated by a few large items (acceptance D1): assert on the average of 50 runs.
     rng = np.random.default_rng(102)
@@ -100,6 +102,7 @@ TOLERANCE = {"gaussian": (0.01, 0.03), "laplace": (0.01, 0.03), "poisson": (0.01
              "zipf": (0.05,)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_fit_recovers_the_prior(family, method):

@@ -83,6 +83,7 @@ def mean(epsilon: float, method: str, metric: str) -> float:
     return float(scores(epsilon)[method][metric].mean())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_full_domain_mse_norm_sub_beats_base_pos_beats_base_beats_norm_mul(epsilon):
     m = {k: mean(epsilon, k, "mse") for k in ("norm-sub", "base-pos", "base", "norm-mul")}
@@ -116,6 +117,7 @@ def test_set_queries_normalization_wins(epsilon):
     assert mean(epsilon, "norm-sub", "set10") < mean(epsilon, "base", "set10")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_power_ns_is_best_for_subsets(epsilon):
     if not _available("power-ns"):

@@ -105,6 +105,7 @@ def frequencies(oracle: str) -> np.ndarray:
     return np.array([e.frequencies for e in runs(oracle)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_weights_are_the_inverse_reference_variances(oracle):
     est = runs(oracle)[0]

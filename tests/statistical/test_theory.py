@@ -12,6 +12,7 @@ import ldpbench
 from ldpbench.theory import far_from_theory
 
 
+@pytest.mark.slow
 def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_the_quickstart(tmp_path):
     spec = Path(__file__).resolve().parents[2] / "specs" / "quickstart.yaml"
     lb = ldpbench.run(spec, tmp_path / "qs", workers=1).leaderboard
@@ -23,6 +24,7 @@ def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_th
     assert all(math.isnan(t) for t in lb.filter(lb["pipeline"] != "base")["theory"].to_list())
 
 
+@pytest.mark.slow
 def test_theory_under_personalized_budgets_and_sampling(tmp_path):
     spec = {
         "name": "mix", "seed": 4, "repeats": 200, "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.1}}],
@@ -54,6 +56,7 @@ WRONG_ORACLE = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_a_wrong_variance_formula_is_flagged_in_the_run_summary(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "wrong.py").write_text(WRONG_ORACLE)

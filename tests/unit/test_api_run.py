@@ -22,6 +22,7 @@ SPEC = {
 }
 
 
+@pytest.mark.slow
 def test_a_mapping_runs_like_the_same_spec_file(tmp_path, run_cli):
     outcome = ldpbench.run(SPEC, tmp_path / "api", workers=1)
     assert outcome.failed_rows == 0 and outcome.leaderboard.height == 2 * 2 * 2

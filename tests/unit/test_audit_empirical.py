@@ -93,6 +93,7 @@ def test_default_pairs_are_distinct_items_in_both_orders():
     assert (pairs[3][1], pairs[3][0]) == pairs[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILTIN + ("ss",))
 def test_correct_oracles_are_consistent_with_their_claim(plugins, name):
     audit = _audit(plugins, name)

@@ -59,6 +59,7 @@ def test_the_manifest_records_each_groups_guarantee(tmp_path):
         assert (grr["group"], grr["model"], grr["delta"]) == ("all users", "local", 0.0)
 
 
+@pytest.mark.slow
 def test_the_reproduction_spec_states_delta_for_every_blender_configuration():
     plugins = build_plugins()
     path = Path(__file__).resolve().parents[2] / "specs" / "avent2017_blender.yaml"

@@ -97,6 +97,7 @@ A13_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("prior", "theta", "support", "sigma"), A13_CASES, ids=lambda v: getattr(v, "name", None))
 def test_posterior_mean_monotone_in_support_and_window_exact_a13(prior, theta, support, sigma):
     x = np.linspace(-10 * sigma, SMALL_N + 10 * sigma, 10_000)
@@ -236,6 +237,7 @@ def test_calibrate_works_for_every_pure_oracle(plugins, oracle):
     assert out.info["calibrate"]["noise_sd"] == pytest.approx(math.sqrt(fo.noise_variance(n)) * n)
 
 
+@pytest.mark.slow
 def test_mle_fit_never_loses_likelihood(plugins):
     rng = np.random.default_rng(12)
     n, d = 1_000_000, 1_500
@@ -251,6 +253,7 @@ def test_mle_fit_never_loses_likelihood(plugins):
     assert out.info["calibrate"]["params"] == pytest.approx(dict(zip(fam.parameter_names, ml)), rel=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("prior", "theta", "support", "sigma"), A13_CASES, ids=lambda v: getattr(v, "name", None))
 def test_interpolation_used_by_calibrate_and_power_matches_the_windowed_sums(prior, theta, support, sigma):
     # Calibrate and Power evaluate the posterior on Chebyshev nodes and interpolate (10x faster at

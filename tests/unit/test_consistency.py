@@ -137,6 +137,7 @@ def test_outputs_sum_to_one(pp):
         assert abs(run(pp, f).sum() - 1.0) <= 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pp", IDEMPOTENT, ids=_id)
 def test_idempotence(pp):
     for f in VECTORS:

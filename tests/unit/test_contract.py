@@ -71,6 +71,7 @@ def test_oue_declares_its_chunk_size_as_a_tag():
     assert o.tags().chunk_users == o.chunk_users < 1 << 20
 
 
+@pytest.mark.slow
 def test_a_finite_oracle_without_a_histogram_sampler_runs_on_the_aggregate_path():
     counts = np.array([500, 300, 200, 0])
     est = simulate(GRRNoHistogramSampler(d=4, epsilon=1.0), counts, np.random.default_rng(0), "aggregate")
@@ -218,6 +219,7 @@ def _validate(tmp_path, run_cli, oracle="grr", em="em", simulation=""):
     return run_cli("validate", "spec.yaml", "--plugins-dir", "plugs")
 
 
+@pytest.mark.slow
 def test_aggregate_simulation_of_an_oracle_without_an_aggregate_path_is_refused(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, oracle="per-user-only", em="base-pos")
     assert out.returncode == 2, out.stdout + out.stderr
@@ -227,6 +229,7 @@ def test_aggregate_simulation_of_an_oracle_without_an_aggregate_path_is_refused(
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow
 def test_em_after_an_oracle_without_a_channel_is_refused(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, oracle="oue", em="em")
     assert out.returncode == 2, out.stdout + out.stderr

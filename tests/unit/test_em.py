@@ -96,6 +96,7 @@ def test_loglikelihood_never_decreases_and_iterates_stay_on_the_simplex():
             assert np.all(theta >= 0) and abs(theta.sum() - 1) <= 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["em", "em-corrected", "em-bootstrap"])
 def test_outputs_lie_on_the_simplex(name):
     params = {"replicates": 3} if name == "em-bootstrap" else {}
@@ -158,6 +159,7 @@ def test_exact_users_pin_their_items():
 # -- code paths ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_generic_channel_path_equals_the_grr_path():
     groups = groups_of(mixed_estimate(seed=6))
     a = run_em(groups, tol=1e-10, accelerate=False)
@@ -267,6 +269,7 @@ def test_correction_lifts_the_boundary_and_lowers_the_rest():
     assert change[em > 0.05].sum() < 0
 
 
+@pytest.mark.slow
 def test_scale_multiplies_the_correction_before_projection():
     est = mixed_estimate(d=40, seed=11)
     em = post("em").apply(est, np.random.default_rng(0)).frequencies

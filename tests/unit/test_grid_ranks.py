@@ -34,6 +34,7 @@ def test_average_ranks_friedman_and_the_nemenyi_cd_of_demsar():
     assert adjusted[("oue · a", "oue · b")] < 0.05 and adjusted[("oue · b", "oue · c")] > 0.05
 
 
+@pytest.mark.slow
 def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
     rows = [{"schema_version": 1, **r} for r in _board({"a": [1, 2, 3, 4], "b": [2, 3, 4, 5], "c": [3, 4, 5, 6]}).to_dicts()]
     (tmp_path / "leaderboard.json").write_text(json.dumps(rows))

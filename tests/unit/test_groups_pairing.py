@@ -90,6 +90,7 @@ def _values(df: pl.DataFrame, users: str, metric: str) -> dict[tuple[int, str], 
     return {(r["repeat"], r["oracle"]): r["value"] for r in sel.iter_rows(named=True)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("users", ["mixed", "exact"])
 def test_every_oracle_of_a_repeat_sees_the_same_users(rows, users):
     digest = _values(rows, users, "inf-users")

@@ -3,6 +3,8 @@ its SIMD baseline and dispatched features, the BLAS, scipy's and polars's versio
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import subprocess
 import sys
@@ -40,6 +42,7 @@ def test_machine_info_names_the_numeric_libraries_and_numpys_kernels():
     json.dumps(info)  # it goes into manifest.json as it is
 
 
+@pytest.mark.slow
 def test_dispatched_features_follow_what_numpy_runs_here():
     # Disabling every dispatched kernel (as tests/meta/test_baseline_dispatch.py does) must show
     # in the manifest: same numpy, other kernels, so not the same machine for the promise.

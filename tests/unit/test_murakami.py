@@ -152,6 +152,7 @@ executor: in-process
 """
 
 
+@pytest.mark.slow
 def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
     (tmp_path / "spec.yaml").write_text(SPEC)
     out = run_cli("run", "spec.yaml", "--out", "res")

@@ -79,6 +79,7 @@ def popularity_numbered(d: int = 8) -> Population:
     return Population(np.arange(d, 0, -1) * 10)
 
 
+@pytest.mark.slow
 def test_random_ties_do_not_reward_an_order_the_estimate_does_not_have():
     truth = popularity_numbered()
     flat = est(np.zeros(truth.d))  # no information at all

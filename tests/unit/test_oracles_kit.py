@@ -113,6 +113,7 @@ def test_privacy_audit_catches_leaks_and_waste():
     run(GRR, "check_output_table_ldp")
 
 
+@pytest.mark.slow
 def test_exact_law_catches_the_independent_binomial_shortcut():
     # Marginals are right, so unbiasedness and the variance formula pass ...
     run(IndependentGRR, "check_unbiased_aggregate")
@@ -145,6 +146,7 @@ def test_per_user_sampler_bug_is_caught():
         run(BiasedPerUser, "check_exact_law_per_user")
 
 
+@pytest.mark.slow
 def test_check_oracle_reports_expected_failures_and_skips():
     result = check_oracle(
         Wasteful,

@@ -22,6 +22,7 @@ def test_bernoulli_positions_are_sorted_distinct_and_in_range():
             assert pos.size == (length if q == 1.0 else 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.05, 0.3])  # geometric gaps / one uniform per position
 def test_bernoulli_positions_hit_each_position_with_probability_q(q):
     rng = np.random.default_rng(1)
@@ -79,6 +80,7 @@ def test_olh_reports_hash_the_own_value_under_the_users_seed():
     assert np.unique(reports.seeds).size == 4000
 
 
+@pytest.mark.slow
 def test_binomial_half_edge_sizes():
     rng = np.random.default_rng(5)
     n = np.array([0, 1, 63, 64, 65, 128, 129, 640, 641, 10_000], dtype=np.int32)

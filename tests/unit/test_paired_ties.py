@@ -43,6 +43,7 @@ def test_a_planted_one_percent_difference_at_200_repeats_is_found():
     assert res[1].diff_low > 0  # the bootstrap interval of (row - best) excludes 0
 
 
+@pytest.mark.slow
 def test_no_difference_is_found_in_at_least_95_of_100_seeds():
     tied = sum(compare_with_best(_noisy(seed, 200, 0.0), greater_is_better=False)[1].tied_best
                for seed in range(100))

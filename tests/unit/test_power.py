@@ -36,6 +36,7 @@ def a8_vectors():
         yield np.abs(rng.normal(1 / d, 3 / d, d))
 
 
+@pytest.mark.slow
 def test_power_and_power_ns_a8_properties(plugins):
     power = plugins.create("postprocessor", "power", {})
     power_ns = plugins.create("postprocessor", "power-ns", {})
@@ -106,6 +107,7 @@ def test_power_is_monotone_in_the_estimate():
     assert m.min() >= 1 and m.max() <= n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d,n,eps", [(300, 100_000, 0.5), (1024, 200_000, 2.0), (500, 50_000, 4.0)])
 def test_power_plugin_equals_the_naive_posterior_sum(plugins, d, n, eps):
     """The plugin's real path (interpolated posterior on Chebyshev nodes, fitted alpha) against the

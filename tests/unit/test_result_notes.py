@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 import numpy as np
@@ -34,6 +36,7 @@ executor: in-process
 """
 
 
+@pytest.mark.slow
 def test_a_capped_em_run_is_noted_in_its_rows_and_on_stderr(tmp_path, run_cli):
     (tmp_path / "spec.yaml").write_text(SPEC)
     out = run_cli("run", "spec.yaml", "--out", "res")

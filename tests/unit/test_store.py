@@ -171,6 +171,7 @@ def test_a_torn_header_means_an_empty_store_that_can_be_appended_to(tmp_path):
     assert store.skipped_lines == 0
 
 
+@pytest.mark.slow
 def test_sigkill_during_appends_loses_at_most_the_cell_being_written(tmp_path):
     """A real SIGKILL of a process appending cells: every complete line survives intact."""
     script = textwrap.dedent(
