@@ -20,7 +20,7 @@ def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provena
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
     images = re.findall(r'<img [^>]*src="([^"]+)"', page)
     assert len(images) == 2 and all(i.startswith("data:image/png;base64,") for i in images)  # figure + CD
-    assert '<table class="lb" id="lb">' in page and "<th class=\"\">rank</th>" in page
+    assert '<table class="lb" id="lb-1">' in page and "<th class=\"\">rank</th>" in page
     assert page.count('<tr class="best">') == 2  # one best per epsilon
     assert "Ranks across the grid" in page and "No failures." in page
     assert '"seed": 3' in page and '"commit"' in page  # provenance from manifest.json
