@@ -140,6 +140,16 @@ class Panel:
     series: list[Series]
 
 
+@dataclass
+class Drawn:
+    """One figure file and what a reader sees in it."""
+
+    path: Path
+    panels: int
+    legend: list[str]  # the shared legend's entries
+    log_y: bool
+
+
 def _line_name(row: Mapping[str, Any], lines: Sequence[str]) -> str:
     return " · ".join(_text(row[c]) for c in lines) or "all"
 
@@ -233,13 +243,14 @@ def draw_panels(
     xticks: tuple[Sequence[float], Sequence[str]] | None = None,
     columns: int | None = None,
     bars: bool = False,
-) -> list[Path]:
+) -> list[Drawn]:
     """Draw panels into ``path`` (and ``path-2.png``, ... beyond :data:`MAX_PANELS` panels).
 
     :param order: every line name of the figure; a line's style follows its first name's index.
     :param xticks: (positions, labels) of the x axis; default: matplotlib's.
     :param columns: panels per row (default: up to :data:`MAX_COLUMNS`).
     :param bars: one bar per series instead of lines (personalized budgets have no x axis).
+    :returns: every file written, with its legend and y scale.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -249,7 +260,7 @@ def draw_panels(
     all_y = [y for p in panels for s in p.series for y in s.y]
     log_y = use_log_scale(all_y)
     chunks = [panels[i:i + MAX_PANELS] for i in range(0, len(panels), MAX_PANELS)] or [[]]
-    paths = []
+    drawn = []
     for c, chunk in enumerate(chunks):
         ncols = max(1, min(columns or MAX_COLUMNS, MAX_COLUMNS, len(chunk) or 1))
         nrows = max(1, math.ceil(len(chunk) / ncols))
@@ -290,8 +301,8 @@ def draw_panels(
                        fontsize=7.5, frameon=False)
         target = path if c == 0 else path.with_name(f"{path.stem}-{c + 1}{path.suffix}")
         fig.savefig(target, dpi=110)
-        paths.append(target)
-    return paths
+        drawn.append(Drawn(target, len(chunk), list(handles), log_y))
+    return drawn
 
 
 def _draw_lines(ax: Any, panel: Panel, index: Mapping[str, int], handles: dict[str, Any]) -> None:
@@ -334,23 +345,43 @@ def epsilon_positions(epsilons: Sequence[float]) -> dict[float, float]:
 class MetricFigure:
     """What :func:`plot_metric` drew."""
 
-    paths: list[Path]
+    drawn: list[Drawn]
     merged: list[tuple[str, str]]  # (panel title, "power = calibrate") for every series drawn once
-    panels: int
-    max_lines: int  # the most lines in one panel
+    panels: list[Panel]
+
+    @property
+    def paths(self) -> list[Path]:
+        return [d.path for d in self.drawn]
 
 
-def plot_metric(
+@dataclass
+class MetricPlan:
+    """What :func:`plan_metric` decided: the panels, their lines, and how to draw them."""
+
+    panels: list[Panel]
+    order: list[str]
+    title: str
+    ylabel: str
+    xticks: tuple[list[float], list[str]] | None
+    columns: int | None
+    bars: bool
+
+    @property
+    def merged(self) -> list[tuple[str, str]]:
+        """(panel title, "power = calibrate") for every series drawn once for several."""
+        return [(p.title, s.label) for p in self.panels for s in p.series if len(s.names) > 1]
+
+
+def plan_metric(
     lb: pl.DataFrame,
     metric: str,
     users: str,
-    path: Path,
     facet: Sequence[str] = DEFAULT_FACET,
     values: Mapping[RowKey, np.ndarray] | None = None,
     evidence: str = "",
     max_lines: int = MAX_LINES,
-) -> MetricFigure:
-    """The figure(s) of one (metric, users): metric vs epsilon, faceted, identical series merged.
+) -> MetricPlan:
+    """The panels of one (metric, users) figure: metric vs epsilon, faceted, identical series merged.
 
     :param values: per-repeat values (:func:`ldpbench.duplicates.load_repeat_values`) or their
         aggregate stand-in; ``None`` draws every series.
@@ -374,11 +405,23 @@ def plot_metric(
     note = f"; identical series drawn once ({evidence})" if evidence else ""
     title = f"{heading} — mean over repeats, bars: {CONFIDENCE:.0%} CI{note}"
     columns = None
-    if len(facet) == 2:  # a grid: one row per value of the first facet column when it fits
-        columns = len(dict.fromkeys(lb[facet[1]].to_list()))
-        if any("(part " in p.title for p in panels):
-            columns = None
-    paths = draw_panels(panels, order, path, title, metric + direction, "ε", xticks, columns, bars=personalized)
-    merged = [(p.title, s.label) for p in panels for s in p.series if len(s.names) > 1]
-    most = max((len(p.series) for p in panels), default=0)
-    return MetricFigure(paths, merged, len(panels), most)
+    if len(facet) == 2 and not any("(part " in p.title for p in panels):
+        columns = len(dict.fromkeys(lb[facet[1]].to_list()))  # a grid: a row per value of the first column
+    return MetricPlan(panels, order, title, metric + direction, xticks, columns, personalized)
+
+
+def plot_metric(
+    lb: pl.DataFrame,
+    metric: str,
+    users: str,
+    path: Path,
+    facet: Sequence[str] = DEFAULT_FACET,
+    values: Mapping[RowKey, np.ndarray] | None = None,
+    evidence: str = "",
+    max_lines: int = MAX_LINES,
+) -> MetricFigure:
+    """Plan (:func:`plan_metric`) and draw the figure(s) of one (metric, users) into ``path``."""
+    plan = plan_metric(lb, metric, users, facet, values, evidence, max_lines)
+    drawn = draw_panels(plan.panels, plan.order, path, plan.title, plan.ylabel, "ε", plan.xticks, plan.columns,
+                        bars=plan.bars)
+    return MetricFigure(drawn, plan.merged, plan.panels)

@@ -186,7 +186,7 @@ def _identity_evidence(results: Path, manifest: dict[str, Any] | None, lb: pl.Da
     return aggregate_values(lb), "same mean, standard error and CI: no per-repeat values stored"
 
 
-def _merged_note(merged: list[tuple[str, str]]) -> list[str]:
+def _merged_note(merged: list[tuple[str, str]], evidence: str) -> list[str]:
     if not merged:
         return []
     where: dict[str, list[str]] = {}
@@ -194,7 +194,7 @@ def _merged_note(merged: list[tuple[str, str]]) -> list[str]:
         where.setdefault(label, []).append(panel)
     items = [f"{label} ({panels[0] if len(panels) == 1 else f'{len(panels)} panels'})"
              for label, panels in where.items()]
-    return ["Drawn once, identical values: " + "; ".join(items) + ".\n"]
+    return [f"Drawn once, identical values ({evidence}): " + "; ".join(items) + ".\n"]
 
 
 def write_report(
@@ -241,7 +241,7 @@ def write_report(
         heading = metric + (f" · users {users}" if users else "")
         lines.append(f"## {heading}\n")
         lines.extend(f"![{heading}]({figure.name})\n" for figure in drawn.paths)
-        lines.extend(_merged_note(drawn.merged))
+        lines.extend(_merged_note(drawn.merged, evidence))
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
