@@ -61,7 +61,9 @@ table{border-collapse:collapse;font-size:13px;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}
 th{cursor:pointer;background:#f3f3f3}th[data-dir=asc]::after{content:' ▲'}th[data-dir=desc]::after{content:' ▼'}
 td.t,th.t{text-align:left}tr.best td{font-weight:bold}tr.tied td{background:#f4fbf4}
-img{max-width:100%}section.group h3{margin:1.2em 0 .2em;font-size:15px}ul.contents{font-size:13px;columns:2}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}
+img{max-width:100%}section.group h3{margin:1.2em 0 .2em;font-size:15px}ul.contents{font-size:13px;columns:2}
+input.filter{display:block;margin:.2em 0}div.scroll{max-height:26em;overflow-y:auto;display:inline-block;margin-bottom:1em}div.scroll table{margin:0}
+thead th{position:sticky;top:0;z-index:1}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}
 """
 
 _COLUMNS = (("dataset", "t"), ("users", "t"), ("epsilon", ""), ("oracle", "t"), ("pipeline", "t"), ("metric", "t"),
@@ -105,8 +107,9 @@ def leaderboard_table(lb: pl.DataFrame, table_id: str = "lb", omit: tuple[str, .
             tds.append(f'<td class="{c}" data-v="{html.escape(key, quote=True)}">{html.escape(text)}</td>')
         rows.append(f'<tr class="{cls}">' + "".join(tds) + "</tr>")
     box = f'<input class="filter" data-table="{table_id}" placeholder="filter rows…" size="40">'
-    return (f'{box}<table class="lb" id="{table_id}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+    # A long group scrolls in its own box under a sticky header, so the next group stays in reach.
+    return (f'{box}<div class="scroll"><table class="lb" id="{table_id}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def grouped_tables(lb: pl.DataFrame) -> str:
