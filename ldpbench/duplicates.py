@@ -106,7 +106,7 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def identical_series(
-    series: Mapping[Hashable, Sequence[tuple[Hashable, RowKey]]], values: Mapping[RowKey, np.ndarray]
+    series: Mapping[Hashable, Sequence[tuple[Hashable, Hashable]]], values: Mapping[Hashable, np.ndarray]
 ) -> list[list[Hashable]]:
     """Group series whose values agree at every point.
 

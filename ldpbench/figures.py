@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,8 +94,23 @@ def parse_only(items: Sequence[str]) -> dict[str, list[str]]:
             hint = closest(column, FILTER_COLUMNS)
             raise UsageError(f"--only {item}: unknown column '{column}'" + (f" (did you mean '{hint}'?)" if hint else "")
                              + f"; choose from {', '.join(FILTER_COLUMNS)}")
-        only.setdefault(column, []).extend(v.strip() for v in values.split(",") if v.strip())
+        only.setdefault(column, []).extend(split_values(values))
     return only
+
+
+def split_values(text: str) -> list[str]:
+    """``grr,olh`` -> [grr, olh]; a comma inside parentheses belongs to the value, since labels
+    carry parameters: ``zipf(d=64,n=20000,s=1.3),retail`` -> [zipf(d=64,n=20000,s=1.3), retail]."""
+    values, depth, current = [], 0, []
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth <= 0:
+            values.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    values.append("".join(current))
+    return [v.strip() for v in values if v.strip()]
 
 
 def apply_only(lb: pl.DataFrame, only: Mapping[str, Sequence[str]]) -> pl.DataFrame:
@@ -169,15 +184,17 @@ def build_panels(
     facet: Sequence[str],
     lines: Sequence[str],
     x: str,
-    values: Mapping[RowKey, np.ndarray] | None = None,
+    values: Mapping[Hashable, np.ndarray] | None = None,
     max_lines: int = MAX_LINES,
+    key_of: Callable[[Mapping[str, Any]], Hashable] = row_key,
 ) -> tuple[list[Panel], list[str]]:
     """Panels of series from leaderboard-like rows.
 
     :param frame: rows with the ``facet`` and ``lines`` columns, a float ``x`` column (position on
         the x axis), ``mean``, ``ci_low``, ``ci_high`` and optionally ``flag`` (a FLAG_STYLE key or
         null); with ``values`` also the leaderboard's group columns.
-    :param values: per-repeat values by row key; series identical in them are drawn once.
+    :param values: per-repeat values by ``key_of(row)`` (default: the row key); series identical
+        in them are drawn once.
     :returns: the panels, and every line name in first-appearance order (for stable styles).
     """
     if max_lines < 1:
@@ -194,7 +211,7 @@ def build_panels(
             points.setdefault(_line_name(r, lines), []).append(r)
         if values is not None:
             merged = identical_series(
-                {name: [(r[x], row_key(r)) for r in rows] for name, rows in points.items()}, values)
+                {name: [(r[x], key_of(r)) for r in rows] for name, rows in points.items()}, values)
         else:
             merged = [[name] for name in points]
         series = []

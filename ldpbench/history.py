@@ -7,7 +7,8 @@ CI leaderboard at successive commits), and writes ``history.md`` (and ``report.h
 
 - x = the folders in the order given, labelled by the commit in each manifest (the folder's name
   when the manifest has none); y = each row's mean with its 95% confidence interval; panels per
-  dataset x oracle x epsilon (``facet`` as in :mod:`ldpbench.figures`), lines per pipeline;
+  dataset x oracle x epsilon (``facet`` as in :mod:`ldpbench.figures`), lines per pipeline, series
+  identical in every folder's aggregates drawn once;
 - between every two consecutive folders, exactly what the CI gate would flag
   (:func:`ldpbench.compare.compare` with the same thresholds and noise multiple, on the rows
   :func:`ldpbench.compare.load_leaderboard` reads): a regression (worse, failing, more failures,
@@ -29,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from .compare import DEFAULT_Z, LEADERBOARD_FILE, Change, Comparison, Thresholds, compare, load_leaderboard
+from .duplicates import aggregate_values, row_key
 from .errors import UsageError
 from .figures import DEFAULT_FACET, FACET_COLUMNS, MAX_LINES, apply_only, build_panels, draw_panels
 from .leaderboard import CONFIDENCE, GROUP_COLUMNS, format_epsilon, format_number
@@ -181,6 +183,10 @@ def history_frame(points: Sequence[HistoryPoint], flags: Sequence[Flag]) -> pl.D
     return pl.concat(frames, how="vertical_relaxed")
 
 
+def _point_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row["_x"], *row_key(row))
+
+
 def plot_history(
     stacked: pl.DataFrame,
     points: Sequence[HistoryPoint],
@@ -191,6 +197,7 @@ def plot_history(
     """One figure per (metric, users): panels per facet x epsilon, x = the folders."""
     figures: list[Path] = []
     used: set[str] = set()
+    values = {(float(i), *key): v for i, p in enumerate(points) for key, v in aggregate_values(p.frame).items()}
     panel_facet = [*facet, "epsilon"]
     lines = [c for c in FACET_COLUMNS if c not in facet]
     xticks = (list(range(len(points))), [p.label for p in points])
@@ -199,12 +206,13 @@ def plot_history(
         while name in used:
             name += "_"
         used.add(name)
-        panels, order = build_panels(sub, panel_facet, lines, "_x", None, max_lines)
+        # Identical series (power = calibrate) are drawn once, judged on every folder's aggregates.
+        panels, order = build_panels(sub, panel_facet, lines, "_x", values, max_lines, key_of=_point_key)
         gib = sub["greater_is_better"].drop_nulls()
         direction = "" if gib.is_empty() else (" (higher is better)" if gib[0] else " (lower is better)")
         heading = metric + (f" · users {users}" if users else "")
-        title = (f"{heading} across {len(points)} results — mean, bars: {CONFIDENCE:.0%} CI; "
-                 "marks: what `ldpbench compare` flags against the previous one")
+        title = (f"{heading} across {len(points)} results — mean, bars: {CONFIDENCE:.0%} CI; marks: what "
+                 "`ldpbench compare` flags against the previous one; identical series (same aggregates) drawn once")
         drawn = draw_panels(panels, order, out / f"{name}.png", title, metric + direction, "results (commit)", xticks)
         figures += [d.path for d in drawn]
     return figures

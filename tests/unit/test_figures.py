@@ -136,6 +136,9 @@ def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
     with pytest.raises(UsageError, match="at most two"):
         parse_facet("dataset,oracle,pipeline")
     assert parse_only(["oracle=grr,olh", "metric=mse", "oracle=hr"]) == {"oracle": ["grr", "olh", "hr"], "metric": ["mse"]}
+    # labels carry parameters: their commas are not separators
+    assert parse_only(["dataset=zipf(d=64,n=20000,s=1.3),retail", "metric=set-query(rho=10)"]) == {
+        "dataset": ["zipf(d=64,n=20000,s=1.3)", "retail"], "metric": ["set-query(rho=10)"]}
     with pytest.raises(UsageError, match="expected COLUMN=VALUE"):
         parse_only(["oracle"])
     with pytest.raises(UsageError, match="unknown column 'metrics'"):
