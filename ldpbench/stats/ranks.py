@@ -123,6 +123,32 @@ def _cliques(sorted_ranks: list[float], cd: float) -> list[tuple[int, int]]:
     return cliques
 
 
+@dataclass
+class CDLayout:
+    """What a CD diagram shows: :func:`cd_layout`."""
+
+    shown: list[int]  # indices into result.methods, best first
+    axis_end: int  # the rank axis runs from 1 to here
+    cliques: list[tuple[int, int]]  # (first, last) positions in ``shown`` joined by a bar
+    note: str  # how many methods are left out, or ""
+
+
+def cd_layout(result: GridRanks, max_methods: int = CD_MAX_METHODS) -> CDLayout:
+    """The best ``max_methods`` methods by average rank, the axis cut one rank past the last of
+    them (the whole 1..k with every method shown), and the bars among them."""
+    k = len(result.methods)
+    order = [int(i) for i in np.argsort(result.average_rank, kind="stable")]
+    shown = order[:max(1, max_methods)]
+    sorted_ranks = [float(result.average_rank[i]) for i in shown]
+    end = k if len(shown) == k else min(k, math.ceil(sorted_ranks[-1]) + 1)
+    note = ""
+    if len(shown) < k:
+        rest = [float(result.average_rank[i]) for i in order[len(shown):]]
+        note = (f"best {len(shown)} of {k} methods by average rank; {k - len(shown)} more (ranks "
+                f"{min(rest):.2f}–{max(rest):.2f}) are not drawn: every rank is in the rank table")
+    return CDLayout(shown, end, _cliques(sorted_ranks, result.critical_difference), note)
+
+
 def plot_cd(result: GridRanks, path: Path, max_methods: int = CD_MAX_METHODS) -> Path:
     """The critical-difference diagram (Demšar 2006, Fig. 1): an axis of average ranks, each
     method's name at its rank, bars joining groups whose ranks differ by less than the CD.
@@ -133,15 +159,12 @@ def plot_cd(result: GridRanks, path: Path, max_methods: int = CD_MAX_METHODS) ->
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    k = len(result.methods)
-    order = list(np.argsort(result.average_rank, kind="stable"))
-    shown = order[:max(1, max_methods)]
+    layout = cd_layout(result, max_methods)
+    k, shown, high, cliques = len(result.methods), layout.shown, layout.axis_end, layout.cliques
     m = len(shown)
     ranks = result.average_rank
     sorted_ranks = [float(ranks[i]) for i in shown]
     cd = result.critical_difference
-    cliques = _cliques(sorted_ranks, cd)
-    high = k if m == k else min(k, math.ceil(sorted_ranks[-1]) + 1)  # the axis ends past the last shown
     step = 1 if high <= 20 else 5
     half = math.ceil(m / 2)
     bar_gap = 0.22
@@ -178,10 +201,7 @@ def plot_cd(result: GridRanks, path: Path, max_methods: int = CD_MAX_METHODS) ->
     for level, (a, b) in enumerate(cliques):
         y = top - 0.3 - bar_gap * level
         ax.hlines(y, sorted_ranks[a] - 0.03, sorted_ranks[b] + 0.03, color="black", linewidth=2)
-    if m < k:
-        rest = [float(ranks[i]) for i in order[m:]]
-        ax.text(1 - margin * 0.98, bottom + 0.2,
-                f"best {m} of {k} methods by average rank; {k - m} more (ranks {min(rest):.2f}–{max(rest):.2f}) "
-                "are not drawn: every rank is in the rank table", ha="left", va="bottom", fontsize=8, style="italic")
+    if layout.note:
+        ax.text(1 - margin * 0.98, bottom + 0.2, layout.note, ha="left", va="bottom", fontsize=8, style="italic")
     fig.savefig(path, dpi=120)
     return path
