@@ -11,7 +11,8 @@ with a 62-entry legend. :func:`plot_metric` instead
 - splits a panel that would still hold more than :data:`MAX_LINES` lines into parts, and a figure
   of more than :data:`MAX_PANELS` panels into several files;
 - gives every figure one shared legend (a series keeps its colour and marker in every panel),
-  error bars (the 95% confidence interval of the mean), a linear epsilon axis, and a log y axis
+  error bars (the 95% confidence interval of the mean, the lines of a panel set slightly apart
+  around each epsilon so the bars do not hide each other), a linear epsilon axis, and a log y axis
   when the metric spans more than a decade.
 
 :func:`draw_panels` is the drawing half; the history view (:mod:`ldpbench.history`) uses it with
@@ -322,14 +323,23 @@ def draw_panels(
     return drawn
 
 
+#: Lines of a panel are spread over this fraction of its x range around each point, so that error
+#: bars at the same epsilon stand side by side instead of on top of each other.
+DODGE = 0.04
+
+
 def _draw_lines(ax: Any, panel: Panel, index: Mapping[str, int], handles: dict[str, Any]) -> None:
-    for s in panel.series:
-        line = ax.errorbar(s.x, s.y, yerr=[s.low, s.high], capsize=2, markersize=4, linewidth=1.2,
-                           **style_of(index[s.names[0]]))
+    xs = [x for s in panel.series for x in s.x]
+    spread = DODGE * (max(xs) - min(xs)) if len(panel.series) > 1 and xs else 0.0
+    n = len(panel.series)
+    for j, s in enumerate(panel.series):
+        shift = spread * (j / (n - 1) - 0.5) if n > 1 else 0.0
+        line = ax.errorbar([x + shift for x in s.x], s.y, yerr=[s.low, s.high], capsize=2, markersize=4,
+                           linewidth=1.2, **style_of(index[s.names[0]]))
         handles.setdefault(s.label, line)
         for fx, fy, flag in s.flags:
             marker, colour, _ = FLAG_STYLE[flag]
-            ax.plot([fx], [fy], linestyle="", marker=marker, markersize=10, color=colour,
+            ax.plot([fx + shift], [fy], linestyle="", marker=marker, markersize=10, color=colour,
                     markeredgecolor="black", zorder=5)
 
 

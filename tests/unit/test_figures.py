@@ -147,3 +147,12 @@ def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
     assert set(apply_only(lb, {"oracle": ["grr", "hr"]})["oracle"].to_list()) == {"grr", "hr"}
     with pytest.raises(UsageError, match="no such pipeline in these results \\(did you mean 'norm-sub'\\?\\)"):
         apply_only(lb, {"pipeline": ["norm_sub"]})
+
+
+def test_personalized_budgets_draw_bars_one_per_series(tmp_path):
+    lb = leaderboard(oracles=("grr", "oue"), pipelines=("base", "norm-sub"), epsilons=(1.0,))
+    lb = lb.with_columns(users=pl.lit("mixed"), epsilon=pl.lit(math.nan))  # no single epsilon
+    figure = plot_metric(lb, "mse", "mixed", tmp_path / "fig.png")
+    assert [p.title for p in figure.panels] == ["zipf · grr", "zipf · oue"]
+    assert [len(p.series) for p in figure.panels] == [2, 2] and figure.drawn[0].legend == ["base", "norm-sub"]
+    assert figure.drawn[0].path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
