@@ -114,3 +114,18 @@ def test_bad_histories_exit_2_with_a_message(history, tmp_path, capsys, args, me
     code = main(["report", *args(history, tmp_path), "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_row_gone_from_the_later_folder_is_listed_as_missing_without_a_point(history, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    rows = [r for r in json.loads((history[1] / "leaderboard.json").read_text())
+            if not (r["oracle"] == "grr" and r["pipeline"] == "base" and r["epsilon"] == 4)]
+    (gone / "leaderboard.json").write_text(json.dumps(rows))
+    result = write_history([history[1], gone], tmp_path / "out")
+    assert [(f.index, f.change.status, f.kind) for f in result.flags] == [(1, "missing", "regression")]
+    stacked = history_frame(result.points, result.flags)
+    assert stacked.filter(stacked["flag"].is_not_null()).is_empty()  # no point to mark
+    md = (tmp_path / "out" / "history.md").read_text()
+    assert "| bbbbbbbb → gone | zipf(d=16,n=3000,s=1.3) |  | 4 | grr | base | mse | ? missing | " in md
+    assert "→ — | not in the current leaderboard (lost coverage" in md
