@@ -1,14 +1,12 @@
 """A Markdown report of a run: the leaderboard tables and the papers' metric-vs-epsilon figures.
 
 :func:`write_report` reads a results folder (``results.jsonl``, or a merged ``leaderboard.json``
-written by :mod:`ldpbench.testing.leaderboard_check`) and writes ``report.md`` with one PNG per
-(metric, users configuration) next to it:
-
-- one panel per dataset, x = epsilon on a log scale (an ``inf`` budget sits one step right of the
-  largest finite one, labelled ∞), y = the metric (log scale when every mean is positive and they
-  span more than a decade), one line per oracle + pipeline, error bars = the 95% confidence
-  interval of the mean over repeats (:data:`ldpbench.leaderboard.CONFIDENCE`);
-- under personalized budgets (``users:``, no single epsilon) a bar chart per dataset instead.
+written by :mod:`ldpbench.testing.leaderboard_check`) and writes ``report.md`` with the PNG
+figures of each (metric, users configuration) next to it, drawn by :mod:`ldpbench.figures`: one
+panel per dataset x oracle (or as ``facet`` says), at most a dozen lines a panel, identical series
+drawn once and named together, one shared legend, 95% confidence intervals as error bars, a linear
+epsilon axis and a log y axis where the metric spans orders of magnitude; under personalized
+budgets (``users:``, no single epsilon) bars instead of lines.
 
 Figures are drawn with matplotlib's object API on the Agg canvas: no pyplot, no global backend
 switch, nothing shown on a screen, so a report can be written on a headless CI machine.
@@ -20,7 +18,7 @@ import math
 import re
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,15 +26,12 @@ from typing import Any
 import polars as pl
 
 from .errors import UsageError
+from .figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
 from .leaderboard import CONFIDENCE, LEADERBOARD_COLUMNS, aggregate, format_epsilon, render
 from .stats.ties import manifest_alpha
 from .store import MANIFEST_FILE, RESULTS_FILE, ResultsStore
 
 REPORT_FILE = "report.md"
-#: Panels per row of a figure (one panel per dataset).
-PANELS_PER_ROW = 3
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
-_LINESTYLES = ("-", "--", "-.", ":")
 
 
 @dataclass
@@ -98,141 +93,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "metric"
 
 
-def _epsilon_positions(epsilons: Sequence[float]) -> dict[float, float]:
-    """x position of each epsilon: itself, and ``inf`` one octave right of the largest finite."""
-    finite = [e for e in epsilons if math.isfinite(e)]
-    top = max(finite) if finite else 1.0
-    return {e: (e if math.isfinite(e) else top * 2.0) for e in epsilons}
-
-
-def _series_style(oracles: list[str], pipelines: list[str], oracle: str, pipeline: str) -> dict[str, Any]:
-    # Colour tells pipelines apart, marker and line style tell oracles apart: a reader can follow
-    # either "all of OUE" or "all of Norm-Sub" across a panel.
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab10" if len(pipelines) <= 10 else "tab20"]
-    i, j = pipelines.index(pipeline), oracles.index(oracle)
-    return {
-        "color": cmap(i % cmap.N),
-        "marker": _MARKERS[j % len(_MARKERS)],
-        "linestyle": _LINESTYLES[j % len(_LINESTYLES)],
-    }
-
-
-def _error_bars(sub: pl.DataFrame) -> tuple[list[float], list[float]]:
-    low, high = [], []
-    for mean, lo, hi in sub.select("mean", "ci_low", "ci_high").iter_rows():
-        low.append(mean - lo if math.isfinite(lo) else 0.0)
-        high.append(hi - mean if math.isfinite(hi) else 0.0)
-    return low, high
-
-
-def _use_log_y(values: Sequence[float]) -> bool:
-    good = [v for v in values if math.isfinite(v)]
-    return bool(good) and min(good) > 0 and max(good) / min(good) > 10
-
-
-def plot_group(lb: pl.DataFrame, metric: str, users: str, path: Path) -> Path:
-    """One figure: panels per dataset for one (metric, users); returns ``path``."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FixedLocator, NullLocator
-
-    datasets = list(dict.fromkeys(lb["dataset"].to_list()))
-    oracles = list(dict.fromkeys(lb["oracle"].to_list()))
-    pipelines = list(dict.fromkeys(lb["pipeline"].to_list()))
-    personalized = bool(users) or lb["epsilon"].is_nan().all()
-    ncols = min(PANELS_PER_ROW, len(datasets))
-    nrows = math.ceil(len(datasets) / ncols)
-    series = lb.select("oracle", "pipeline").unique().height
-    legend_cols = max(1, math.ceil(series / 26))
-    legend_rows = math.ceil(series / legend_cols)
-    height = max(3.6 * nrows, 0.17 * legend_rows + 0.9)
-    fig = Figure(figsize=(4.6 * ncols + 2.4 * legend_cols, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    gib = lb["greater_is_better"].drop_nulls()
-    direction = "" if gib.is_empty() else (" (higher is better)" if gib[0] else " (lower is better)")
-    handles: dict[str, Any] = {}
-    for k, dataset in enumerate(datasets):
-        ax = axes[k // ncols][k % ncols]
-        data = lb.filter(pl.col("dataset") == dataset)
-        ax.set_title(dataset, fontsize=9)
-        ax.grid(True, which="major", alpha=0.3)
-        if personalized:
-            _bars(ax, data, oracles, pipelines, handles)
-        else:
-            _lines(ax, data, oracles, pipelines, handles, FixedLocator, NullLocator)
-        ax.set_ylabel(metric + direction, fontsize=8)
-        ax.tick_params(labelsize=8)
-    for k in range(len(datasets), nrows * ncols):
-        axes[k // ncols][k % ncols].set_visible(False)
-    title = metric + (f" · users {users}" if users else "")
-    fig.suptitle(f"{title} — mean over repeats, bars: {CONFIDENCE:.0%} CI", fontsize=10, x=0.02, ha="left")
-    if handles:
-        fig.legend(
-            list(handles.values()), list(handles), loc="outside right upper", fontsize=7,
-            ncols=legend_cols, frameon=False,
-        )
-    fig.savefig(path, dpi=110)
-    return path
-
-
-def _lines(ax: Any, data: pl.DataFrame, oracles: list[str], pipelines: list[str], handles: dict, FixedLocator: Any, NullLocator: Any) -> None:
-    epsilons = sorted(set(e for e in data["epsilon"].to_list() if not math.isnan(e)))
-    positions = _epsilon_positions(epsilons)
-    means = []
-    for oracle in oracles:
-        for pipeline in pipelines:
-            sub = data.filter(
-                (pl.col("oracle") == oracle) & (pl.col("pipeline") == pipeline) & pl.col("mean").is_not_nan()
-                & pl.col("epsilon").is_not_nan()
-            ).sort("epsilon")
-            if sub.is_empty():
-                continue
-            x = [positions[e] for e in sub["epsilon"].to_list()]
-            y = sub["mean"].to_list()
-            means.extend(y)
-            label = f"{oracle} · {pipeline}"
-            bar = ax.errorbar(
-                x, y, yerr=_error_bars(sub), capsize=2, markersize=4, linewidth=1.2,
-                label=label, **_series_style(oracles, pipelines, oracle, pipeline),
-            )
-            handles.setdefault(label, bar)
-    ax.set_xscale("log")
-    ticks = [positions[e] for e in epsilons]
-    ax.xaxis.set_major_locator(FixedLocator(ticks or [1.0]))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([("∞" if math.isinf(e) else f"{e:g}") for e in epsilons] or ["1"])
-    ax.set_xlabel("ε", fontsize=9)
-    if _use_log_y(means):
-        ax.set_yscale("log")
-
-
-def _bars(ax: Any, data: pl.DataFrame, oracles: list[str], pipelines: list[str], handles: dict) -> None:
-    labels, heights, errs, colors = [], [], ([], []), []
-    for oracle in oracles:
-        for pipeline in pipelines:
-            sub = data.filter((pl.col("oracle") == oracle) & (pl.col("pipeline") == pipeline))
-            if sub.is_empty():
-                continue
-            labels.append(f"{oracle} · {pipeline}")
-            mean = sub["mean"][0]
-            heights.append(mean if math.isfinite(mean) else 0.0)
-            lo, hi = _error_bars(sub)
-            errs[0].append(lo[0] if math.isfinite(mean) else 0.0)
-            errs[1].append(hi[0] if math.isfinite(mean) else 0.0)
-            colors.append(_series_style(oracles, pipelines, oracle, pipeline)["color"])
-    xs = range(len(labels))
-    bars = ax.bar(xs, heights, yerr=errs, color=colors, capsize=2)
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
-    for label, patch in zip(labels, bars.patches):
-        handles.setdefault(label, patch)
-    if _use_log_y(heights):
-        ax.set_yscale("log")
-
-
 # ----------------------------------------------------------------------------------------------
 # Markdown
 # ----------------------------------------------------------------------------------------------
@@ -243,7 +103,8 @@ def _groups(lb: pl.DataFrame) -> list[tuple[str, str]]:
     return list(dict.fromkeys(zip(lb["metric"].to_list(), lb["users"].to_list())))
 
 
-def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame) -> list[str]:
+def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame,
+            facet: Sequence[str] = DEFAULT_FACET) -> list[str]:
     lines = []
     runs = (manifest or {}).get("runs") if isinstance((manifest or {}).get("runs"), dict) else None
     specs = list(runs.values()) if runs else ([manifest] if manifest else [])
@@ -270,9 +131,9 @@ def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame) -> 
     facts.append(f"written {time.strftime('%Y-%m-%d %H:%M:%S %z')}")
     lines.append("- " + " · ".join(facts))
     lines.append(
-        f"\nEach figure: one panel per dataset; one line per oracle · pipeline; points are the mean over "
-        f"repeats and bars its {CONFIDENCE:.0%} confidence interval. Tables: mean ± standard error, "
-        "the best mean of each column in bold.\n"
+        f"\nEach figure: one panel per {' x '.join(facet) or 'metric'}; points are the mean over repeats and "
+        f"bars its {CONFIDENCE:.0%} confidence interval; series with identical values are drawn once and "
+        "named together (a = b). Tables: mean ± standard error, the best mean of each column in bold.\n"
     )
     return lines
 
@@ -315,22 +176,56 @@ def _failures(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = None)
     return lines
 
 
-def write_report(results: str | Path, out_dir: str | Path | None = None, html: bool = False) -> Report:
+def _identity_evidence(results: Path, manifest: dict[str, Any] | None, lb: pl.DataFrame) -> tuple[Mapping[Any, Any], str]:
+    """Per-repeat values to judge identical series by, or the aggregates where none are stored."""
+    from .duplicates import aggregate_values, load_repeat_values
+
+    values = load_repeat_values(results, manifest)
+    if values is not None:
+        return values, "same per-repeat values"
+    return aggregate_values(lb), "same mean, standard error and CI: no per-repeat values stored"
+
+
+def _merged_note(merged: list[tuple[str, str]], evidence: str) -> list[str]:
+    if not merged:
+        return []
+    where: dict[str, list[str]] = {}
+    for panel, label in merged:
+        where.setdefault(label, []).append(panel)
+    items = [f"{label} ({panels[0] if len(panels) == 1 else f'{len(panels)} panels'})"
+             for label, panels in where.items()]
+    return [f"Drawn once, identical values ({evidence}): " + "; ".join(items) + ".\n"]
+
+
+def write_report(
+    results: str | Path,
+    out_dir: str | Path | None = None,
+    html: bool = False,
+    facet: Sequence[str] = DEFAULT_FACET,
+    only: Mapping[str, Sequence[str]] | None = None,
+    max_lines: int = MAX_LINES,
+) -> Report:
     """Write ``report.md`` and its PNG figures for ``results`` into ``out_dir``.
 
     :param results: a results folder (``results.jsonl``), a folder with a merged
         ``leaderboard.json``, or a JSON leaderboard file.
     :param out_dir: where to write (default: ``<results folder>/report``).
+    :param facet: the columns making the panels of a figure (:data:`ldpbench.figures.FACET_COLUMNS`).
+    :param only: keep only these values of these columns (``{"oracle": ["grr"]}``), in figures
+        and tables alike.
+    :param max_lines: the most lines in one panel; more are split into parts.
     """
     results = Path(results)
     lb, manifest = load_leaderboard_frame(results)
+    lb = apply_only(lb, only or {})
+    values, evidence = _identity_evidence(results, manifest, lb)
     folder = results if results.is_dir() else results.parent
     out = Path(out_dir) if out_dir is not None else folder / "report"
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create {out}: {exc}") from None
-    lines = _header(manifest, results, lb)
+    lines = _header(manifest, results, lb, facet)
     report = Report(out / REPORT_FILE, rows=lb.height)
     if lb.is_empty():
         lines.append("No results.\n")
@@ -341,11 +236,12 @@ def write_report(results: str | Path, out_dir: str | Path | None = None, html: b
         while name in used:
             name += "_"
         used.add(name)
-        figure = plot_group(sub, metric, users, out / f"fig-{name}.png")
-        report.figures.append(figure)
+        drawn = plot_metric(sub, metric, users, out / f"fig-{name}.png", facet, values, evidence, max_lines)
+        report.figures.extend(drawn.paths)
         heading = metric + (f" · users {users}" if users else "")
         lines.append(f"## {heading}\n")
-        lines.append(f"![{heading}]({figure.name})\n")
+        lines.extend(f"![{heading}]({figure.name})\n" for figure in drawn.paths)
+        lines.extend(_merged_note(drawn.merged, evidence))
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
@@ -356,12 +252,13 @@ def write_report(results: str | Path, out_dir: str | Path | None = None, html: b
     rank_lines, cd_figures = ranks_section(lb, out, manifest_alpha(manifest))
     lines.extend(rank_lines)
     report.rank_figures.extend(cd_figures)
-    lines.extend(_failures(lb, _failure_locations(results)))
+    where = _failure_locations(results)
+    lines.extend(_failures(lb, where))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     if html:
         from .html_report import write_html
 
         title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
         report.html = write_html(lb, manifest, report.figures, report.rank_figures,
-                                 "\n".join(rank_lines), out, title)
+                                 "\n".join(rank_lines), out, title, where)
     return report

@@ -21,21 +21,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metric", metavar="M", help="the metric label to rank on (default: the first)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--cd", metavar="PNG", help="where to write the CD diagram (default: RESULTS/cd-METRIC.png)")
+    parser.add_argument("--cd-top", type=int, default=None, metavar="N",
+                        help="name at most the best N methods in the CD diagram (default 20); all ranks are printed")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import UsageError
     from ..report import load_leaderboard_frame, slug
-    from ..stats.ranks import format_ranks, grid_ranks, plot_cd
+    from ..stats.ranks import CD_MAX_METHODS, format_ranks, grid_ranks, plot_cd
 
     if not 0 < args.alpha < 1:
         raise UsageError("--alpha must be between 0 and 1")
+    top = CD_MAX_METHODS if args.cd_top is None else args.cd_top
+    if top < 2:
+        raise UsageError(f"--cd-top must be at least 2, got {top}")
     lb, _ = load_leaderboard_frame(args.results)
     result = grid_ranks(lb, args.metric, args.alpha)
     sys.stdout.write(format_ranks(result))
     folder = Path(args.results) if Path(args.results).is_dir() else Path(args.results).parent
     path = Path(args.cd) if args.cd else folder / f"cd-{slug(result.metric)}.png"
-    plot_cd(result, path)
+    plot_cd(result, path, max_methods=top)
     print(f"ldpbench: critical-difference diagram {path}", file=sys.stderr)
     return int(ExitCode.OK)

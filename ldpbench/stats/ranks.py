@@ -106,51 +106,102 @@ def format_ranks(result: GridRanks) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_cd(result: GridRanks, path: Path) -> Path:
-    """The critical-difference diagram (Demšar 2006, Fig. 1): an axis of average ranks, each
-    method's name at its rank, bars joining groups whose ranks differ by less than the CD."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+#: Most methods a CD diagram names; beyond it the best ones are drawn and a note counts the rest
+#: (every rank stays in :func:`format_ranks`). 44 names on one axis overlap and their bars blur.
+CD_MAX_METHODS = 20
 
-    k = len(result.methods)
-    order = list(np.argsort(result.average_rank, kind="stable"))
-    ranks = result.average_rank
-    height = 1.6 + 0.28 * math.ceil(k / 2) + 0.2
-    fig = Figure(figsize=(11, height))
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.02, 0.02, 0.96, 0.96))
-    margin = 0.3 * k + 1  # room for the names, left and right of the rank axis
-    ax.set_xlim(1 - margin, k + margin)
-    top = 0.0
-    ax.set_ylim(-(math.ceil(k / 2) + 2.5), 1.6)
-    ax.axis("off")
-    ax.hlines(top, 1, k, color="black", linewidth=1)
-    for r in range(1, k + 1):
-        ax.vlines(r, top, top + 0.15, color="black", linewidth=1)
-        ax.text(r, top + 0.25, str(r), ha="center", va="bottom", fontsize=8)
-    cd = result.critical_difference
-    ax.hlines(top + 1.1, 1, 1 + cd, color="black", linewidth=2)
-    ax.text(1 + cd / 2, top + 1.2, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
-    half = math.ceil(k / 2)
-    for pos, i in enumerate(order):
-        left = pos < half
-        y = -(pos if left else k - 1 - pos) - 0.8
-        x_text = 0.9 if left else k + 0.1
-        ax.plot([ranks[i], ranks[i], x_text], [top, y, y], color="black", linewidth=0.7)
-        ax.text(x_text - 0.05 if left else x_text + 0.05, y, f"{result.methods[i]} ({ranks[i]:.2f})",
-                ha="right" if left else "left",
-                va="center", fontsize=7, transform=ax.transData)
-    # cliques: maximal runs of consecutive methods (by rank) within CD of each other
-    sorted_ranks = [ranks[i] for i in order]
-    cliques = []
-    for a in range(k):
+
+def _cliques(sorted_ranks: list[float], cd: float) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive methods (by rank) within ``cd`` of each other."""
+    cliques: list[tuple[int, int]] = []
+    for a in range(len(sorted_ranks)):
         b = a
-        while b + 1 < k and sorted_ranks[b + 1] - sorted_ranks[a] < cd:
+        while b + 1 < len(sorted_ranks) and sorted_ranks[b + 1] - sorted_ranks[a] < cd:
             b += 1
         if b > a and not any(a >= s and b <= e for s, e in cliques):
             cliques.append((a, b))
+    return cliques
+
+
+@dataclass
+class CDLayout:
+    """What a CD diagram shows: :func:`cd_layout`."""
+
+    shown: list[int]  # indices into result.methods, best first
+    axis_end: int  # the rank axis runs from 1 to here
+    cliques: list[tuple[int, int]]  # (first, last) positions in ``shown`` joined by a bar
+    note: str  # how many methods are left out, or ""
+
+
+def cd_layout(result: GridRanks, max_methods: int = CD_MAX_METHODS) -> CDLayout:
+    """The best ``max_methods`` methods by average rank, the axis cut one rank past the last of
+    them (the whole 1..k with every method shown), and the bars among them."""
+    k = len(result.methods)
+    order = [int(i) for i in np.argsort(result.average_rank, kind="stable")]
+    shown = order[:max(1, max_methods)]
+    sorted_ranks = [float(result.average_rank[i]) for i in shown]
+    end = k if len(shown) == k else min(k, math.ceil(sorted_ranks[-1]) + 1)
+    note = ""
+    if len(shown) < k:
+        rest = [float(result.average_rank[i]) for i in order[len(shown):]]
+        note = (f"best {len(shown)} of {k} methods by average rank; {k - len(shown)} more (ranks "
+                f"{min(rest):.2f}–{max(rest):.2f}) are not drawn: every rank is in the rank table")
+    return CDLayout(shown, end, _cliques(sorted_ranks, result.critical_difference), note)
+
+
+def plot_cd(result: GridRanks, path: Path, max_methods: int = CD_MAX_METHODS) -> Path:
+    """The critical-difference diagram (Demšar 2006, Fig. 1): an axis of average ranks, each
+    method's name at its rank, bars joining groups whose ranks differ by less than the CD.
+
+    With more than ``max_methods`` methods only the best ``max_methods`` (by average rank) are
+    named, on an axis cut after them, and the figure says how many more there are; their ranks
+    are unchanged (computed over all methods)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    layout = cd_layout(result, max_methods)
+    k, shown, high, cliques = len(result.methods), layout.shown, layout.axis_end, layout.cliques
+    m = len(shown)
+    ranks = result.average_rank
+    sorted_ranks = [float(ranks[i]) for i in shown]
+    cd = result.critical_difference
+    step = 1 if high <= 20 else 5
+    half = math.ceil(m / 2)
+    bar_gap = 0.22
+    names_top = -(0.5 + bar_gap * len(cliques))
+    bottom = names_top - half - 0.8
+    fig = Figure(figsize=(11, 1.1 + 0.3 * (half + 2 + bar_gap * len(cliques))))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.02, 0.02, 0.96, 0.96))
+    span = high - 1 or 1
+    margin = 0.45 * span + 0.5  # room for the names, left and right of the rank axis
+    ax.set_xlim(1 - margin, high + margin)
+    ax.set_ylim(bottom, 1.7)
+    ax.axis("off")
+    top = 0.0
+    ax.hlines(top, 1, high, color="black", linewidth=1)
+    for r in range(1, high + 1):
+        labelled = r == 1 or r % step == 0 or r == high
+        ax.vlines(r, top, top + (0.15 if labelled else 0.08), color="black", linewidth=1)
+        if labelled:
+            ax.text(r, top + 0.25, str(r), ha="center", va="bottom", fontsize=8)
+    ax.hlines(top + 1.1, 1, min(1 + cd, high), color="black", linewidth=2)
+    if cd >= k - 1:  # no two of all k average ranks can differ by more
+        cd_text = f"CD = {cd:.2f} (wider than any rank difference: no pair differs by the Nemenyi test)"
+    else:
+        cd_text = f"CD = {cd:.2f}" + (" (cut at the axis)" if 1 + cd > high else "")
+    ax.text(1 + min(cd, span) / 2, top + 1.2, cd_text, ha="center", va="bottom", fontsize=8)
+    for pos, i in enumerate(shown):
+        left = pos < half
+        y = names_top - (pos if left else m - 1 - pos)
+        x_text = 1 - 0.1 * span if left else high + 0.1 * span
+        ax.plot([ranks[i], ranks[i], x_text], [top, y, y], color="black", linewidth=0.7)
+        ax.text(x_text - 0.01 * span if left else x_text + 0.01 * span, y, f"{result.methods[i]} ({ranks[i]:.2f})",
+                ha="right" if left else "left", va="center", fontsize=7.5)
     for level, (a, b) in enumerate(cliques):
-        y = top - 0.25 - 0.12 * level
-        ax.hlines(y, sorted_ranks[a] - 0.03, sorted_ranks[b] + 0.03, color="black", linewidth=3)
+        y = top - 0.3 - bar_gap * level
+        ax.hlines(y, sorted_ranks[a] - 0.03, sorted_ranks[b] + 0.03, color="black", linewidth=2)
+    if layout.note:
+        ax.text(1 - margin * 0.98, bottom + 0.2, layout.note, ha="left", va="bottom", fontsize=8, style="italic")
     fig.savefig(path, dpi=120)
     return path

@@ -1,5 +1,6 @@
-"""The HTML report in a real headless browser (Debian's chromium): no console errors, a click on a
-header sorts the table, a screenshot is taken.
+"""The HTML report in a real headless browser (Debian's chromium): no console errors, one table per
+(dataset, metric), a click on a header sorts that table only, the filter box filters its table
+only, every image decodes, a screenshot is taken.
 
 Where chromium is missing: under CI (``CI=true``) as root the test installs Debian's package itself
 (``.ci/run`` stays the README's command) and fails loudly if it cannot; elsewhere it skips, saying
@@ -33,16 +34,36 @@ console.error = function () { window.__errors.push(Array.prototype.join.call(arg
 
 PROBE_TAIL = """<script>
 (function () {
-  var table = document.getElementById('lb');
-  var heads = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) { return th.textContent; });
+  function column(table, name) {
+    var heads = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) { return th.textContent; });
+    var col = heads.indexOf(name);
+    return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[col].dataset.v; });
+  }
+  var tables = document.querySelectorAll('table.lb');
+  var first = document.getElementById('lb-1'), second = document.getElementById('lb-2');
+  var heads = Array.prototype.map.call(first.tHead.rows[0].cells, function (th) { return th.textContent; });
   var col = heads.indexOf('mean');
-  function column() { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[col].dataset.v; }); }
-  var before = column();
-  table.tHead.rows[0].cells[col].click();
-  var asc = column();
-  table.tHead.rows[0].cells[col].click();
-  var desc = column();
-  document.body.setAttribute('data-probe', JSON.stringify({errors: window.__errors, before: before, asc: asc, desc: desc}));
+  var before = column(first, 'mean'), otherBefore = column(second, 'mean');
+  first.tHead.rows[0].cells[col].click();
+  var asc = column(first, 'mean');
+  first.tHead.rows[0].cells[col].click();
+  var desc = column(first, 'mean');
+  var otherAfter = column(second, 'mean');
+  // filter the second table: only its oue rows stay visible, the first table is untouched
+  var box = document.querySelector('input.filter[data-table="lb-2"]');
+  box.value = 'oue';
+  box.dispatchEvent(new Event('input'));
+  function visible(table) {
+    return Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return r.style.display !== 'none'; })
+      .map(function (r) { return r.textContent; });
+  }
+  document.body.setAttribute('data-probe', JSON.stringify({
+    errors: window.__errors, tables: tables.length,
+    headings: Array.prototype.map.call(document.querySelectorAll('section.group h3'), function (h) { return h.textContent; }),
+    before: before, asc: asc, desc: desc, otherBefore: otherBefore, otherAfter: otherAfter,
+    visibleSecond: visible(second), visibleFirst: visible(first).length, rowsFirst: first.tBodies[0].rows.length,
+    tied: document.querySelectorAll('tr.tied').length + document.querySelectorAll('tr.best').length,
+    images: Array.prototype.map.call(document.images, function (i) { return i.naturalWidth; })}));
 })();
 </script>"""
 
@@ -67,7 +88,7 @@ def test_html_report_in_headless_chromium(tmp_path):
     browser = _chromium()
     spec = {
         "name": "browser", "seed": 5, "repeats": 6, "datasets": [{"zipf": {"d": 64, "n": 20000}}],
-        "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse"],
+        "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse", "l1"],
     }
     ldpbench.run(spec, tmp_path / "r", workers=1)
     page = write_report(tmp_path / "r", tmp_path / "rep", html=True).html
@@ -82,9 +103,19 @@ def test_html_report_in_headless_chromium(tmp_path):
     assert match, dom.stdout[:2000]
     probe = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert probe["errors"] == []
+    # one table per (dataset, metric), each with its heading
+    assert probe["tables"] == 2
+    assert probe["headings"] == ["zipf(d=64,n=20000) · mse (lower is better)", "zipf(d=64,n=20000) · l1 (lower is better)"]
+    # a click on a header sorts that table, ascending then descending, and leaves the other alone
     values = [float(v) for v in probe["asc"]]
     assert values == sorted(values) and probe["asc"] != probe["before"]
     assert [float(v) for v in probe["desc"]] == sorted(values, reverse=True)
+    assert probe["otherAfter"] == probe["otherBefore"]
+    # typing in a table's box filters that table only
+    assert len(probe["visibleSecond"]) == 4 and all("oue" in row for row in probe["visibleSecond"])
+    assert probe["visibleFirst"] == probe["rowsFirst"] == 8
+    assert probe["tied"] >= 4  # a best (or tied) row per epsilon and metric
+    assert len(probe["images"]) >= 3 and all(w > 0 for w in probe["images"])  # figures and CD diagrams decoded
     shot = tmp_path / "report.png"
     subprocess.run([*run, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
                    capture_output=True, text=True, timeout=120, check=True)

@@ -23,8 +23,25 @@ def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provena
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
     images = re.findall(r'<img [^>]*src="([^"]+)"', page)
     assert len(images) == 2 and all(i.startswith("data:image/png;base64,") for i in images)  # figure + CD
-    assert '<table class="lb" id="lb">' in page and "<th class=\"\">rank</th>" in page
+    assert '<table class="lb" id="lb-1">' in page and "<th class=\"\">rank</th>" in page
     assert page.count('<tr class="best">') == 2  # one best per epsilon
     assert "Ranks across the grid" in page and "No failures." in page
     assert '"seed": 3' in page and '"commit"' in page  # provenance from manifest.json
     assert "addEventListener('click'" in page
+
+
+def test_failures_table_gives_each_reason_and_where_it_was_raised():
+    import polars as pl
+
+    from ldpbench.html_report import failures_table
+
+    lb = pl.DataFrame({
+        "dataset": ["zipf", "zipf"], "users": ["", ""], "epsilon": [1.0, 4.0], "oracle": ["grr", "grr"],
+        "pipeline": ["bad", "base"], "metric": ["mse", "mse"], "failed": [3, 0],
+        "error": ["pipeline 'bad': ValueError: <no>", None],
+    })
+    where = {("zipf", "", "grr", "bad", "mse", "pipeline 'bad': ValueError: <no>"): "plugs/bad.py:7 in apply"}
+    table = failures_table(lb, where)
+    assert table.count("<tr>") == 2  # header + the one failed row
+    assert "pipeline &#x27;bad&#x27;: ValueError: &lt;no&gt;" in table  # escaped
+    assert "<td class=\"t\">plugs/bad.py:7 in apply</td>" in table and "<th>where</th>" in table

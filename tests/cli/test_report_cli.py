@@ -97,17 +97,18 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
 
 
 @pytest.mark.slow
-def test_one_panel_per_dataset_and_default_out(results, two_report, capsys):
+def test_one_row_of_panels_per_dataset_and_default_out(results, two_report, capsys):
     # Without --out the report goes to RESULTS/report.
     code, _, err = cli(capsys, "report", results / "one")
     assert code == 0, err
     assert "1 figures" in err
     one = results / "one" / "report"
     assert (one / "report.md").is_file() and [p.name for p in one.glob("fig-*.png")] == ["fig-mse.png"]
-    # One dataset instead of two: the same metric's figure is narrower by about one panel.
+    # Panels are dataset x oracle, one row per dataset: one dataset instead of two is one row of
+    # panels less, as wide.
     one_w, one_h = png_size(one / "fig-mse.png")
     two_w, two_h = png_size(two_report[1] / "fig-mse.png")
-    assert two_h == one_h and two_w > one_w * 1.4
+    assert two_w == one_w and two_h > one_h * 1.4
 
 
 @pytest.mark.slow

@@ -44,3 +44,33 @@ def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
     assert (tmp_path / "cd-mse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = run_cli("rank", "leaderboard.json", "--metric", "nope")
     assert bad.returncode != 0 and "no metric 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _grid(k: int, cd: float) -> "GridRanks":
+    from ldpbench.stats.ranks import GridRanks
+
+    ranks = np.array([1.0 + 0.9 * ((7 * i) % k) for i in range(k)])  # distinct, in scrambled order
+    return GridRanks("mse", [f"m{i}" for i in range(k)], ranks, 10, 0.0, 1.0, cd)
+
+
+def test_a_cd_diagram_of_many_methods_names_the_best_twenty_and_counts_the_rest(tmp_path):
+    from ldpbench.stats.ranks import cd_layout, plot_cd
+
+    result = _grid(44, cd=3.0)
+    layout = cd_layout(result)
+    best = sorted(range(44), key=lambda i: result.average_rank[i])[:20]
+    assert layout.shown == best
+    last = result.average_rank[best[-1]]
+    assert layout.axis_end == int(np.ceil(last)) + 1
+    assert layout.note.startswith("best 20 of 44 methods by average rank; 24 more (ranks ")
+    # bars join only runs of shown methods within CD of the first
+    for a, b in layout.cliques:
+        assert result.average_rank[best[b]] - result.average_rank[best[a]] < 3.0
+    assert plot_cd(result, tmp_path / "cd.png", max_methods=20).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_small_cd_diagram_shows_every_method_on_the_whole_axis():
+    from ldpbench.stats.ranks import cd_layout
+
+    layout = cd_layout(_grid(6, cd=1.0))
+    assert len(layout.shown) == 6 and layout.axis_end == 6 and layout.note == ""
