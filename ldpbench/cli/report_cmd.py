@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a Markdown report (tables + metric-vs-epsilon PNG figures) of a run",
         description="Write RESULTS/report/report.md with the leaderboard tables and one PNG per "
         "metric (one panel per dataset, x = epsilon, one line per oracle + pipeline, error bars = "
-        "95%% CI), like the papers' figures.",
+        "95% CI), like the papers' figures.",
         epilog="RESULTS is a folder written by `ldpbench run` (results.jsonl), a folder with a "
         "merged leaderboard.json (python -m ldpbench.testing.leaderboard_check), or a JSON "
         "leaderboard file.",
