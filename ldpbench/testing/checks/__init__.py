@@ -32,18 +32,26 @@ table) is *not applicable* (:class:`CheckSkipped`, reported as such), never sile
 the spec validator refuses specs that would need it.
 
 The kit is split along its ideas: :mod:`.machinery` (the plugin under test, "not applicable",
-random streams), :mod:`.oracle` and :mod:`.postprocessor` (the checks of each kind) and
-:mod:`.runner` (the public entry points). Every public name is re-exported here.
+random streams), :mod:`.oracle`, :mod:`.postprocessor`,
+:mod:`.metric` and :mod:`.dataset` (the checks of each kind) and :mod:`.runner` (the public
+entry points). Every public name is re-exported here.
 """
 
 from __future__ import annotations
 
-from .machinery import CheckSkipped, Subject  # Subject, ORACLE_CHECKS, POSTPROCESSOR_CHECKS: re-exported as before the split
+# Subject and the check tuples are re-exported as they were before the split (not in __all__).
+from .machinery import CheckSkipped, Subject
 from .oracle import ORACLE_CHECKS, OracleCheckConfig
 from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig
+from .dataset import DATASET_CHECKS, DatasetCheckConfig
+from .metric import METRIC_CHECKS, MetricCheckConfig
 from .runner import (
+    check_dataset,
+    check_metric,
     check_oracle,
     check_postprocessor,
+    dataset_checks,
+    metric_checks,
     oracle_checks,
     parametrize_with_checks,
     postprocessor_checks,
@@ -51,10 +59,16 @@ from .runner import (
 
 __all__ = [
     "CheckSkipped",
+    "DatasetCheckConfig",
+    "MetricCheckConfig",
     "OracleCheckConfig",
     "PostprocessorCheckConfig",
+    "check_dataset",
+    "check_metric",
     "check_oracle",
     "check_postprocessor",
+    "dataset_checks",
+    "metric_checks",
     "oracle_checks",
     "parametrize_with_checks",
     "postprocessor_checks",

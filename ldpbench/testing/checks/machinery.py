@@ -13,7 +13,7 @@ import numpy as np
 
 from ldpbench.params import resolve
 from ldpbench.simulate import simulate
-from ldpbench.types import Estimate, Oracle, PostProcessor
+from ldpbench.types import Dataset, Estimate, Metric, Oracle, PostProcessor
 
 
 class CheckSkipped(Exception):
@@ -24,6 +24,10 @@ class CheckSkipped(Exception):
 # ----------------------------------------------------------------------------------------------
 # The plugin under test
 # ----------------------------------------------------------------------------------------------
+
+
+#: The kinds the kit checks, with their base classes.
+_KINDS: dict[str, type] = {"oracle": Oracle, "postprocessor": PostProcessor, "metric": Metric, "dataset": Dataset}
 
 
 @dataclass
@@ -66,6 +70,10 @@ class Subject:
     def postprocessor(self) -> PostProcessor:
         return self.cls(**self._values())
 
+    def build(self) -> Any:
+        """An instance of a kind built from its parameters alone (post-processor, metric, dataset)."""
+        return self.cls(**self._values())
+
 
 def _subject(obj: Any, plugins: Any = None, params: Mapping[str, Any] | None = None, kind: str | None = None) -> Subject:
     """Resolve a name, a class, an instance, or ``(any of those, params)`` to a :class:`Subject`."""
@@ -79,23 +87,26 @@ def _subject(obj: Any, plugins: Any = None, params: Mapping[str, Any] | None = N
             from ldpbench.pluginmanager import build_plugins
 
             plugins = build_plugins()
+        # Without a kind a name is looked up among oracles and post-processors only: names are
+        # unique within a kind, not across kinds ("uniform" is a post-processor and a dataset).
         kinds = [kind] if kind else ["oracle", "postprocessor"]
         found = [k for k in kinds if obj in plugins.registry(k)]
         if not found:
-            other = [k for k in ("oracle", "postprocessor") if k not in kinds and obj in plugins.registry(k)]
+            other = [k for k in _KINDS if k not in kinds and obj in plugins.registry(k)]
             if other:
                 raise TypeError(f"{obj!r} is a {other[0]}, not a {kinds[0]}")
             raise ValueError(f"no {' or '.join(kinds)} plugin named {obj!r}")
         if len(found) > 1:
             raise ValueError(f"{obj!r} names both an oracle and a post-processor: pass the class instead")
         return Subject(found[0], obj, plugins.get(found[0], obj).cls, params, plugins)
-    if isinstance(obj, (Oracle, PostProcessor)):
+    if isinstance(obj, tuple(_KINDS.values())):
         return _subject(type(obj), plugins, {**obj.get_params(), **params}, kind)
-    if isinstance(obj, type) and issubclass(obj, Oracle):
-        return Subject("oracle", obj.name or obj.__name__, obj, params, plugins)
-    if isinstance(obj, type) and issubclass(obj, PostProcessor):
-        return Subject("postprocessor", obj.name or obj.__name__, obj, params, plugins)
-    raise TypeError(f"cannot check {obj!r}: give a plugin name, an Oracle/PostProcessor class or instance")
+    for kind_name, base in _KINDS.items():
+        if isinstance(obj, type) and issubclass(obj, base):
+            return Subject(kind_name, obj.name or obj.__name__, obj, params, plugins)
+    raise TypeError(
+        f"cannot check {obj!r}: give a plugin name, or an Oracle, PostProcessor, Metric or Dataset class or instance"
+    )
 
 
 

@@ -11,6 +11,8 @@ from typing import Any
 from ..raised import describe_exception
 from .machinery import CheckSkipped, Subject, _subject
 from .oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
+from .dataset import DATASET_CHECKS, DatasetCheckConfig
+from .metric import METRIC_CHECKS, MetricCheckConfig
 from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig, check_pp_query_answers
 
 
@@ -67,6 +69,46 @@ def postprocessor_checks(
         yield fn.__name__, _Check(fn, subject, cfg)
 
 
+def metric_checks(
+    metric: Any,
+    *,
+    d: int = 16,
+    epsilons: Sequence[float] = (1.0, 4.0),
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    plugins: Any = None,
+    **sizes: Any,
+) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Yield ``(check_name, check)`` for a metric (same conventions as :func:`oracle_checks`).
+
+    The metric scores the raw estimates of every oracle of the ldpbench distribution at each
+    epsilon on a fixed skewed population of ``d`` items, and the exact estimate; ``sizes`` may set
+    ``n`` or ``oracles``.
+    """
+    subject = _subject(metric, plugins, params, kind="metric")
+    if subject.kind != "metric":
+        raise TypeError(f"{subject.label} is a {subject.kind}, not a metric")
+    cfg = MetricCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
+    for fn in METRIC_CHECKS:
+        yield fn.__name__, _Check(fn, subject, cfg)
+
+
+def dataset_checks(
+    dataset: Any,
+    *,
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    plugins: Any = None,
+) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Yield ``(check_name, check)`` for a dataset (same conventions as :func:`oracle_checks`)."""
+    subject = _subject(dataset, plugins, params, kind="dataset")
+    if subject.kind != "dataset":
+        raise TypeError(f"{subject.label} is a {subject.kind}, not a dataset")
+    cfg = DatasetCheckConfig(seed=seed)
+    for fn in DATASET_CHECKS:
+        yield fn.__name__, _Check(fn, subject, cfg)
+
+
 @dataclass(frozen=True)
 class _Check:
     """One named check bound to its subject and config (what :func:`oracle_checks` yields)."""
@@ -89,6 +131,8 @@ def _applies(check: Callable[[], None]) -> bool:
         if check.subject.kind == "postprocessor":
             if check.fn is check_pp_query_answers:
                 return check.subject.postprocessor().tags().acts_on == "queries"
+            return True
+        if check.subject.kind != "oracle":
             return True
         cfg = check.cfg
         tags = check.subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags()
@@ -159,6 +203,34 @@ def check_postprocessor(
     return _run(checks, expected_failed_checks)
 
 
+def check_metric(
+    metric: Any,
+    *,
+    d: int = 16,
+    epsilons: Sequence[float] = (1.0, 4.0),
+    seed: int = 0,
+    expected_failed_checks: Mapping[str, str] | None = None,
+    plugins: Any = None,
+    params: Mapping[str, Any] | None = None,
+    **sizes: Any,
+) -> dict[str, str]:
+    """Run every metric check (see :func:`check_oracle`)."""
+    checks = metric_checks(metric, d=d, epsilons=epsilons, seed=seed, params=params, plugins=plugins, **sizes)
+    return _run(checks, expected_failed_checks)
+
+
+def check_dataset(
+    dataset: Any,
+    *,
+    seed: int = 0,
+    expected_failed_checks: Mapping[str, str] | None = None,
+    plugins: Any = None,
+    params: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """Run every dataset check (see :func:`check_oracle`)."""
+    return _run(dataset_checks(dataset, seed=seed, params=params, plugins=plugins), expected_failed_checks)
+
+
 def parametrize_with_checks(
     plugins_to_check: Sequence[Any],
     *,
@@ -182,8 +254,12 @@ def parametrize_with_checks(
     """
     import pytest
 
-    oracle_keys = {f.name for f in OracleCheckConfig.__dataclass_fields__.values()}
-    pp_keys = {f.name for f in PostprocessorCheckConfig.__dataclass_fields__.values()}
+    enumerate_checks = {
+        "oracle": (oracle_checks, OracleCheckConfig),
+        "postprocessor": (postprocessor_checks, PostprocessorCheckConfig),
+        "metric": (metric_checks, MetricCheckConfig),
+        "dataset": (dataset_checks, DatasetCheckConfig),
+    }
     params = []
     for item in plugins_to_check:
         subject = _subject(item, plugins)
@@ -193,10 +269,9 @@ def parametrize_with_checks(
             expected = expected_failed_checks(subject) or {}
         else:
             expected = expected_failed_checks.get(subject.label, {})
-        if subject.kind == "oracle":
-            checks = oracle_checks(subject, **{k: v for k, v in config.items() if k in oracle_keys})
-        else:
-            checks = postprocessor_checks(subject, **{k: v for k, v in config.items() if k in pp_keys})
+        enumerate_kind, cfg_class = enumerate_checks[subject.kind]
+        keys = {f.name for f in cfg_class.__dataclass_fields__.values()}
+        checks = enumerate_kind(subject, **{k: v for k, v in config.items() if k in keys})
         for name, check in checks:
             if not _applies(check):
                 continue
