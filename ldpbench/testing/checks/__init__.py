@@ -7,7 +7,7 @@ turns a list of plugins into a ``pytest.mark.parametrize`` with readable ids. A 
 fails a check lists it in ``expected_failed_checks={"check_name": "reason"}`` instead of skipping
 silently.
 
-What the oracle checks establish (acceptance.md §A1-A7, §B1-B2, at sizes that run in seconds):
+What the oracle checks establish (docs/algorithms.md §8.1, §8.2, at sizes that run in seconds):
 
 - the constants (0 <= q* < p* <= 1), the generic estimate ``(c/n - q*)/(p* - q*)`` and the exact
   variance formula (V-exact);

@@ -27,7 +27,7 @@ class OracleCheckConfig:
     n: int = 3000  #: users per simulated trial
     trials: int = 200  #: trials of the unbiasedness / variance checks
     table_domains: tuple[int, ...] = (2, 3)  #: domains of the exact output-table audit
-    law_samples: int = 5000  #: draws of the exact-law tests (acceptance B2 uses 200,000)
+    law_samples: int = 5000  #: draws of the exact-law tests (docs/algorithms.md §8.2 uses 200,000)
     law_counts: tuple[int, ...] = (2, 1, 1)  #: the tiny population of the exact-law tests
 
 
@@ -280,7 +280,7 @@ def _law_epsilons(cfg: OracleCheckConfig) -> tuple[float, ...]:
 
 def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The aggregate path draws the support counts (and report histogram) from their exact law,
-    enumerated from output_table() (channel()) for a tiny population (acceptance B2). Draws go
+    enumerated from output_table() (channel()) for a tiny population (docs/algorithms.md §8.2). Draws go
     through the engine's own aggregate_draw() (what simulate() runs), so what is tested is what a
     run uses."""
     counts = np.asarray(cfg.law_counts, dtype=np.int64)
