@@ -131,7 +131,7 @@ ldpbench plugins --kind ${kind}     # lists ${name} with this distribution
 pytest
 ```
 
-runs the conformance kit on the plugin (`tests/test_conformance.py`)${audit_line}, and the
+runs the conformance kit on the plugin (`tests/test_conformance.py`)${audit_line} and the
 leaderboard gate (`tests/test_leaderboard.py`): `specs/ci.yaml` is run and compared with the
 committed baseline `reports/baseline/leaderboard.json`. The gate fails when a row got worse by
 more than its threshold (5% by default) **and** more than 5 standard errors of the difference,
@@ -146,8 +146,8 @@ git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 ```
 
 Upgrade ldpbench in a commit of its own: change the pin, run the gate, read what moved, refresh
-the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) does all of the above on
-every push.
+the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) installs ldpbench and
+this package and runs `pytest` on every push and pull request.
 ''')
 
 GITIGNORE = """.venv/
