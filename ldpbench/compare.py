@@ -1,4 +1,4 @@
-"""Baseline vs current leaderboard: the noise-aware regression gate (DESIGN.md step 7).
+"""Baseline vs current leaderboard: the noise-aware regression gate (docs/ci.md).
 
 Each leaderboard row (dataset, users, epsilon, oracle, pipeline, metric) of the baseline is matched
 with the current one and gets a status, marked as asv's ``compare`` marks them:

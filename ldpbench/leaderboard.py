@@ -2,7 +2,7 @@
 
 :func:`aggregate` turns the tidy rows of :mod:`ldpbench.store` into one row per (dataset, users,
 epsilon, oracle, pipeline, metric) with the mean over repeats, its standard error and a 95%
-confidence interval (DESIGN.md step 6). :func:`render` prints it four ways:
+confidence interval (docs/statistics.md). :func:`render` prints it four ways:
 
 - ``table`` (terminal) and ``markdown`` (GitHub) use a layout for people: one table per
   (dataset, users, metric), one row per oracle + pipeline, one column per epsilon, each cell

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -105,13 +106,17 @@ def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
 
 
 def git_commit(path: Path) -> str | None:
+    """The commit checked out at ``path``, or None outside a repository and before its first
+    commit (where ``git rev-parse HEAD`` fails but still prints the word ``HEAD``)."""
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, timeout=5, check=False
+            ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+            cwd=path, capture_output=True, text=True, timeout=5, check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
 def machine_info() -> dict[str, Any]:

@@ -6,11 +6,11 @@ A run directory holds
   first line, then one JSON object per row (:data:`COLUMNS`). The rows of one cell are written
   with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run killed at any
   instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and counts it),
-  and the cell it belonged to is simply not done, so the next run redoes it (DESIGN.md step 5).
+  and the cell it belonged to is simply not done, so the next run redoes it.
   Every row also carries the ``append_id`` of its write: a cell's latest append supersedes all
   its earlier rows.
 - ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
-  ldpbench version (aesthetics pattern 12), written with tmp + rename.
+  ldpbench version (what decides whether two runs can be compared), written with tmp + rename.
 
 A ``leaderboard.json`` (``ldpbench run``, ``ldpbench leaderboard --format json``, a CI baseline) is
 a bare JSON list of rows, so that ``--format json`` stays a list on stdout; each row carries the

@@ -1,7 +1,8 @@
 """Build ``datasets/adult.csv`` from the UCI Adult files (build time only).
 
-Reads ``../shared/datasets/adult.data.xz`` and ``adult.test.xz`` (UCI "Adult" / Census Income,
-provenance in ``datasets/adult.md``), checks them against their published sha256 sums and record
+Reads ``adult.data.xz`` and ``adult.test.xz`` from the ``datasets`` folder of the raw-data folder
+(``--shared``): the UCI "Adult" / Census Income downloads, recompressed with xz (provenance in
+``datasets/adult.md``). It checks them against their published sha256 sums and record
 counts, and writes the categorical histogram of
 
     age (8 buckets, [MHS18]'s) x sex (2) x marital status (7) x income (2)  =  224 categories
@@ -11,7 +12,8 @@ attributes (the item index of a category is its line number, from 0). The age bu
 [MHS18]'s USCensus1990 experiment: 0, 1-12, 13-19, 20-29, 30-39, 40-49, 50-64, 65+; Adult holds
 ages 17-90 only, so the first two buckets are empty. None of the four attributes has missing values.
 
-Usage: ``python scripts/build_adult_dataset.py [--shared ../shared]`` from the repository root.
+Usage: ``python scripts/build_adult_dataset.py [--shared RAW]`` from the repository root (default
+RAW: the folder ``shared`` beside the repository).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Build ``datasets/aol_queries.tsv.gz`` from the shared AOL query histogram (build time only).
 
-Reads ``../shared/datasets/aol_query6_counts.tsv.xz`` (the AOL-2006 query histogram, queries cut
-or space-padded to 6 bytes, one query per user, from Wang et al.'s PEM code; provenance in
-``datasets/aol_queries.md``), checks it against its published sha256 and statistics, and writes
+Reads ``aol_query6_counts.tsv.xz`` from the ``datasets`` folder of the raw-data folder
+(``--shared``): the AOL-2006 query histogram, queries cut or space-padded to 6 bytes, one query
+per user, from Wang et al.'s PEM code (provenance in ``datasets/aol_queries.md``). It checks it
+against its published sha256 and statistics, and writes
 the same bytes gzip-compressed with a fixed timestamp, so that rebuilding gives an identical file.
 
-Usage: ``python scripts/build_aol_dataset.py [--shared ../shared]`` from the repository root.
+Usage: ``python scripts/build_aol_dataset.py [--shared RAW]`` from the repository root (default
+RAW: the folder ``shared`` beside the repository).
 """
 
 from __future__ import annotations

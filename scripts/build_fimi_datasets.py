@@ -1,14 +1,15 @@
 """Build the shipped FIMI histograms (``datasets/retail.*``, ``datasets/kosarak-head.*``).
 
-Build time only: reads the raw FIMI files in ``../shared/datasets/`` (not present in a user's
-clone), checks their sha256 against the recorded values, flattens transactions to one user per
-item occurrence, and writes for each dataset
+Build time only: reads the raw FIMI files (the FIMI repository's downloads) from a raw-data folder
+(``--shared``, not part of a clone), checks their sha256 against the recorded values, flattens
+transactions to one user per item occurrence, and writes for each dataset
 
 - ``datasets/<name>.csv.gz``: ``item,count`` (FIMI item id, occurrences), one line per distinct
   item, ascending id; gzip with a zero timestamp, so rebuilding gives identical bytes;
 - ``datasets/<name>.md``: the provenance note (origin, citation, terms, checksums, statistics).
 
-Usage: ``python scripts/build_fimi_datasets.py [--shared ../shared/datasets] [--out datasets]``
+Usage: ``python scripts/build_fimi_datasets.py [--shared RAW/datasets] [--out datasets]`` (default
+RAW: the folder ``shared`` beside the repository)
 (``--check`` rebuilds in memory and fails if the shipped files differ).
 """
 

@@ -30,6 +30,7 @@ SUBCOMMANDS = (
     "leaderboard",
     "report",
     "rank",
+    "new-plugin",
 )
 
 

@@ -1,4 +1,5 @@
-"""``ldpbench check-plugin NAME``: run the conformance kit on an installed oracle or post-processor.
+"""``ldpbench check-plugin NAME``: the conformance kit on an installed oracle, post-processor, metric
+or dataset.
 
 The command-line face of :mod:`ldpbench.testing` (scikit-learn's ``check_estimator``; compare
 ``asv check``): every check runs, and a table says which passed, which failed and why. Exit 0 when
@@ -28,17 +29,19 @@ from ._common import add_plugin_options
 from .audit_cmd import add_audit_options, add_param_option
 
 #: The kinds the conformance kit has checks for.
-CHECKED_KINDS = ("oracle", "postprocessor")
+CHECKED_KINDS = ("oracle", "postprocessor", "metric", "dataset")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check-plugin",
-        help="run the conformance checks on an oracle or post-processor",
+        help="run the conformance checks on an oracle, post-processor, metric or dataset",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("name", help="plugin name, e.g. olh or norm-sub")
+    p.add_argument("--kind", choices=CHECKED_KINDS,
+                   help="the plugin's kind, when the name has several (uniform is a post-processor and a dataset)")
     add_param_option(p)
     add_audit_options(p, trials=QUICK)
     p.add_argument("--no-audit", action="store_true", help="skip the quick empirical privacy audit of an oracle")
@@ -65,18 +68,21 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from ._common import plugins_from_args
-    from ..testing.checks import CheckSkipped, oracle_checks, postprocessor_checks
+    from ..testing.checks import CheckSkipped, dataset_checks, metric_checks, oracle_checks, postprocessor_checks
 
     plugins = plugins_from_args(args)
-    kinds = [k for k in CHECKED_KINDS if args.name in plugins.registry(k)]
+    searched = (args.kind,) if args.kind else CHECKED_KINDS
+    kinds = [k for k in searched if args.name in plugins.registry(k)]
     if not kinds:
-        names = sorted({i.name for k in CHECKED_KINDS for i in plugins.registry(k)})
-        raise UnknownPluginError("oracle or post-processor", args.name, closest(args.name, names), names)
+        names = sorted({i.name for k in searched for i in plugins.registry(k)})
+        what = args.kind or "oracle, post-processor, metric or dataset"
+        raise UnknownPluginError(what, args.name, closest(args.name, names), names)
     kind = kinds[0]
     params = _params(args.param)
     # Unknown or ill-typed parameters are a usage error here, not a failed check.
     plugins.get(kind, args.name).resolve_params(params)
-    make = oracle_checks if kind == "oracle" else postprocessor_checks
+    make = {"oracle": oracle_checks, "postprocessor": postprocessor_checks, "metric": metric_checks,
+            "dataset": dataset_checks}[kind]
     outcomes: list[dict[str, Any]] = []
     for check_name, check in make(args.name, plugins=plugins, params=params, seed=args.seed):
         started = time.perf_counter()

@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write a Markdown report (tables + metric-vs-epsilon PNG figures) of a run",
         description="Write RESULTS/report/report.md with the leaderboard tables and the PNG figures of "
         "each metric (one panel per dataset x oracle, x = epsilon, one line per pipeline, at most 12 "
-        "lines a panel, identical series drawn once, error bars = 95%% CI), like the papers' figures. "
+        "lines a panel, identical series drawn once, error bars = 95% CI), like the papers' figures. "
         "With several RESULTS (oldest first), a history report: each row's metric across them, with "
         "the changes `ldpbench compare` would flag between consecutive ones marked.",
         epilog="RESULTS is a folder written by `ldpbench run` (results.jsonl), a folder with a "

@@ -21,6 +21,7 @@ from ..boundary import PluginOutputError, checked_population
 from ..cellguard import cell_guard, is_real_interrupt
 from ..identity import entry_version
 from ..pluginmanager import Plugins
+from ..provenance import portable_path
 from ..safeio import check_regular_file
 from ..seeding import rng_for
 from ..suggest import closest
@@ -198,7 +199,7 @@ class Validator:
             "executor": executor.label if executor else None,
             "requires": requires,
             "alpha": alpha,
-            "file": str(self.path),
+            "file": portable_path(self.path),  # a committed manifest must not carry a home directory
         }
         return Spec(
             path=str(self.path),

@@ -1,10 +1,12 @@
 """ldpbench's plugin conformance kit and statistical test helpers (for plugin authors and our tests).
 
-Run every check on an oracle or a post-processor::
+Run every check on an oracle, a post-processor, a metric or a dataset::
 
-    from ldpbench.testing import check_oracle, check_postprocessor
+    from ldpbench.testing import check_dataset, check_metric, check_oracle, check_postprocessor
     check_oracle("olh", params={"g": 2})          # raises AssertionError on the first failure
     check_postprocessor(MyPostProcessor)
+    check_metric(MyMetric)
+    check_dataset(MyDataset)
 
 or one pytest test per check, with readable ids::
 
@@ -35,10 +37,16 @@ if TYPE_CHECKING:
     from . import checks, stats
     from .checks import (
         CheckSkipped,
+        DatasetCheckConfig,
+        MetricCheckConfig,
         OracleCheckConfig,
         PostprocessorCheckConfig,
+        check_dataset,
+        check_metric,
         check_oracle,
         check_postprocessor,
+        dataset_checks,
+        metric_checks,
         oracle_checks,
         parametrize_with_checks,
         postprocessor_checks,
@@ -50,10 +58,16 @@ if TYPE_CHECKING:
 #: add about 2 s to each of them.
 _CHECKS = (
     "CheckSkipped",
+    "DatasetCheckConfig",
+    "MetricCheckConfig",
     "OracleCheckConfig",
     "PostprocessorCheckConfig",
+    "check_dataset",
+    "check_metric",
     "check_oracle",
     "check_postprocessor",
+    "dataset_checks",
+    "metric_checks",
     "oracle_checks",
     "parametrize_with_checks",
     "postprocessor_checks",

@@ -118,6 +118,7 @@ def run_leaderboard(
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
     from ..leaderboard import render
+    from ..provenance import portable_path
     from ..runner import git_commit, machine_info, run_spec
     from .. import __version__
 
@@ -176,7 +177,7 @@ def run_leaderboard(
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "kind": MERGED_KIND,
-        "specs": [r.spec_path for r in runs],
+        "specs": [portable_path(r.spec_path) for r in runs],
         "seed_override": seed,
         "ldpbench_version": __version__,
         "commit": first.get("commit") or git_commit(Path.cwd()),
@@ -260,8 +261,14 @@ class LeaderboardCheck:
         from ..compare import summary_line
 
         if self.comparison is None:
-            return f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
+            return self.notes[0] if self.notes else f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
         return f"{summary_line(self.comparison)} (baseline {self.baseline})"
+
+
+def baseline_manifest(baseline: Path) -> Path:
+    """Where the manifest of ``baseline`` goes: ``manifest.json`` beside a ``leaderboard.json``,
+    otherwise ``<stem>.manifest.json``."""
+    return baseline.with_name(MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}")
 
 
 def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
@@ -273,9 +280,7 @@ def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
     baseline = Path(baseline)
     baseline.parent.mkdir(parents=True, exist_ok=True)
     baseline.write_text((run.out_dir / LEADERBOARD_JSON).read_text(encoding="utf-8"), encoding="utf-8")
-    manifest = baseline.with_name(
-        MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}"
-    )
+    manifest = baseline_manifest(baseline)
     manifest.write_text((run.out_dir / MANIFEST_JSON).read_text(encoding="utf-8"), encoding="utf-8")
     return baseline
 
@@ -337,8 +342,12 @@ def check_leaderboard(
                 f"rows of the run (in {out}), and a baseline must not record failures. Fix the plugin "
                 f"and run again. Failed leaderboard rows:\n{listing}"
             )
-        write_baseline(run, baseline)
-        return LeaderboardCheck(run, None, f"baseline {baseline} written ({len(run.rows)} rows)\n", baseline, updated=True)
+        written = write_baseline(run, baseline)
+        note = (
+            f"baseline written to {written.resolve()} and {baseline_manifest(written).resolve()} "
+            f"({len(run.rows)} rows); commit both"
+        )
+        return LeaderboardCheck(run, None, note + "\n", baseline, updated=True, notes=[note])
     assert base_rows is not None  # loaded above whenever update is off
     current = load_leaderboard(run.leaderboard_path, "current")
     result = compare(

@@ -41,7 +41,7 @@ def plugin_frame(exc: BaseException) -> str | None:
 
 
 def describe_exception(exc: BaseException) -> str:
-    """``IndexError: index 9 is out of bounds ... (raised at plugins/x.py:41)``."""
+    """``IndexError: index 9 is out of bounds ... (raised at my_plugin.py:41)``."""
     where = plugin_frame(exc)
     text = f"{type(exc).__name__}: {exc}"
     return text + (f" (raised at {where})" if where else "")

@@ -1,8 +1,8 @@
-"""Statistical helpers for testing estimators by repeated simulation (acceptance.md, preamble).
+"""Statistical helpers for testing estimators by repeated simulation (docs/algorithms.md §8).
 
 Written once, reused by the conformance kit and by every statistical test. Each test returns a
 :class:`StatResult`; call :meth:`StatResult.check` to raise ``AssertionError`` with a readable
-message. Thresholds default to the acceptance margins: a correct implementation fails with
+message. Thresholds default to the margins of docs/algorithms.md §8: a correct implementation fails with
 probability well below 1e-5 per test, a wrong constant fails almost surely.
 
 - :func:`z_test` — unbiasedness, ``max_v |z_v| <= 5.5``.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
-#: Default |z| limit: two-sided normal tail 3.8e-8 per value (acceptance.md).
+#: Default |z| limit: two-sided normal tail 3.8e-8 per value (docs/algorithms.md §8).
 Z_LIMIT = 5.5
 #: Default per-value tail probability of the chi-square variance bounds.
 CHI2_ALPHA = 1e-7
@@ -93,7 +93,7 @@ def variance_ratio_test(
 
     Default ``tol = sigmas * sqrt(2 / ((T - 1) d))``, the standard deviation of R for independent
     normal estimates (cross-value correlations of a frequency oracle are O(1/d)); with T = 400 and
-    d = 64 it is 0.07, the acceptance margin. Columns with zero variance are skipped.
+    d = 64 it is 0.07, the margin of docs/algorithms.md §8.2. Columns with zero variance are skipped.
     """
     x = _trials(samples)
     t = x.shape[0]
@@ -112,7 +112,7 @@ def variance_ratio_test(
 def chi2_variance_bounds(trials: int, alpha: float = CHI2_ALPHA) -> tuple[float, float]:
     """Bounds on ``s^2 / sigma^2`` for ``trials`` normal draws: chi2_{T-1} quantiles / (T - 1).
 
-    For T = 400 and alpha = 1e-7 this is [0.674, 1.413] (acceptance B1).
+    For T = 400 and alpha = 1e-7 this is [0.674, 1.413] (docs/algorithms.md §8.2).
     """
     dof = trials - 1
     return float(_st.chi2.ppf(alpha, dof) / dof), float(_st.chi2.isf(alpha, dof) / dof)
@@ -216,7 +216,7 @@ def exact_distribution_test(
     p_min: float = P_MIN,
     label: str = "",
 ) -> StatResult:
-    """Pearson chi-square of observed vectors against their exact law (acceptance.md preamble).
+    """Pearson chi-square of observed vectors against their exact law (docs/algorithms.md §8).
 
     Cells with expected count below ``min_expected`` are merged into one; if that merged cell is
     still below, it joins the smallest other cell. An observation outside the law's support fails

@@ -2,7 +2,7 @@
 
 FIMI format (Frequent Itemset Mining Implementations repository, fimi.uantwerpen.be): one
 transaction per line, non-negative integer item ids separated by spaces (a trailing space is
-common). ldpbench's one-item-per-user view (DESIGN.md, as in [JG19] and [W17]) flattens the
+common). ldpbench's one-item-per-user view (as in [JG19] §IV and [W17] §5) flattens the
 transactions: every item occurrence is a user.
 
 The parser is vectorized over the bytes of the file (no Python loop over tokens), so the full

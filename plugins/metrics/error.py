@@ -56,10 +56,10 @@ class MSE(Metric):
 
 
 class L1(Metric):
-    """L1 distance ``sum_v |f'_v - f_v|`` ([A17] §4.1; algorithms.md §6.6), fraction scale by default.
+    """L1 distance ``sum_v |f'_v - f_v|`` ([A17] §4.1; docs/algorithms.md §6.6), fraction scale by default.
 
     On a partial estimate (Blender's head list, ``Estimate.items`` set), or with ``top``, only those
-    items are compared, and by default ([A17] §4.1, algorithms.md §5.6) both the truth and the
+    items are compared, and by default ([A17] §4.1, docs/algorithms.md §5.6) both the truth and the
     estimate are **rescaled to sum to 1 over them** once the wildcard mass is removed
     (``rescale: both``); ``truth`` rescales only the truth, ``none`` neither. A full-domain
     comparison is never rescaled. ``top: k`` restricts the comparison to the k items with the

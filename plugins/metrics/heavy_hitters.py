@@ -1,10 +1,10 @@
-"""Threshold heavy hitters: precision, recall and F-score ([JG19] §II-C, Eq. 6-8; algorithms.md §6.4).
+"""Threshold heavy hitters: precision, recall and F-score ([JG19] §II-C, Eq. 6-8; docs/algorithms.md §6.4).
 
 Given a threshold tau, the predicted heavy hitters are ``P = {v : f'_v > tau}`` and the actual ones
 ``A = {v : f_v > tau}`` (strictly greater, both in the same scale). With TP = |P ∩ A|:
 precision = TP / |P|, recall = TP / |A|, F = 2 P R / (P + R).
 
-Conventions for empty sets (documented, acceptance A15): precision = 1 when P is empty (no false
+Conventions for empty sets (documented, docs/algorithms.md §8.1): precision = 1 when P is empty (no false
 positive was made), recall = 1 when A is empty (nothing was missed), F = 0 when P + R = 0.
 
 ``threshold`` is a number or ``significance``:

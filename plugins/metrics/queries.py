@@ -29,7 +29,7 @@ MAX_QUERIES = 100_000
 class _Subsets:
     """``queries`` random subsets of ``size`` items of ``range(d)``, as a sparse 0/1 matrix.
 
-    Each subset is uniform without replacement ([W20] §V; algorithms.md §6.2). A subset larger
+    Each subset is uniform without replacement ([W20] §V; docs/algorithms.md §6.2). A subset larger
     than half the domain is stored as its complement (sum over S = total - sum over the rest), so
     summing costs at most queries x d/2 multiply-adds: ~3 ms for 100 queries on d = 41,270.
     """

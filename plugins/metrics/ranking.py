@@ -1,6 +1,6 @@
 """Ranking quality: NDCG@k, flat and [A17]'s list of lists; and the size of the ranked list.
 
-NDCG ([A17] §4.1; algorithms.md §6.5): the relevance of an item is its **true share** of the
+NDCG ([A17] §4.1; docs/algorithms.md §6.5): the relevance of an item is its **true share** of the
 evaluated universe (the items the estimate covers: the whole domain for an oracle, the head-list
 records for Blender, rescaled to sum to 1 once the wildcard is removed). Items are ranked by the
 estimate (ties: see below), and
@@ -21,7 +21,7 @@ with the estimate's NDCG^q (``ideal_inner: estimated``; [A17]'s wording admits b
 default, list-of-lists NDCG <= query-only NDCG, with equality when every URL list is perfectly
 ordered. A query whose records all have true frequency 0 has NDCG^q = 1 (nothing to misplace).
 
-Ties (``ties``) — a departure from algorithms.md §6.5, which breaks ties "by item id
+Ties (``ties``) — a departure from docs/algorithms.md §6.5, which breaks ties "by item id
 (deterministic)". Tied estimates are common: after the simplex projection most of Blender's client
 record estimates are exactly 0 at eps 1-2, and Norm-Sub or Base-Cut zero out much of an oracle's
 vector. Any fixed order of the tied items then ranks them by something that is not the estimate,

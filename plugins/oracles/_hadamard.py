@@ -1,4 +1,4 @@
-"""Samplers of Hadamard Response's reports (private; [ASZ19], high-privacy form, algorithms.md §1.2).
+"""Samplers of Hadamard Response's reports (private; [ASZ19], high-privacy form, docs/algorithms.md §1.2).
 
 Notation: ``K = 2^k``; value ``v`` uses Hadamard row ``r = v + 1``;
 ``C_v = {y in [0, K) : popcount(r & y) even}`` (the +1 entries of row r), ``|C_v| = K/2``. A user

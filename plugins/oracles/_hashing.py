@@ -13,7 +13,7 @@ Properties that OLH relies on:
   uniform; the reduction to [0, g) gives each bucket probability within 2^-32 of 1/g.
 - **Cross-value independence is not exact** (no practical hash family is fully random); the
   finalizer's avalanche makes the dependence undetectable in practice. This is the documented
-  approximation of "real-hash OLH" (algorithms.md §1.3).
+  approximation of "real-hash OLH" (docs/algorithms.md §1.3).
 """
 
 from __future__ import annotations

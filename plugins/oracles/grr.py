@@ -2,7 +2,7 @@
 
 A user holding ``v`` reports ``y = v`` with probability ``p = e^eps / (e^eps + d - 1)`` and every
 other value with probability ``q = 1 / (e^eps + d - 1)``; ``Support(y) = {y}`` so ``p* = p`` and
-``q* = q`` (algorithms.md §1.2). Reports take finitely many values, so GRR also exposes its channel
+``q* = q`` (docs/algorithms.md §1.2). Reports take finitely many values, so GRR also exposes its channel
 ``P(y | x)`` and report histogram for EM ([MHS18]).
 """
 
@@ -19,7 +19,7 @@ from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
 
 
 def mixture_histograms(counts: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
-    """GRR report histograms by the mixture shortcut (algorithms.md §1.3), exact in distribution.
+    """GRR report histograms by the mixture shortcut (docs/algorithms.md §1.3), exact in distribution.
 
     ``k_v ~ Binomial(n_v, rho)`` users report the truth; the other ``U = n - sum(k)`` report a value
     uniform on all of D, drawn as one ``Multinomial(U, uniform)`` (a bincount of U draws when U is
@@ -64,7 +64,7 @@ class GRR(Oracle):
     - **Per-user path** (:meth:`perturb`): keep w.p. ``p``, otherwise report ``v + U{1..d-1} mod d``
       (uniform on the other values); reports are item indices; ``support_counts`` is a bincount.
     - **Aggregate path** (:meth:`sample_support_counts`, :meth:`sample_report_histogram`): the
-      mixture shortcut of algorithms.md §1.3, **exact in distribution** (same joint law of the
+      mixture shortcut of docs/algorithms.md §1.3, **exact in distribution** (same joint law of the
       whole count vector, not only of each count): GRR is "keep w.p. rho = p - q, else report a
       value uniform on all of D (possibly v itself)" because rho + (1 - rho)/d = p and
       (1 - rho)/d = q. So ``k_v ~ Binomial(n_v, rho)`` independent, ``U = n - sum(k)`` and

@@ -1,5 +1,5 @@
 """Hadamard Response (HR), high-privacy form ([ASZ19] §4 and their ``k2k_hadamard.py``; [W20] §III-C;
-algorithms.md §1.2).
+docs/algorithms.md §1.2).
 
 ``K`` = the smallest power of two >= d + 1; value v uses row ``r = v + 1`` of the Sylvester matrix
 ``H_K`` (row 0, all ones, is skipped); ``C_v = {y : H_K[r, y] = +1}``. A user reports y uniform on

@@ -1,4 +1,4 @@
-"""Optimized local hashing (OLH) ([W17] §4.4; [W20] §III-B, Eq. 2; algorithms.md §1.2).
+"""Optimized local hashing (OLH) ([W17] §4.4; [W20] §III-B, Eq. 2; docs/algorithms.md §1.2).
 
 Each user draws a hash function ``H: D -> [0, g)`` (a random seed), hashes her value and
 perturbs the hash with GRR over ``g`` values; the report ``<H, y>`` supports
@@ -58,7 +58,7 @@ class OLH(Oracle):
     - **Per-user path** uses a **real seeded hash family**: one random 64-bit seed per user and
       the splitmix64-based ``H_s(v)`` of :mod:`._hashing` (vectorized uint64 arithmetic). GRR over
       ``g`` is "keep the hash w.p. ``p_g - q_g``, else a value uniform on all g", with
-      ``p_g = e^eps/(e^eps+g-1)``, ``q_g = 1/(e^eps+g-1)`` — the textbook GRR (algorithms.md §1.2).
+      ``p_g = e^eps/(e^eps+g-1)``, ``q_g = 1/(e^eps+g-1)`` — the textbook GRR (docs/algorithms.md §1.2).
       ``support_counts`` evaluates the hash on (users x domain) in cache-sized blocks: O(m d) time,
       O(1) extra memory per block.
     - **Aggregate path**: ``c_v ~ Binomial(n_v, p*) + Binomial(n - n_v, 1/g)``, independent over v.
@@ -66,7 +66,7 @@ class OLH(Oracle):
       user: given ``H(v_u)`` and ``y_u`` the other values' hashes are i.i.d. uniform, so their
       support indicators are i.i.d. Bernoulli(1/g), independent of the own one). **Approximate
       w.r.t. the per-user path**: a real hash family has the right marginals (to 2^-32) but its
-      cross-value independence is only approximate (algorithms.md §1.3: "idealized-hash OLH").
+      cross-value independence is only approximate (docs/algorithms.md §1.3: "idealized-hash OLH").
     """
 
     name = "olh"

@@ -1,4 +1,4 @@
-"""Optimized unary encoding (OUE) ([W17] §4.3; [W20] §III-C; algorithms.md §1.2).
+"""Optimized unary encoding (OUE) ([W17] §4.3; [W20] §III-C; docs/algorithms.md §1.2).
 
 One-hot encode the value, then perturb every bit independently: the user's own 1-bit stays 1
 w.p. ``p* = 1/2``; every 0-bit becomes 1 w.p. ``q* = 1/(e^eps + 1)``. ``Support`` = the positions

@@ -8,7 +8,7 @@ sufficient statistics are the report histograms ``h_g``; the log-likelihood is
 
     L(theta) = sum_g sum_y h_g[y] log P_g(y; theta).
 
-EM (one E+M step, algorithms.md §4.3)::
+EM (one E+M step, docs/algorithms.md §4.3)::
 
     theta_x <- theta_x * m_x(theta),   m_x(theta) = (1/N) sum_g sum_y h_g[y] Q_g(y|x) / P_g(y; theta)
 
@@ -19,7 +19,7 @@ simplex, so the update stays on the simplex and L never decreases (the EM proper
 
 The fixed point is the constrained MLE: the KKT conditions with multiplier 1 (= theta . m) are
 ``m_x <= 1`` for all x and ``m_x = 1`` where ``theta_x > 0``. Components the MLE puts on the
-boundary converge sublinearly (algorithms.md §4.3), so the stopping rule is on the change of theta:
+boundary converge sublinearly (docs/algorithms.md §4.3), so the stopping rule is on the change of theta:
 ``max_x |theta_x^{t+1} - theta_x^t| < tol / d``, or ``max_iter`` iterations.
 
 GRR channels (and the identity) share the structure ``Q(y|x) = q + (p - q)[x = y]``: all such
@@ -50,7 +50,7 @@ def _tdot(U: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.multiply(U, v[:, None]).sum(axis=0)
 
 
-#: Default stopping tolerance (relative to 1/d) and iteration cap (algorithms.md §4.3).
+#: Default stopping tolerance (relative to 1/d) and iteration cap (docs/algorithms.md §4.3).
 DEFAULT_TOL = 1e-8
 DEFAULT_MAX_ITER = 10_000
 

@@ -8,7 +8,7 @@ most d passes, each O(|S|) (a handful in practice).
 - :func:`mle_apx_generic` (the paper's reading, any pure oracle): Gaussian model with the
   value-dependent variance (V-exact), ignoring the derivative of the log-variance term. Stationarity
   with a Lagrange multiplier for sum_S f = 1 gives "residual / variance = x" on S
-  (algorithms.md §2.9)::
+  (docs/algorithms.md §2.9)::
 
       x   = (sum_S y - p* - (m-1) q*) / (p*(1-p*) + (m-1) q*(1-q*))
       f'_v = (y_v - q* - q*(1-q*) x) / ((p*-q*) + (p*(1-p*) - q*(1-q*)) x)     on S, |S| = m

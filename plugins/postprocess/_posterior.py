@@ -1,6 +1,6 @@
 """Posterior means under Gaussian noise and a discrete prior, for all items at once.
 
-Model ([JG19] §III, Eq. 9-12; algorithms.md §2.10, §3), count scale: the estimate of an item is
+Model ([JG19] §III, Eq. 9-12; docs/algorithms.md §2.10, §3), count scale: the estimate of an item is
 ``x = f + s`` with ``s ~ N(0, sigma^2)`` and the true count ``f`` drawn from a prior ``P(k)`` on an
 integer support ``K = {lo, ..., hi}``. For every estimate ``x_i`` we need
 
@@ -29,7 +29,7 @@ O(n d): 3e11 terms at Kosarak scale. Three things make it O(d * a few hundred):
    over items or counts); each window's terms are shifted by their maximum before ``exp``.
 
 ``exact=True`` sums every integer of the support for every item (the reference the fast path is
-tested against: agreement to 1e-9 relative, acceptance A13).
+tested against: agreement to 1e-9 relative, docs/algorithms.md §8.1).
 """
 
 from __future__ import annotations

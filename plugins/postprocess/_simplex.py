@@ -3,7 +3,7 @@
 argmin_x ||x - y||^2 subject to x >= 0, sum(x) = total; the solution is x = max(y - lambda, 0)
 for the unique lambda that makes the sum right ([W20] §IV "Norm-Sub").
 
-Two algorithms, equal up to round-off (acceptance A8 checks 1e-12):
+Two algorithms, equal up to round-off (docs/algorithms.md §8.1 checks 1e-12):
 
 - :func:`simplex_shift` — sort-based closed form: with u = y sorted descending and C_k its
   cumulative sums, rho = max{k : u_k - (C_k - total)/k > 0} and lambda = (C_rho - total)/rho.

@@ -9,7 +9,7 @@ noise that is approximately Gaussian with mean 0 and the data-independent varian
 
 The significance threshold of [W17] that [JG19] Eq. (22) uses for OUE-Zero (and [W20] for Base-Cut)
 is the Bonferroni-corrected one-sided test ``T = Phi^-1(1 - beta/d) * sigma`` with beta = 0.05
-(algorithms.md §2.4).
+(docs/algorithms.md §2.4).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def count_noise_variance(n: float, p_star: float, q_star: float) -> float:
 
 
 def significance_quantile(d: int, beta: float = DEFAULT_BETA) -> float:
-    """``Phi^-1(1 - beta/d)``: e.g. 4.7145 for d = 41,270 and 4.5239 for d = 16,470 (acceptance A9)."""
+    """``Phi^-1(1 - beta/d)``: e.g. 4.7145 for d = 41,270 and 4.5239 for d = 16,470 (docs/algorithms.md §8.1)."""
     if d < 1:
         raise ValueError("the domain size d must be >= 1")
     if not 0.0 < beta < 1.0:
@@ -42,7 +42,7 @@ def significance_quantile(d: int, beta: float = DEFAULT_BETA) -> float:
 
 
 def significance_threshold(sigma: float, d: int, beta: float = DEFAULT_BETA) -> float:
-    """``Phi^-1(1 - beta/d) * sigma`` ([JG19] Eq. 22; algorithms.md §2.4), in the scale of ``sigma``.
+    """``Phi^-1(1 - beta/d) * sigma`` ([JG19] Eq. 22; docs/algorithms.md §2.4), in the scale of ``sigma``.
 
     E.g. OUE on Kosarak (count scale, sigma = 5,434.3 at epsilon = 1, d = 41,270): 25,620.0.
     """
@@ -91,7 +91,7 @@ def epsilon_for_noise(
     ``pq(epsilon) -> (p*, q*)`` gives the oracle's support probabilities. Used to decode published
     noise levels: [JG19] §IV-B reports OUE noise on Kosarak as "variance 5434"; solving for the
     standard deviation gives epsilon = 1.000 (the paper's setting) and for the variance 8.68, outside
-    the paper's range, so 5434 is a standard deviation (algorithms.md §7.1, acceptance A10).
+    the paper's range, so 5434 is a standard deviation (docs/algorithms.md §7.1, §8.1).
     """
     if quantity not in ("sd", "variance"):
         raise ValueError("quantity must be 'sd' or 'variance'")

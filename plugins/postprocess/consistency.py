@@ -36,7 +36,7 @@ from ._simplex import simplex_shift, simplex_shift_iterative
 from ._thresholds import significance_quantile
 
 
-#: Round-off allowance for "sums to at most 1" (acceptance A8 allows 1e-12).
+#: Round-off allowance for "sums to at most 1" (docs/algorithms.md §8.1 allows 1e-12).
 _SLACK = 1e-12
 
 

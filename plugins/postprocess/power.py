@@ -1,4 +1,4 @@
-"""Power and PowerNS ([W20] §IV, borrowing [JG19]'s Calibrate; algorithms.md §2.10-2.11).
+"""Power and PowerNS ([W20] §IV, borrowing [JG19]'s Calibrate; docs/algorithms.md §2.10-2.11).
 
 **Power**: count scale, noise ``N(0, s^2)`` with ``s^2 = n q*(1-q*)/(p*-q*)^2`` (V-approx), prior
 ``P(k) ∝ k^-alpha`` on ``{1, ..., n}`` with alpha fitted by the mean,

@@ -12,7 +12,7 @@ power law, whose weight is infinite at 0, and 0 otherwise), in the **count** sca
 
 When ``V - sigma_s^2 <= 0`` the estimates show no spread beyond the noise; the two-parameter
 families then take a tiny scale (a prior that is nearly a point mass at ``m``). [JG19] does not say
-what to do; Calibrate records a warning (algorithms.md §3).
+what to do; Calibrate records a warning (docs/algorithms.md §3).
 
 =============  ==================================  ==================  ============================
 name           weight of count k                   parameters          mean-variance fit
@@ -26,7 +26,7 @@ exponential    exp(-k / beta) (geometric)          beta > 0            mean equa
 =============  ==================================  ==================  ============================
 
 Gaussian, Laplace and Poisson use the closed forms of the continuous/untruncated laws (the
-discretization changes their moments negligibly once the scale is a few counts; acceptance A12
+discretization changes their moments negligibly once the scale is a few counts; docs/algorithms.md §8.1
 asks for ``mu = m, tau^2 = V - sigma^2`` exactly); the power law and the exponential solve the
 mean equation on the actual support to full precision.
 """
@@ -60,7 +60,7 @@ class PowerLaw(PriorFamilyBase):
     """Power law ``P(k) ∝ k^-alpha`` on {1, ..., n} ([JG19] Eq. 15; [W20]'s Power prior).
 
     Fitted by the mean equation ``sum k^(1-alpha) / sum k^-alpha = mean(f_hat)`` ([JG19] Eq. 17 for a
-    one-parameter family; algorithms.md §2.10), solved to full precision on the support. A mean
+    one-parameter family; docs/algorithms.md §2.10), solved to full precision on the support. A mean
     at or below the support's lowest count has no solution: alpha is then ``ALPHA_MAX``; a mean
     above the uniform law's gives alpha = 0.
     """
@@ -139,7 +139,7 @@ class _LocationScale(PriorFamilyBase):
 class Gaussian(_LocationScale):
     """Discretized Gaussian ``P(k) ∝ exp(-(k - mu)^2 / (2 tau^2))`` on {0, ..., n} ([JG19] §III-C).
 
-    Mean-variance fit: ``mu = m``, ``tau^2 = V - sigma_s^2`` (closed form, acceptance A12).
+    Mean-variance fit: ``mu = m``, ``tau^2 = V - sigma_s^2`` (closed form, docs/algorithms.md §8.1).
     """
 
     name = "gaussian"

@@ -1,7 +1,7 @@
 """Blender's client side: LocalAlg, its exact report law, and EstimateClientProbabilities.
 
 [A17] Fig. 6 (LocalAlg), Fig. 5 and Observation 1 (denoising), Theorem 5 (variance), with the
-epsilons restored as in algorithms.md §5.3-5.4. All arrays are indexed by the head list's slots
+epsilons restored as in docs/algorithms.md §5.3-5.4. All arrays are indexed by the head list's slots
 (:class:`~._blender_headlist.HeadList`): query ``j`` owns slots ``offsets[j] .. offsets[j] + k_q[j] - 1``.
 
 A client holding the record in slot ``s = (j, l)`` reports
@@ -26,7 +26,7 @@ from ldpbench.simulate import DEFAULT_CHUNK_USERS, user_chunks
 from ._blender_headlist import HeadList
 
 #: Variance estimators of the client record estimates: ``exact`` is the plug-in unbiased variance
-#: of the linear estimator (algorithms.md §5.4); ``paper`` is [A17] Theorem 5 as printed.
+#: of the linear estimator (docs/algorithms.md §5.4); ``paper`` is [A17] Theorem 5 as printed.
 CLIENT_VARIANCES = ("exact", "paper")
 
 
@@ -150,7 +150,7 @@ class ClientEstimate:
 
 
 def _coefficients(head_list: HeadList, c: LocalAlgConstants) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per slot ``(a, b, const)`` with ``p_hat_slot = a r_slot + b r_query + const`` (algorithms.md §5.4).
+    """Per slot ``(a, b, const)`` with ``p_hat_slot = a r_slot + b r_query + const`` (docs/algorithms.md §5.4).
 
     With ``A = t (t_q - (1 - t_q)/(k_q - 1))`` and ``B = (1 - t)/((k - 1) k_q) - t (1 - t_q)/(k_q - 1)``:
     ``p_hat = (r_slot + B p_hat_q - (1 - t)/((k - 1) k_q)) / A`` and ``p_hat_q = (r_q - e_Q)/(t - e_Q)``.
@@ -188,7 +188,7 @@ def estimate_client(
 
     Unbiased for every slot and query (Observation 1). ``variance="exact"``: for a record
     ``Var = [(a+b)^2 r_qu + b^2 (r_q - r_qu) - (a r_qu + b r_q)^2] / N`` with ``r`` and ``N``
-    replaced by the report frequencies and ``N - 1`` (algorithms.md §5.4); ``"paper"``: Theorem 5
+    replaced by the report frequencies and ``N - 1`` (docs/algorithms.md §5.4); ``"paper"``: Theorem 5
     as printed (its covariance term does not shrink with N; reported, never relied on).
     """
     if variance not in CLIENT_VARIANCES:

@@ -2,7 +2,7 @@
 
 [A17] Avent, Korolova, Zeber, Hovden, Livshits, "Blender: Enabling Local Search with a Hybrid
 Differential Privacy Model", USENIX Security 2017, Fig. 3 (CreateHeadList), with the epsilons that
-the extracted text lost restored as in algorithms.md §5.1.
+the extracted text lost restored as in docs/algorithms.md §5.1.
 
 A head list is a map query -> URLs. Here a record is an index into the population's domain and its
 query is ``parents[record]``. Every head-list query gets a wildcard URL ``<q, *>`` and the wildcard
@@ -16,7 +16,7 @@ as a (query, URL) pair; a query without a URL is ``u = *``, Fig. 6 lines 10-11).
 adds ``*`` to ``HL[q]`` (Fig. 3 line 13), and EstimateClientProbabilities' "append ``*`` to every
 ``HL[q]``" (Fig. 5 line 3) adds nothing new: such a record **is** the ``<q, *>`` slot. A query whose
 only listed record is ``(q, *)`` has ``k_q = 1`` URL slot, ``t_q = 1`` (the URL stage cannot lie),
-and its record estimate is its query estimate (the case ``q = *`` of algorithms.md §5.4).
+and its record estimate is its query estimate (the case ``q = *`` of docs/algorithms.md §5.4).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def threshold(epsilon: float, delta: float, m_o: int = 1) -> float:
     """CreateHeadList's threshold ``tau = b_S (ln(exp(eps/2) + m_O - 1) - ln delta)`` ([A17] Fig. 3 l. 7).
 
     Raises :class:`ParamError` when ``tau < 1`` (Fig. 3 l. 8). For ``m_O = 1``,
-    ``tau = 1 - 2 ln(delta) / eps``; ``tau(4, 1e-5) = 6.75646`` (acceptance A14).
+    ``tau = 1 - 2 ln(delta) / eps``; ``tau(4, 1e-5) = 6.75646`` (docs/algorithms.md §8.1).
     """
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ParamError(f"Blender needs a finite epsilon > 0, got {epsilon}", "epsilon")

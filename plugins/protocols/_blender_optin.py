@@ -1,6 +1,6 @@
 """EstimateOptinProbabilities: the Laplace mechanism on the opt-in users' record counts.
 
-[A17] Fig. 4 and Theorem 4 (algorithms.md §5.2; lines 4-11 and 14-15 of the figure were garbled in
+[A17] Fig. 4 and Theorem 4 (docs/algorithms.md §5.2; lines 4-11 and 14-15 of the figure were garbled in
 the extracted text and follow Theorem 4 and the surrounding prose). The opt-in users of T are
 trusted with their raw records (central model); the released vector is (eps, 0)-DP.
 """

@@ -1,7 +1,7 @@
 """Blender: heavy hitters of (query, URL) records in the hybrid opt-in + local model.
 
 [A17] Avent, Korolova, Zeber, Hovden, Livshits, "Blender: Enabling Local Search with a Hybrid
-Differential Privacy Model", USENIX Security 2017 (Fig. 2-7, Theorems 3-6); algorithms.md §5.
+Differential Privacy Model", USENIX Security 2017 (Fig. 2-7, Theorems 3-6); docs/algorithms.md §5.
 
 Users hold one record each (m_O = m_C = 1 in the paper's experiments). A fraction ``opt_in_fraction``
 of them opts in to a trusted curator (central model); the rest are clients (local model):

@@ -95,7 +95,14 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     created.assert_outcomes(passed=1)
     rows = json.loads(baseline.read_text())
     assert len(rows) == 2 * 2 * 2 and all(r["repeats"] == 10 for r in rows)
-    assert (baseline.parent / "manifest.json").is_file()
+    manifest_path = baseline.parent / "manifest.json"
+    # It says where it wrote, so the author knows what to commit.
+    created.stdout.fnmatch_lines([f"*baseline written to {baseline} and {manifest_path} (8 rows); commit both*"])
+    manifest = json.loads(manifest_path.read_text())
+    # The spec was resolved against the rootdir (an absolute path) but is recorded relative to
+    # it: a committed manifest carries no home directory.
+    assert manifest["specs"] == ["specs/thirdparty.yaml"]
+    assert manifest["runs"]["thirdparty"]["spec"]["file"] == "specs/thirdparty.yaml"
 
     fresh = project.runpytest()
     fresh.assert_outcomes(passed=1)

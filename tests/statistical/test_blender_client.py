@@ -1,9 +1,9 @@
-"""Blender's client side by simulation (acceptance F1, F2): LocalAlg's report law, unbiasedness of
+"""Blender's client side by simulation (docs/algorithms.md §8.6): LocalAlg's report law, unbiasedness of
 the denoiser, and its exact variance.
 
 Head list: k = 4 queries (incl. <*,*>) with k_q = 4, 3, 5, 1; eps = 4, delta = 1e-5, f_C = 0.85.
 Clients are i.i.d. draws from a random record distribution (the model of [A17] §3.3), so the
-exact variance of algorithms.md §5.4 applies.
+exact variance of docs/algorithms.md §5.4 applies.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Blender end to end (acceptance F6): on synthetic Zipf records with 10^6 users, 5% opt-in,
+"""Blender end to end (docs/algorithms.md §8.6): on synthetic Zipf records with 10^6 users, 5% opt-in,
 eps = 4, M = 50, the blended NDCG@10 is at least the opt-in-only and the client-only NDCG@10 on
 the same head list, averaged over 10 runs. ([A17]'s ">95%" is for AOL/Yandex: reported, not asserted.)"""
 

@@ -1,4 +1,4 @@
-"""Blender's opt-in side and blending by simulation (acceptance F3, F4, F5)."""
+"""Blender's opt-in side and blending by simulation (docs/algorithms.md §8.6)."""
 
 from __future__ import annotations
 

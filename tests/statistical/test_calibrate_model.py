@@ -1,4 +1,4 @@
-"""Calibrate on data drawn from its own model ([JG19]; acceptance D1-D3).
+"""Calibrate on data drawn from its own model ([JG19]; docs/algorithms.md §8.4).
 
 Fixed seeds; every tolerance is several standard errors wide (computed in the comments)."""
 
@@ -48,7 +48,7 @@ def test_d1_posterior_mean_reaches_the_bayes_risk():
 
 @pytest.mark.slow
 def test_d1_power_law_prior_against_oue_zero():
-    # One run is dominated by a few large items (acceptance D1): assert on the average of 50 runs.
+    # One run is dominated by a few large items (docs/algorithms.md §8.4): assert on the average of 50 runs.
     rng = np.random.default_rng(102)
     k = np.arange(1, 10**5 + 1, dtype=float)
     cdf = np.cumsum(k**-2.0)
@@ -123,7 +123,7 @@ def test_d2_d3_fit_recovers_the_prior(family, method):
 @pytest.mark.parametrize("alpha", [2.0, 2.5])
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_power_law_exponent(alpha, method):
-    # Heavy tail: the sample mean is noisy; 0.15 is ~5-8 SE (acceptance D2).
+    # Heavy tail: the sample mean is noisy; 0.15 is ~5-8 SE (docs/algorithms.md §8.4).
     rng = np.random.default_rng(300 + int(10 * alpha))
     k = np.arange(1, 10**5 + 1, dtype=float)
     cdf = np.cumsum(k**-alpha)

@@ -1,4 +1,4 @@
-"""Calibrate on Retail and at Kosarak scale ([JG19] §IV; acceptance D4, D5, A10).
+"""Calibrate on Retail and at Kosarak scale ([JG19] §IV; docs/algorithms.md §8.4, §8.1).
 
 OUE through the aggregate path (exact in distribution), T = 10 paired repeats per epsilon: the
 three methods post-process the same OUE estimate, so their differences are measured precisely.

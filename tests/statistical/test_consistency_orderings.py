@@ -1,6 +1,6 @@
 """Acceptance C: [W20]'s qualitative findings, re-checked by simulation with fixed seeds.
 
-Setting (acceptance.md §C; the slides' experiment): Zipf s = 1.5, d = 1024, n = 10^6, OLH with
+Setting (docs/algorithms.md §8.3; the slides' experiment): Zipf s = 1.5, d = 1024, n = 10^6, OLH with
 g = round(e^eps) + 1 on the aggregate path (idealized hash, exact in distribution), eps in
 {0.5, 1, 2}, top-32, set queries with 50 random subsets per trial (the same subsets for every
 method of a trial: paired comparisons).

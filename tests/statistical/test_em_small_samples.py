@@ -1,9 +1,9 @@
-"""EM with personalized budgets and its small-sample correction, by simulation (acceptance §E).
+"""EM with personalized budgets and its small-sample correction, by simulation (docs/algorithms.md §8.5).
 
 E1. K = 50, theta a Dirichlet(1) draw, N ~ 1e5 users in [MHS18]'s budget mix (47% at 0.1, 47% at 2,
     4.7% at ln K, 1.9% at inf): EM's MSE over 20 runs <= 1.05 x that of clip-and-normalize
     (norm-mul) of the inverse-variance combination, and ||theta_EM - theta||_1 close to what the
-    Fisher information allows. acceptance.md asks for L1 <= 0.05, which this mix cannot give: with
+    Fisher information allows. a stricter target, L1 <= 0.05,, which this mix cannot give: with
     the per-item precision sum_g n_g (p_g - q_g)^2 / (r (1 - r)) (r = q_g + (p_g - q_g) theta) the
     expected L1 of an efficient estimator is sum_v sqrt(2/pi) sd_v = 0.081 here (EM measured:
     0.078 on average). We require mean L1 <= 1.15 x that prediction (~7 standard errors of the mean

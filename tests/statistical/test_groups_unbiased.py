@@ -12,11 +12,11 @@ without-replacement correction is O(n / population) = 1e-4). ldpbench/groups.py 
 at the reference f = 1/d: w_g proportional to 1 / Var_g(1/d).
 
 The expected values here are computed **independently of ldpbench.groups**: (p_g, q_g) from the
-textbook constants of each oracle (algorithms.md §1.2) and the weights from the formula above.
+textbook constants of each oracle (docs/algorithms.md §1.2) and the weights from the formula above.
 
 - Weights: the combination's recorded weights equal the inverse reference variances (rtol 1e-12),
   and every part carries its oracle's constants.
-- Z-test (acceptance §B): max_v |mean - f_v| / sqrt(Var_v / T) <= 5.5 (8 items x 4 oracles:
+- Z-test (docs/algorithms.md §8.2): max_v |mean - f_v| / sqrt(Var_v / T) <= 5.5 (8 items x 4 oracles:
   a correct implementation fails with probability about 32 x 3.8e-8 = 1e-6).
 - Variance: per item, (T-1) s^2 / Var within the chi^2_{T-1} quantiles at 1e-7 on each side
   ([0.888, 1.121] at T = 4000, [0.871, 1.140] at T = 3000; measured: max |z| <= 3.0 and ratios
@@ -53,7 +53,7 @@ SEEDS = {"grr": 20240607, "oue": 20240608, "olh": 20240609, "hr": 20240610}
 
 
 def textbook_constants(oracle: str, eps: float, d: int) -> tuple[float, float]:
-    """``(p*, q*)`` of a pure protocol (algorithms.md §1.2); eps = inf sends the truth (1, 0)."""
+    """``(p*, q*)`` of a pure protocol (docs/algorithms.md §1.2); eps = inf sends the truth (1, 0)."""
     if math.isinf(eps):
         return 1.0, 0.0
     e = math.exp(eps)

@@ -1,4 +1,4 @@
-"""Both simulation paths of every oracle follow the exact law (acceptance B2).
+"""Both simulation paths of every oracle follow the exact law (docs/algorithms.md §8.2).
 
 For tiny populations the exact law of the support counts (or of the report histogram) is
 enumerated from the oracle's exact output table; 200,000 draws of each sampler are compared with
@@ -109,8 +109,8 @@ def test_olh_exact_law_of_the_idealized_protocol(ldpbench_rng):
 
 
 def test_olh_real_hash_per_user_path_is_indistinguishable_here(ldpbench_rng):
-    """Not required by acceptance (cross-value independence of a real hash is approximate), but the
-    splitmix64 family passes the same exact-law test at this size."""
+    """Not among the checks of docs/algorithms.md §8.2 (cross-value independence of a real hash is
+    approximate), but the splitmix64 family passes the same exact-law test at this size."""
     olh, counts, rng = OLH(d=3, epsilon=1.0, g=3), np.array([1, 1, 1]), ldpbench_rng
     exact_distribution_test(per_user_support(olh, counts, rng), support_law(olh, counts), label=" OLH real hash").check()
 

@@ -1,11 +1,11 @@
-"""Unbiasedness and the variance formula of every oracle on both paths (acceptance B1, B5), and the
+"""Unbiasedness and the variance formula of every oracle on both paths (docs/algorithms.md §8.2), and the
 issue's full-domain MSE check.
 
 B1: d = 64, n = 20,000, a fixed Dirichlet(0.3) histogram, eps in {0.5, 1, 4}, T = 400 trials through
 ``ldpbench.simulate.simulate`` (the engine's own code path). Pass: max |z| <= 5.5; |R - 1| <= 0.07
 with R the mean ratio of sample variance to (V-exact); every per-value ratio inside the chi-square
 quantiles at 1e-7 ([0.674, 1.413] for T = 400). The per-user paths of OUE and OLH are O(n d), so they
-run at d = 32, n = 5,000 (acceptance's bound for OLH); with d = 32 the variance-ratio tolerance is
+run at d = 32, n = 5,000 (the bound of docs/algorithms.md §8.2 for OLH); with d = 32 the variance-ratio tolerance is
 the same 7.8 sigma, 7.8 * sqrt(2 / (399 * 32)) = 0.098. Seeds come from the ``ldpbench_rng``
 fixture (``--ldpbench-seed=N`` re-runs with other seeds).
 """
@@ -37,7 +37,7 @@ T = 400
 
 
 def population(d: int, n: int) -> np.ndarray:
-    """The fixed Dirichlet(0.3) histogram of acceptance B1 (fixed: the truth is not what varies)."""
+    """The fixed Dirichlet(0.3) histogram of docs/algorithms.md §8.2 (fixed: the truth is not what varies)."""
     rng = np.random.default_rng(np.random.SeedSequence([2024, d, n]))
     return rng.multinomial(n, rng.dirichlet(np.full(d, 0.3)))
 
@@ -50,7 +50,7 @@ def trials(oracle, counts, rng, path, t):
     return np.array([simulate(oracle, counts, rng, path).frequencies for _ in range(t)])
 
 
-def test_b1_thresholds_are_the_acceptance_ones():
+def test_b1_thresholds_are_the_documented_ones():
     lo, hi = chi2_variance_bounds(400)
     assert (round(lo, 3), round(hi, 3)) == (0.674, 1.413)
     assert 7.8 * math.sqrt(2 / (399 * 64)) == pytest.approx(0.069, abs=5e-4)
@@ -100,7 +100,7 @@ ISSUE_D, ISSUE_N = 256, 20_000
 
 
 def expected_mse(p: float, q: float, d: int, n: int) -> float:
-    """E[(1/d) sum_v (f_hat_v - f_v)^2] = (q(1-q) + (p-q)(1-p-q)/d) / (n (p-q)^2) (algorithms.md §1.1)."""
+    """E[(1/d) sum_v (f_hat_v - f_v)^2] = (q(1-q) + (p-q)(1-p-q)/d) / (n (p-q)^2) (docs/algorithms.md §1.1)."""
     return (q * (1 - q) + (p - q) * (1 - p - q) / d) / (n * (p - q) ** 2)
 
 

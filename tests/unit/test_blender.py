@@ -1,5 +1,5 @@
 """Blender ([A17]): constants, LocalAlg's exact law and privacy, denoising algebra, blending,
-the protocol's outputs and its privacy accounting (acceptance A14, F4)."""
+the protocol's outputs and its privacy accounting (docs/algorithms.md §8.1, §8.6)."""
 
 from __future__ import annotations
 

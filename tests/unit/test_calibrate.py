@@ -1,4 +1,4 @@
-"""Calibrate ([JG19]) and its posterior engine: acceptance A9, A10, A12, A13, and the plugin."""
+"""Calibrate ([JG19]) and its posterior engine: docs/algorithms.md §8.1, and the plugin."""
 
 from __future__ import annotations
 

@@ -302,7 +302,7 @@ def test_mle_apx_grr_formula_on_the_support():
 
 def test_mle_apx_generic_is_norm_sub_without_the_f_term():
     # When p*(1-p*) = q*(1-q*) (SUE: p* + q* = 1) the variance has no f_v term, and the same
-    # derivation gives exactly Norm-Sub ([W20] §IV; algorithms.md §2.9).
+    # derivation gives exactly Norm-Sub ([W20] §IV; docs/algorithms.md §2.9).
     e = math.exp(EPS / 2)
     p, q = e / (e + 1), 1 / (e + 1)
     # MLE-Apx starts from the positive estimates and only drops items, so this holds when the
@@ -316,7 +316,7 @@ def test_mle_apx_generic_is_norm_sub_without_the_f_term():
 
 
 def test_mle_apx_generic_is_close_to_norm_sub_at_moderate_epsilon():
-    # algorithms.md §2.9: with OUE's p*, q* it differs from Norm-Sub by less than sigma per entry.
+    # docs/algorithms.md §2.9: with OUE's p*, q* it differs from Norm-Sub by less than sigma per entry.
     d, n = 1024, 1_000_000
     truth = (np.arange(1, d + 1) ** -1.5) / np.sum(np.arange(1, d + 1) ** -1.5)
     for eps in (0.5, 1.0, 2.0):
@@ -365,12 +365,12 @@ def test_mle_apx_refuses_what_it_cannot_do():
         (908_576, 16_470, 4.5239, {1: 8_275.1, 4: 1_188.9, 5: 712.7}),  # Retail
     ],
 )
-def test_base_cut_threshold_matches_acceptance_a9(n, d, quantile, thetas):
+def test_base_cut_threshold_matches_the_documented_values(n, d, quantile, thetas):
     assert significance_quantile(d, 0.05) == pytest.approx(quantile, abs=5e-5)
     for eps, theta in thetas.items():
         p, q = oue_constants(eps)
         est = make_estimate(np.zeros(d), p=p, q=q, n=n)
-        # BaseCut() with its default: alpha = 0.05 is part of the method ([W20]; algorithms.md §2.4)
+        # BaseCut() with its default: alpha = 0.05 is part of the method ([W20]; docs/algorithms.md §2.4)
         assert BaseCut().threshold(est)[0] * n == pytest.approx(theta, abs=0.1)
         sigma_count = math.sqrt(n * q * (1 - q)) / (p - q)
         assert significance_threshold(sigma_count, d) == pytest.approx(theta, abs=0.1)

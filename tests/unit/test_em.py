@@ -1,4 +1,4 @@
-"""EM reconstruction and its corrections (plugins/postprocess/em.py; acceptance A16, §E).
+"""EM reconstruction and its corrections (plugins/postprocess/em.py; docs/algorithms.md §8.1, §8.5).
 
 - with one budget and an interior solution, EM equals GRR's matrix-inversion estimate;
 - the log-likelihood never decreases; every output lies on the simplex;

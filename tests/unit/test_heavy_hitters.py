@@ -1,4 +1,4 @@
-"""Threshold heavy-hitter metrics ([JG19] §II-C; acceptance A15)."""
+"""Threshold heavy-hitter metrics ([JG19] §II-C; docs/algorithms.md §8.1)."""
 
 from __future__ import annotations
 

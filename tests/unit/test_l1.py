@@ -1,4 +1,4 @@
-"""L1 (algorithms.md §6.6, §5.6; acceptance A15): hand-computed examples."""
+"""L1 (docs/algorithms.md §6.6, §5.6, §8.1): hand-computed examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NDCG@k (algorithms.md §6.5, acceptance A15): flat, query-only and [A17]'s list of lists."""
+"""NDCG@k (docs/algorithms.md §6.5, §8.1): flat, query-only and [A17]'s list of lists."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_item_id_ties_follow_item_ids_not_positions():
     g = lambda r: 2**r - 1  # noqa: E731
     rel = np.array([10, 30, 20]) / 60
     idcg = g(rel[1]) + g(rel[2]) / math.log2(3) + g(rel[0]) / 2
-    # all scores equal: ranking is by item id 0, 1, 2 (algorithms.md §6.5's reading)
+    # all scores equal: ranking is by item id 0, 1, 2 (docs/algorithms.md §6.5's reading)
     dcg = g(rel[0]) + g(rel[1]) / math.log2(3) + g(rel[2]) / 2
     assert metric(k=3, ties="item-id").score(truth, est([0.2, 0.2, 0.2]), RNG) == pytest.approx(dcg / idcg)
     # a partial estimate listing items 1, 2, 0 (e.g. a head list in the opt-in group's order):

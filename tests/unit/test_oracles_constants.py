@@ -1,4 +1,4 @@
-"""Oracle constants, parameters and the estimate formula (acceptance A1, A2, A6, A7)."""
+"""Oracle constants, parameters and the estimate formula (docs/algorithms.md §8.1)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ldpbench_plugins.oracles.oue import OUE
 
 EPS = (0.5, 1.0, 2.0, 4.0)
 
-# acceptance A1: n Var (fraction scale, f_v = 0), d = 16
+# docs/algorithms.md §8.1: n Var (fraction scale, f_v = 0), d = 16
 A1 = {
     "oue": (15.670792356, 3.682694377, 0.724061661, 0.076021830),
     "hr": (16.670792356, 4.682694377, 1.724061661, 1.076021830),

@@ -1,4 +1,4 @@
-"""Exact output tables: epsilon-LDP audit, support probabilities, FWHT, channels (acceptance A3-A5)."""
+"""Exact output tables: epsilon-LDP audit, support probabilities, FWHT, channels (docs/algorithms.md §8.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Power and PowerNS ([W20], algorithms.md §2.10-2.11; acceptance A8 rows, A13)."""
+"""Power and PowerNS ([W20], docs/algorithms.md §2.10-2.11, §8.1, A13)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_power_is_monotone_in_the_estimate():
 @pytest.mark.parametrize("d,n,eps", [(300, 100_000, 0.5), (1024, 200_000, 2.0), (500, 50_000, 4.0)])
 def test_power_plugin_equals_the_naive_posterior_sum(plugins, d, n, eps):
     """The plugin's real path (interpolated posterior on Chebyshev nodes, fitted alpha) against the
-    textbook O(n d) sum over every count k = 1..n ([W20] §IV; algorithms.md §2.10)."""
+    textbook O(n d) sum over every count k = 1..n ([W20] §IV; docs/algorithms.md §2.10)."""
     rng = np.random.default_rng(d + n)
     truth = rng.zipf(1.6, d).clip(max=n // 10).astype(float)
     est = estimate(truth / truth.sum() + rng.normal(0, 0, d), n=n, eps=eps)

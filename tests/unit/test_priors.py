@@ -1,4 +1,4 @@
-"""Prior families ([JG19] §III-C): the law, its moments, the mean-variance fit (acceptance A12),
+"""Prior families ([JG19] §III-C): the law, its moments, the mean-variance fit (docs/algorithms.md §8.1),
 the engine's sums against exact ones, and a third-party family through the same hook."""
 
 from __future__ import annotations

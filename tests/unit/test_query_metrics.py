@@ -1,4 +1,4 @@
-"""The set-query and top-k metrics ([W20] §V; algorithms.md §6.2–6.3; acceptance A11)."""
+"""The set-query and top-k metrics ([W20] §V; docs/algorithms.md §6.2–6.3, §8.1)."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def test_topk_scores_post_pos_on_its_clipped_single_value_answers():
 
 
 def test_norm_and_base_differ_on_top_k_by_the_constant_shift_only():
-    # acceptance C: "Norm and Base have identical top-k behaviour up to the constant shift".
+    # docs/algorithms.md §8.3: "Norm and Base have identical top-k behaviour up to the constant shift".
     f_hat = noisy(TRUTH, 0.01, 12)
     normed = apply_pipeline([post("norm")], estimate(f_hat), None)
     shift = (1 - f_hat.sum()) / f_hat.size

@@ -1,0 +1,69 @@
+"""``ldpbench new-plugin NAME --kind KIND [DIR]``: write a ready plugin repository."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ExitCode
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """Takes NAME, the options and DIR in any order (``new-plugin NAME --kind oracle DIR``):
+    a plain parser assigns positionals only up to the first option."""
+
+    _mixing = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        if self._mixing:  # parse_known_intermixed_args calls back into parse_known_args
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from ..scaffold import KINDS
+
+    # argparse builds every subparser with one class; this one needs the intermixed parser.
+    default_class, subparsers._parser_class = subparsers._parser_class, _IntermixedParser
+    try:
+        parser = _add_parser(subparsers, KINDS)
+    finally:
+        subparsers._parser_class = default_class
+    parser.set_defaults(func=run)
+
+
+def _add_parser(subparsers: argparse._SubParsersAction, kinds: dict) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "new-plugin",
+        help="write a ready plugin repository (example plugin, kit tests, CI spec, baseline, workflow)",
+        description="Write DIR (default ./ldpbench-NAME): pyproject.toml with the entry point and a pinned "
+        "ldpbench, a small working example plugin of KIND, tests that run the conformance kit (and the "
+        "privacy audit of an oracle), a CI spec with its baseline and the pytest gate, and a GitHub "
+        "Actions workflow. Its tests pass as generated.",
+    )
+    parser.add_argument("name", metavar="NAME", help="plugin name: lowercase words joined by hyphens")
+    parser.add_argument("dir", metavar="DIR", nargs="?", help="where to write it (default: ./ldpbench-NAME)")
+    parser.add_argument("--kind", required=True, choices=sorted(kinds), help="the kind of plugin")
+    parser.add_argument(
+        "--ldpbench-source", metavar="REQUIREMENT",
+        help="pip requirement that installs ldpbench in the plugin's CI (default: this ldpbench's "
+        "repository at tag v<version>, from its Project-URL metadata)",
+    )
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="do not run the CI spec now (then create the baseline yourself)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..scaffold import new_plugin
+
+    name = args.name
+    root = new_plugin(name, args.kind, args.dir, ldpbench_source=args.ldpbench_source or None,
+                      baseline=not args.no_baseline)
+    print(f"ldpbench: wrote the {args.kind} plugin {name!r} to {root}", file=sys.stderr)
+    print(f"next: cd {root} && pip install -e '.[test]' && pytest", file=sys.stderr)
+    return int(ExitCode.OK)

@@ -1,0 +1,146 @@
+"""``ldpbench new-plugin``: write a ready plugin repository for one kind.
+
+The package it writes has the plugin (a small working example, :mod:`.examples`), its entry
+point, a pinned ldpbench requirement, a test running the conformance kit (and the privacy audit
+for an oracle), a small CI spec with its committed baseline and the pytest gate, and a GitHub
+Actions workflow that installs ldpbench from its repository (ldpbench is on no package index; its
+address is read from this installation's metadata, ``[project.urls]`` of ldpbench's pyproject).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import keyword
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .. import __version__
+from ..errors import UsageError
+from . import files
+from .examples import KINDS
+
+__all__ = ["KINDS", "default_ldpbench_source", "new_plugin"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+
+
+def project_url() -> str | None:
+    """ldpbench's repository address, from the installed distribution's ``Project-URL`` metadata."""
+    try:
+        urls = md.metadata("ldpbench").get_all("Project-URL") or []
+    except md.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
+            return url.strip()
+    return None
+
+
+def default_ldpbench_source() -> str | None:
+    """The pip requirement that installs this very ldpbench from its repository (git tag v<version>)."""
+    url = project_url()
+    return f"ldpbench @ git+{url}@v{__version__}" if url else None
+
+
+def _check_name(name: str, kind: str) -> None:
+    if not _NAME.match(name):
+        raise UsageError(f"plugin name {name!r}: use lowercase words joined by hyphens (e.g. 'my-oracle')")
+    if keyword.iskeyword(_module(name).removeprefix("ldpbench_")):
+        raise UsageError(f"plugin name {name!r} makes a Python keyword")
+    from ..pluginmanager import build_plugins
+
+    if name in build_plugins().registry(kind):
+        raise UsageError(f"a {kind} named {name!r} is already installed; choose another name")
+
+
+def _module(name: str) -> str:
+    return "ldpbench_" + name.replace("-", "_")
+
+
+def _class(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("-"))
+
+
+def new_plugin(
+    name: str,
+    kind: str,
+    dest: str | os.PathLike[str] | None = None,
+    *,
+    ldpbench_source: str | None = None,
+    baseline: bool = True,
+) -> Path:
+    """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``) and return its path.
+
+    :param ldpbench_source: the pip requirement its CI installs ldpbench with (default: this
+        ldpbench's repository at tag ``v<version>``, :func:`default_ldpbench_source`).
+    :param baseline: compute the CI spec's baseline now (runs the spec once, a few seconds), so
+        that the generated tests pass as written.
+    :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
+        ldpbench source known.
+    """
+    if kind not in KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    _check_name(name, kind)
+    source = ldpbench_source or default_ldpbench_source()
+    if not source:
+        raise UsageError(
+            "this ldpbench records no repository address (Project-URL); pass --ldpbench-source "
+            "with the pip requirement that installs it (a git URL or a wheel file)"
+        )
+    root = Path(dest) if dest is not None else Path(f"ldpbench-{name}")
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise UsageError(f"{root} exists and is not an empty folder")
+    example = KINDS[kind]
+    values = {
+        "name": name,
+        "cls": _class(name),
+        "kind": kind,
+        "module": _module(name),
+        "distribution": f"ldpbench-{name}",
+        "version": __version__,
+        "source": source,
+        "kit": example.kit_function,
+    }
+    for rel, text in files.render(example, values).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    if baseline:
+        write_baseline(root, values["module"], values["distribution"], name)
+    return root
+
+
+def write_baseline(root: Path, module: str, distribution: str, name: str) -> None:
+    """Run the generated gate once with ``--ldpbench-update-baseline``, as its README says to.
+
+    The package is not installed yet, so the run sees it the way an editable install would: the
+    package folder on ``PYTHONPATH`` and, in a temporary folder, the distribution's metadata with
+    its ``ldpbench`` entry point (what pip writes; entry points are read from it).
+    """
+    with tempfile.TemporaryDirectory(prefix="ldpbench-scaffold-") as tmp:
+        info = Path(tmp) / f"{module}-{__version__}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1.0\n")
+        (info / "entry_points.txt").write_text(f"[ldpbench]\n{name} = {module}\n")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(root.resolve()), tmp, *filter(None, [env.get("PYTHONPATH")])])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave no __pycache__ in the new repository
+        proc = subprocess.run(
+            # Only what the gate needs: no cache folder, no benchmark storage in the new repository.
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
+             "tests/test_leaderboard.py", "--ldpbench-update-baseline"],
+            cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )
+    if proc.returncode != 0:
+        shutil.rmtree(root / "reports", ignore_errors=True)
+        raise UsageError(
+            f"the plugin was written to {root}, but computing its baseline failed; fix the plugin, "
+            f"install it (pip install -e .) and run `pytest tests/test_leaderboard.py "
+            f"--ldpbench-update-baseline` there:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+        )

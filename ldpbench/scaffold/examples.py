@@ -1,0 +1,223 @@
+"""The example plugin of each kind that ``ldpbench new-plugin`` writes: small, correct, and
+passing the conformance kit as generated (``tests/cli/test_new_plugin.py`` checks that).
+
+Each entry is a :class:`string.Template` of the package's ``__init__.py`` (``${name}`` the
+plugin name, ``${cls}`` its class name) and how the generated CI spec uses the plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from string import Template
+
+
+@dataclass(frozen=True)
+class KindExample:
+    """What the scaffold writes for one kind."""
+
+    module: Template  #: the package's ``__init__.py``
+    spec_lines: Template  #: the CI spec's lines that use the plugin
+    kit_function: str  #: the conformance-kit entry point its test runs
+    audit: bool = False  #: also run the privacy audit (oracles)
+
+
+ORACLE = Template('''"""${name}: randomized response over the d items, as an ldpbench oracle.
+
+Generalized randomized response (k-RR; T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially
+Private Protocols for Frequency Estimation", USENIX Security 2017, section 4.1): a user reports her
+item with probability p = e^eps / (e^eps + d - 1) and each other item with q = 1 / (e^eps + d - 1).
+The support of a report is the reported item, so p* = p and q* = q. Replace the body with your
+protocol; keep the kit and the audit passing (tests/).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.types import Oracle
+
+
+class ${cls}(Oracle):
+    """k-RR: report the own item w.p. e^eps/(e^eps+d-1), else one of the d-1 others uniformly."""
+
+    name = "${name}"
+
+    def __init__(self, d, epsilon, **params):
+        super().__init__(d=d, epsilon=epsilon, **params)
+        # Written with e^-eps so that epsilon = inf gives p = 1, q = 0 without overflow.
+        t = math.exp(-epsilon)
+        self._p = 1.0 / (1.0 + (d - 1) * t)
+        self._q = t / (1.0 + (d - 1) * t)
+
+    @property
+    def p_star(self):
+        return self._p
+
+    @property
+    def q_star(self):
+        return self._q
+
+    # -- client side: one reported item per user, vectorized ----------------------------------
+    def perturb(self, values, rng):
+        values = np.asarray(values, dtype=np.int64)
+        keep = rng.random(values.size) < self._p
+        # Another item, uniform among the d - 1 others: shift by 1..d-1 modulo d.
+        other = (values + rng.integers(1, max(self.d, 2), size=values.size)) % self.d
+        return np.where(keep | (self.d == 1), values, other)
+
+    # -- aggregator side -------------------------------------------------------------------------
+    def support_counts(self, reports):
+        return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.d).astype(np.int64)
+
+    def sample_support_counts(self, true_counts, rng):
+        """Exact in distribution: keep w.p. rho = p - q, else report a uniform item (maybe one's own)."""
+        counts = np.asarray(true_counts, dtype=np.int64)
+        rho = self._p - self._q
+        kept = rng.binomial(counts, rho)
+        return kept + rng.multinomial(int(counts.sum() - kept.sum()), np.full(self.d, 1.0 / self.d))
+
+    # -- the exact output law, for the epsilon-LDP audit --------------------------------------------
+    def output_table(self):
+        P = np.full((self.d, self.d), self._q)
+        np.fill_diagonal(P, self._p)
+        return P, np.eye(self.d, dtype=bool)
+
+    def output_rows(self, reports):
+        return np.asarray(reports, dtype=np.int64)
+
+
+@hookimpl
+def ldpbench_register_oracles(registry):
+    registry.register(${cls})
+''')
+
+POSTPROCESSOR = Template('''"""${name}: shrink every estimate towards the uniform 1/d, as an ldpbench post-processor.
+
+f'_v = w f_v + (1 - w) / d with a fixed weight w (parameter ``factor``): a deliberately simple
+example of the contract. Replace the body with your method; keep the kit passing (tests/).
+"""
+
+from __future__ import annotations
+
+from ldpbench import hookimpl
+from ldpbench.params import Param
+from ldpbench.types import PostProcessor
+
+
+class ${cls}(PostProcessor):
+    """Shrink towards 1/d: f' = factor * f + (1 - factor) / d. O(d)."""
+
+    name = "${name}"
+    params = (Param("factor", float, 0.9, "weight kept on the estimate", min=0, max=1),)
+
+    def apply(self, estimate, rng):
+        uniform = 1.0 / estimate.d
+        return estimate.replace(frequencies=self.factor * estimate.frequencies + (1 - self.factor) * uniform)
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(${cls})
+''')
+
+METRIC = Template('''"""${name}: the largest absolute error over the items, as an ldpbench metric.
+
+max_v |f'_v - f_v| in the fraction scale. Replace the body with your metric; keep the kit
+passing (tests/).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.types import Metric
+
+
+class ${cls}(Metric):
+    """Largest absolute error over the items (fraction scale); lower is better."""
+
+    name = "${name}"
+    greater_is_better = False
+
+    def score(self, truth, estimate, rng):
+        f = truth.frequencies if estimate.items is None else truth.frequencies[estimate.items]
+        return float(np.max(np.abs(estimate.item_answers() - f))) if f.size else 0.0
+
+
+@hookimpl
+def ldpbench_register_metrics(registry):
+    registry.register(${cls})
+''')
+
+DATASET = Template('''"""${name}: a geometric population, as an ldpbench dataset.
+
+Item v has frequency proportional to ratio^v; the n users are apportioned to the d items by the
+largest-remainder method, so the population is a fixed workload (all randomness of a run lives in
+the users' reports). Replace the body with your data (a shipped histogram, a file you read).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.params import Param
+from ldpbench.types import Dataset, Population
+
+
+class ${cls}(Dataset):
+    """Geometric population: item v has frequency proportional to ratio^v."""
+
+    name = "${name}"
+    params = (
+        Param("d", int, 64, "number of items", min=1, max=10**7, describes="d"),
+        Param("n", int, 20_000, "number of users", min=1, max=10**10, describes="n"),
+        Param("ratio", float, 0.9, "ratio of consecutive item frequencies", min=1e-6, max=1),
+    )
+
+    def load(self, rng):
+        weights = self.ratio ** np.arange(self.d, dtype=float)
+        exact = self.n * weights / weights.sum()
+        counts = np.floor(exact).astype(np.int64)
+        # Largest remainders first, ties by item index: a pure function of the parameters.
+        order = np.lexsort((np.arange(self.d), -(exact - counts)))
+        counts[order[: self.n - int(counts.sum())]] += 1
+        return Population(counts, name=f"${name}(d={self.d},n={self.n},ratio={self.ratio:g})")
+
+
+@hookimpl
+def ldpbench_register_datasets(registry):
+    registry.register(${cls})
+''')
+
+KINDS: dict[str, KindExample] = {
+    "oracle": KindExample(
+        ORACLE,
+        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
+                 "pipelines: [base, norm-sub]\nmetrics: [mse]\n"),
+        "check_oracle",
+        audit=True,
+    ),
+    "postprocessor": KindExample(
+        POSTPROCESSOR,
+        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+                 "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"),
+        "check_postprocessor",
+    ),
+    "metric": KindExample(
+        METRIC,
+        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+                 "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"),
+        "check_metric",
+    ),
+    "dataset": KindExample(
+        DATASET,
+        Template("datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\n"
+                 "pipelines: [base, norm-sub]\nmetrics: [mse]\n"),
+        "check_dataset",
+    ),
+}

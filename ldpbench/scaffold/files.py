@@ -1,0 +1,183 @@
+"""The files of a generated plugin repository, besides the plugin module (:mod:`.examples`)."""
+
+from __future__ import annotations
+
+from string import Template
+
+from .examples import KindExample
+
+PYPROJECT = Template('''[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "${distribution}"
+version = "0.1.0"
+description = "An ldpbench ${kind} plugin: ${name}"
+requires-python = ">=3.10"
+# Pinned: the committed baseline (reports/baseline/) was computed with this ldpbench; another
+# release may simulate or score differently. ldpbench is on no package index: install it first
+# from its repository (README.md), then this package.
+dependencies = ["ldpbench==${version}"]
+
+[project.optional-dependencies]
+test = ["pytest>=7"]
+
+# How ldpbench finds the plugin: the module's hook registers ${name}.
+[project.entry-points.ldpbench]
+${name} = "${module}"
+
+[tool.setuptools]
+packages = ["${module}"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+''')
+
+CONFORMANCE_TEST = Template('''"""ldpbench's conformance kit on ${name}: one test per check, with readable ids."""
+
+from ldpbench.testing import parametrize_with_checks
+
+from ${module} import ${cls}
+
+
+@parametrize_with_checks([${cls}])
+def test_conformance(plugin, check):
+    check()
+''')
+
+AUDIT_TEST = Template('''
+
+def test_privacy_audit():
+    """The exact audit of the output table and an empirical attack find no more than epsilon."""
+    from ldpbench.audit.run import audit_plugin
+    from ldpbench.pluginmanager import build_plugins
+
+    result = audit_plugin(build_plugins(), "${name}", {}, trials=5_000)
+    assert result.audited, result.verdict
+    assert not result.failed, result.verdict
+''')
+
+LEADERBOARD_TEST = Template('''"""The leaderboard gate: run specs/ci.yaml and compare with the committed baseline.
+
+It fails when a row got worse beyond its threshold and its noise, fails in more repeats, or is
+missing or not comparable. After a deliberate change, refresh the baseline and commit it:
+
+    pytest tests/test_leaderboard.py --ldpbench-update-baseline
+"""
+
+
+def test_leaderboard(ldpbench_leaderboard):
+    ldpbench_leaderboard("specs/ci.yaml", "reports/baseline/leaderboard.json")
+''')
+
+SPEC = Template('''# The CI leaderboard of ${name}: small enough for every push (a few seconds).
+# Sensitivity: the gate reports a row only beyond 5 standard errors of the difference, and the
+# standard error falls as 1/sqrt(repeats). On ldpbench's own CI spec 20 repeats caught a +20%
+# MSE regression every time, 80 repeats +10%, 320 repeats +5%, at 4x the run time per step.
+# After changing repeats, refresh the baseline: pytest tests/test_leaderboard.py --ldpbench-update-baseline
+name: ${name}-ci
+seed: 1
+repeats: 20
+simulation: aggregate
+epsilons: [1, 4]
+${spec_lines}''')
+
+WORKFLOW = Template('''# The tests of ${distribution}: conformance kit, privacy audit (oracles) and the leaderboard gate.
+name: tests
+
+on:
+  push:
+    branches: [main]
+  pull_request:
+
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+          cache: pip
+      - name: Install ldpbench (on no package index) at the version the baseline was made with
+        run: pip install "${source}"
+      - name: Install this plugin
+        run: pip install -e '.[test]'
+      - name: Tests (the leaderboard gate compares with reports/baseline/)
+        run: pytest
+''')
+
+README = Template('''# ${distribution}
+
+An ${ldpbench_link} ${kind} plugin: `${name}` (module `${module}`).
+
+## Install
+
+ldpbench is on no package index. Install it from its repository, at the version this plugin
+pins (`pyproject.toml`), then this package:
+
+```bash
+python3 -m venv .venv && . .venv/bin/activate
+pip install "${source}"
+pip install -e '.[test]'
+ldpbench plugins --kind ${kind}     # lists ${name} with this distribution
+```
+
+## Test
+
+```bash
+pytest
+```
+
+runs the conformance kit on the plugin (`tests/test_conformance.py`)${audit_line} and the
+leaderboard gate (`tests/test_leaderboard.py`): `specs/ci.yaml` is run and compared with the
+committed baseline `reports/baseline/leaderboard.json`. The gate fails when a row got worse by
+more than its threshold (5% by default) **and** more than 5 standard errors of the difference,
+fails in more repeats, or is missing or not comparable.
+
+After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), refresh the
+baseline and commit it with the change:
+
+```bash
+pytest tests/test_leaderboard.py --ldpbench-update-baseline   # prints where it wrote
+git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
+```
+
+Upgrade ldpbench in a commit of its own: change the pin, run the gate, read what moved, refresh
+the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) installs ldpbench and
+this package and runs `pytest` on every push and pull request.
+''')
+
+GITIGNORE = """.venv/
+__pycache__/
+*.egg-info/
+.pytest_cache/
+results/
+build/
+dist/
+"""
+
+
+def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
+    """Every file of the repository, by its path relative to the repository root."""
+    from . import project_url
+
+    url = project_url()
+    link = f"[ldpbench]({url})" if url else "ldpbench"
+    spec_lines = example.spec_lines.substitute(values)
+    conformance = CONFORMANCE_TEST.substitute(values)
+    if example.audit:
+        conformance += AUDIT_TEST.substitute(values)
+    audit_line = " and its privacy audit" if example.audit else ""
+    return {
+        "pyproject.toml": PYPROJECT.substitute(values),
+        "README.md": README.substitute(values, ldpbench_link=link, audit_line=audit_line),
+        ".gitignore": GITIGNORE,
+        f"{values['module']}/__init__.py": example.module.substitute(values),
+        "tests/test_conformance.py": conformance,
+        "tests/test_leaderboard.py": LEADERBOARD_TEST.substitute(values),
+        "specs/ci.yaml": SPEC.substitute(values, spec_lines=spec_lines),
+        ".github/workflows/tests.yml": WORKFLOW.substitute(values),
+    }

@@ -1,0 +1,159 @@
+"""The metric checks: a finite float on estimates of every built-in oracle, the exact estimate
+scored at least as well as the noisy ones, the same score for the same seed, inputs left alone,
+no global random state, and a ``theory`` that is a float."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ldpbench.types import Estimate, Metric, Population
+
+from .machinery import Subject, _global_state, _rng, _same_state, _simulate
+
+
+@dataclass(frozen=True)
+class MetricCheckConfig:
+    """Sizes of the metric checks."""
+
+    d: int = 16
+    epsilons: tuple[float, ...] = (1.0, 4.0)
+    seed: int = 0
+    n: int = 5000
+    #: oracles whose estimates are scored; ``None`` = every oracle of the ldpbench distribution
+    oracles: tuple[str, ...] | None = None
+
+
+def _metric(subject: Subject) -> Metric:
+    metric = subject.build()
+    assert isinstance(metric, Metric), f"{subject.label}: building it gave {type(metric).__name__}, not a Metric"
+    return metric
+
+
+def _truth(cfg: MetricCheckConfig) -> Population:
+    """A fixed skewed population (item v has weight 1/(v+1)^1.1), every item present."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(cfg.seed), 13]))
+    weights = 1.0 / np.arange(1, cfg.d + 1) ** 1.1
+    counts = rng.multinomial(cfg.n - cfg.d, weights / weights.sum()) + 1
+    return Population(counts, name="metric-check")
+
+
+def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Estimate]]:
+    """Raw estimates of every built-in oracle at each epsilon (cached)."""
+    key = ("metric-inputs", cfg)
+    if key in subject.cache:
+        return subject.cache[key]
+    plugins = subject.get_plugins()
+    names = cfg.oracles
+    if names is None:
+        names = tuple(i.name for i in plugins.registry("oracle") if i.origin.distribution == "ldpbench")
+    truth = _truth(cfg)
+    rng = _rng(cfg, "metric-inputs")
+    out = []
+    for name in names:
+        for eps in cfg.epsilons:
+            o = plugins.create("oracle", name, d=cfg.d, epsilon=eps)
+            path = "aggregate" if o.tags().aggregate else "per-user"
+            out.append((f"{name}, epsilon={eps}", _simulate(o, truth.counts, rng, path)))
+    subject.cache[key] = out
+    return out
+
+
+def _exact(truth: Population, like: Estimate) -> Estimate:
+    """The estimate that knows the truth: the true frequencies, no noise left."""
+    return like.replace(frequencies=truth.frequencies.astype(float), variance=np.zeros(truth.d))
+
+
+def _score(metric: Metric, truth: Population, est: Estimate, seed: int, where: str) -> float:
+    value = metric.score(truth, est, np.random.default_rng(seed))
+    assert isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool), (
+        f"{where}: score() must return a float, got {type(value).__name__}"
+    )
+    return float(value)
+
+
+def check_metric_scores_are_finite(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """score() is a finite float on the raw estimate of every built-in oracle and on the exact one."""
+    metric, truth = _metric(subject), _truth(cfg)
+    assert isinstance(type(metric).greater_is_better, bool), f"{subject.label}: greater_is_better must be a bool"
+    for label, est in _estimates(subject, cfg) + [("the exact estimate", _exact(truth, _estimates(subject, cfg)[0][1]))]:
+        value = _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
+        assert math.isfinite(value), f"{subject.label} on {label}: score() returned {value}"
+
+
+def check_metric_prefers_the_truth(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """The exact estimate scores at least as well as every noisy one (a metric that can rank a
+    noisy estimate above the truth measures something else; list it as an expected failure)."""
+    metric, truth = _metric(subject), _truth(cfg)
+    better = max if type(metric).greater_is_better else min
+    for label, est in _estimates(subject, cfg):
+        noisy = _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
+        exact = _score(metric, truth, _exact(truth, est), cfg.seed, f"{subject.label} on the exact estimate")
+        tolerance = 1e-12 * max(1.0, abs(exact), abs(noisy))
+        assert better(exact, noisy) == exact or abs(exact - noisy) <= tolerance, (
+            f"{subject.label} on {label}: the noisy estimate scores {noisy!r}, better than the exact "
+            f"estimate's {exact!r} (greater_is_better={type(metric).greater_is_better})"
+        )
+
+
+def check_metric_reproducible(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """The same rng seed gives the same score (all randomness from the generator passed in)."""
+    metric = _metric(subject)
+    for label, est in _estimates(subject, cfg):
+        a = _score(metric, _truth(cfg), est, 7, f"{subject.label} on {label}")
+        b = _score(_metric(subject), _truth(cfg), est, 7, f"{subject.label} on {label}")
+        assert a == b or (math.isnan(a) and math.isnan(b)), (
+            f"{subject.label} on {label}: two scores with the same seed differ ({a!r} != {b!r})"
+        )
+
+
+def check_metric_does_not_mutate_inputs(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """score() leaves the truth's counts and the estimate's arrays unchanged."""
+    metric, truth = _metric(subject), _truth(cfg)
+    for label, est in _estimates(subject, cfg):
+        counts, freqs = truth.counts.copy(), np.array(est.frequencies, copy=True)
+        _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
+        assert np.array_equal(truth.counts, counts), f"{subject.label} on {label}: score() changed the true counts"
+        assert np.array_equal(est.frequencies, freqs, equal_nan=True), (
+            f"{subject.label} on {label}: score() changed the estimate's frequencies"
+        )
+
+
+def check_metric_no_global_random_state(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """Scoring neither draws from nor reseeds numpy's or the stdlib's global random state."""
+    metric, truth = _metric(subject), _truth(cfg)
+    estimates = _estimates(subject, cfg)
+    before = _global_state()
+    for label, est in estimates:
+        _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
+    assert _same_state(before, _global_state()), (
+        f"{subject.label}: the global random state changed; draw only from the rng you are given"
+    )
+
+
+def check_metric_theory(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """theory() returns a float (NaN when the metric has no formula), finite or NaN, never inf."""
+    metric, truth = _metric(subject), _truth(cfg)
+    label, est = _estimates(subject, cfg)[0]
+    variance = np.asarray(est.variance if est.variance is not None else np.zeros(truth.d), dtype=float)
+    value = metric.theory(truth, est, variance)
+    assert isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool), (
+        f"{subject.label} on {label}: theory() must return a float, got {type(value).__name__}"
+    )
+    assert not math.isinf(float(value)), f"{subject.label} on {label}: theory() returned {value}"
+
+
+#: Hygiene first: a metric that writes into its inputs or draws from global state would make the
+#: later checks fail for a reason they do not name.
+METRIC_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+    check_metric_scores_are_finite,
+    check_metric_does_not_mutate_inputs,
+    check_metric_no_global_random_state,
+    check_metric_reproducible,
+    check_metric_prefers_the_truth,
+    check_metric_theory,
+)

@@ -1,0 +1,504 @@
+"""The oracle checks: constants, the exact output table, the exact law of both simulation paths,
+unbiasedness and variance by repeated simulation, hygiene and declared tags (what each establishes
+is listed in :mod:`ldpbench.testing.checks`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldpbench.simulate import aggregate_draw
+from ldpbench.types import Channel, Estimate, Oracle, OracleTags, implements
+
+from .. import stats
+from .machinery import CheckSkipped, Subject, _global_state, _rng, _same_state, _simulate, _where
+
+
+@dataclass(frozen=True)
+class OracleCheckConfig:
+    """Sizes of the oracle checks (defaults run in a few seconds per oracle)."""
+
+    d: int = 16  #: domain of the repeated-simulation checks
+    epsilons: tuple[float, ...] = (0.5, 1.0, 4.0)
+    seed: int = 0
+    n: int = 3000  #: users per simulated trial
+    trials: int = 200  #: trials of the unbiasedness / variance checks
+    table_domains: tuple[int, ...] = (2, 3)  #: domains of the exact output-table audit
+    law_samples: int = 5000  #: draws of the exact-law tests (docs/algorithms.md §8.2 uses 200,000)
+    law_counts: tuple[int, ...] = (2, 1, 1)  #: the tiny population of the exact-law tests
+
+
+
+
+def _paths(oracle: Oracle) -> tuple[str, ...]:
+    """The simulation paths the oracle declares (per-user always: ``perturb`` is required)."""
+    return ("per-user", "aggregate") if oracle.tags().aggregate else ("per-user",)
+
+
+def _skip_without_aggregate(oracle: Oracle, name: str) -> None:
+    if not oracle.tags().aggregate:
+        raise CheckSkipped(
+            f"{name} declares no aggregate path (tags().aggregate is False: neither sample_support_counts "
+            f"nor a report-histogram sampler); specs must use simulation: per-user"
+        )
+
+
+def _skip_without_table(oracle: Oracle, name: str) -> None:
+    if not oracle.tags().output_table:
+        raise CheckSkipped(f"{name} declares no exact output table at d={oracle.d} (tags().output_table is False)")
+
+
+def _truth(cfg: OracleCheckConfig) -> np.ndarray:
+    """A fixed skewed population: a Dirichlet(0.5) draw over d items, n users."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(cfg.seed), 7]))
+    return rng.multinomial(cfg.n, rng.dirichlet(np.full(cfg.d, 0.5)))
+
+
+def _table(oracle: Oracle, where: str) -> tuple[np.ndarray, np.ndarray]:
+    _skip_without_table(oracle, where)
+    try:
+        P, S = oracle.output_table()
+    except NotImplementedError:
+        raise AssertionError(
+            f"{where}: tags() declare output_table, but output_table() is not implemented"
+        ) from None
+    P, S = np.asarray(P, dtype=float), np.asarray(S).astype(bool)
+    d = oracle.d
+    assert P.ndim == 2 and P.shape[1] == d, f"{where}: output_table P must be (n_outputs, {d}), got {P.shape}"
+    assert S.shape == P.shape, f"{where}: output_table S has shape {S.shape}, P has {P.shape}"
+    return P, S
+
+
+
+def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """p*, q* valid; estimate = (c/n - q*)/(p* - q*); variance = (V-exact); noise variance = (V-approx)."""
+    rng = _rng(cfg, "constants")
+    for eps in cfg.epsilons:
+        o = subject.oracle(cfg.d, eps)
+        where = _where(subject, d=cfg.d, epsilon=eps)
+        p, q = float(o.p_star), float(o.q_star)
+        assert math.isfinite(p) and math.isfinite(q), f"{where}: p*={p}, q*={q} must be finite"
+        assert 0 <= q < p <= 1, f"{where}: need 0 <= q* < p* <= 1, got p*={p}, q*={q}"
+        n = 1000
+        c = rng.integers(0, n + 1, size=cfg.d)
+        est = o.estimate(c, n)
+        want = (c / n - q) / (p - q)
+        f = np.asarray(est.frequencies, dtype=float)
+        assert np.allclose(f, want, rtol=1e-12, atol=1e-12), f"{where}: estimate() is not (c/n - q*)/(p* - q*)"
+        assert np.allclose(est.counts, n * want, rtol=1e-12, atol=1e-9), f"{where}: count scale != n x fraction"
+        truth = rng.dirichlet(np.ones(cfg.d))
+        exact = (q * (1 - q) + truth * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
+        got = np.asarray(o.variance(n, truth), dtype=float)
+        assert np.allclose(got, exact, rtol=1e-12, atol=0), (
+            f"{where}: variance(n, f) differs from (V-exact) [q*(1-q*) + f (p*-q*)(1-p*-q*)]/(n (p*-q*)^2): "
+            f"max relative error {np.max(np.abs(got / exact - 1)):.3g}"
+        )
+        approx = q * (1 - q) / (n * (p - q) ** 2)
+        assert math.isclose(o.noise_variance(n), approx, rel_tol=1e-12), f"{where}: noise_variance != (V-approx)"
+
+
+def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """The Estimate of each path carries n, epsilon, p*, q*, a variance and the support counts."""
+    counts = _truth(cfg)
+    n = int(counts.sum())
+    eps = cfg.epsilons[0]
+    o = subject.oracle(cfg.d, eps)
+    for path in _paths(o):
+        where = _where(subject, path=path, epsilon=eps)
+        est = _simulate(o, counts, _rng(cfg, "fields", path), path)
+        assert isinstance(est, Estimate), f"{where}: estimate() must return an Estimate, got {type(est).__name__}"
+        f = np.asarray(est.frequencies)
+        assert f.shape == (cfg.d,) and np.all(np.isfinite(f)), f"{where}: frequencies must be {cfg.d} finite numbers"
+        assert est.n == n, f"{where}: Estimate.n = {est.n}, expected {n}"
+        assert est.epsilon == eps, f"{where}: Estimate.epsilon = {est.epsilon}, expected {eps}"
+        assert est.p_star == o.p_star and est.q_star == o.q_star, f"{where}: Estimate p*/q* differ from the oracle's"
+        assert est.mechanism, f"{where}: Estimate.mechanism is empty"
+        var = None if est.variance is None else np.asarray(est.variance, dtype=float)
+        assert var is not None and var.shape == (cfg.d,), f"{where}: Estimate.variance must have length {cfg.d}"
+        assert np.all(np.isfinite(var)) and np.all(var >= 0), f"{where}: Estimate.variance must be finite, >= 0"
+        sc = None if est.support_counts is None else np.asarray(est.support_counts)
+        assert sc is not None and sc.shape == (cfg.d,), f"{where}: Estimate.support_counts must have length {cfg.d}"
+        assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n]"
+        if o.tags().finite_output and (path == "per-user" or o.tags().aggregate_histogram):
+            assert est.report_histogram is not None and est.channel is not None, (
+                f"{where}: a finite-output estimate must carry its report histogram and channel"
+            )
+            hist = np.asarray(est.report_histogram)
+            assert int(hist.sum()) == n, f"{where}: the report histogram sums to {hist.sum()}, not n = {n}"
+
+
+def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Exact epsilon-LDP: P(y|v) <= e^eps (1 + 1e-12) P(y|v') for all y, v, v'; bound attained; laws sum to 1;
+    then every likelihood ratio at d = 2..8 (while the table is enumerable) and over sampled declared
+    parameters (:func:`ldpbench.audit.exact.exact_audit`)."""
+    for d in cfg.table_domains:
+        for eps in cfg.epsilons:
+            o = subject.oracle(d, eps)
+            where = _where(subject, d=d, epsilon=eps)
+            P, _ = _table(o, where)
+            assert np.all(P >= 0), f"{where}: negative probabilities in output_table"
+            sums = P.sum(axis=0)
+            assert np.allclose(sums, 1, rtol=0, atol=1e-12), (
+                f"{where}: P(. | v) must sum to 1 for every v, got sums {sums.tolist()}"
+            )
+            live = P.max(axis=1) > 0
+            hi, lo = P[live].max(axis=1), P[live].min(axis=1)
+            with np.errstate(divide="ignore"):
+                ratio = np.where(lo > 0, hi / np.where(lo > 0, lo, 1), np.inf)
+            worst = float(ratio.max())
+            bound = math.exp(eps)
+            assert worst <= bound * (1 + 1e-12), (
+                f"{where}: not epsilon-LDP: max_y P(y|v)/P(y|v') = {worst:.12g} > e^eps = {bound:.12g}"
+            )
+            assert worst >= bound * (1 - 1e-12), (
+                f"{where}: the privacy bound is not attained: max ratio {worst:.12g} < e^eps = {bound:.12g} "
+                f"(the oracle spends less budget than it declares)"
+            )
+    # Beyond d = 2, 3 and the given parameters: a leak may need k >= 2 items in a report, or a
+    # parameter value the user did not pick (ldpbench.audit.exact).
+    from ldpbench.audit.exact import DEFAULT_DOMAINS, exact_audit
+
+    audit = exact_audit(
+        subject.cls,
+        cfg.epsilons,
+        values=subject._values(),
+        fixed=tuple(subject.params),
+        domains=tuple(sorted(set(cfg.table_domains) | set(DEFAULT_DOMAINS))),
+        seed=cfg.seed,
+    )
+    assert audit.passed, (
+        f"{subject.label}: not epsilon-LDP ({len(audit.failures)} of {len(audit.findings)} tables): "
+        f"{audit.failures[0].describe()}"
+    )
+
+
+def check_output_table_support(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """From the table: P(v in Support | v) = p* and P(v in Support | v') = q* for v' != v (1e-12)."""
+    for d in cfg.table_domains:
+        for eps in cfg.epsilons:
+            o = subject.oracle(d, eps)
+            where = _where(subject, d=d, epsilon=eps)
+            P, S = _table(o, where)
+            # M[w, v] = P(w in Support | user holds v)
+            M = S.T.astype(float) @ P
+            diag = np.diag(M)
+            off = M[~np.eye(d, dtype=bool)]
+            assert np.allclose(diag, o.p_star, rtol=0, atol=1e-12), (
+                f"{where}: P(v in Support | v) = {diag.tolist()} from the table, but p* = {o.p_star}"
+            )
+            assert np.allclose(off, o.q_star, rtol=0, atol=1e-12), (
+                f"{where}: P(v in Support | v') ranges over [{off.min()}, {off.max()}] from the table, "
+                f"but q* = {o.q_star}"
+            )
+
+
+def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """perturb() draws from output_table(): chi-square of the table rows (or binomial tests of the
+    support counts when the oracle has no ``output_rows`` hook); support_counts agrees with the table."""
+    d = max(cfg.table_domains)
+    m = cfg.law_samples
+    for eps in cfg.epsilons:
+        o = subject.oracle(d, eps)
+        tags = o.tags()
+        # Without a table (or without output_rows) the support counts' binomial laws are still tested.
+        P, S = _table(o, _where(subject, d=d, epsilon=eps)) if tags.output_table else (None, None)
+        for v in range(d):
+            where = _where(subject, d=d, epsilon=eps, item=v)
+            reports = o.perturb(np.full(m, v, dtype=np.int64), _rng(cfg, "follows", eps, v))
+            support = np.asarray(o.support_counts(reports))
+            if tags.output_table and tags.output_rows:
+                rows = np.asarray(o.output_rows(reports), dtype=np.int64)
+                assert rows.shape == (m,), f"{where}: output_rows must give one row per report"
+                law = {(int(y),): float(P[y, v]) for y in range(P.shape[0]) if P[y, v] > 0}
+                stats.exact_distribution_test(rows[:, None], law, label=f" of the reports, {where}").check()
+                want = S[rows].sum(axis=0)
+                assert np.array_equal(support, want), (
+                    f"{where}: support_counts(reports) = {support.tolist()} but the table's supports of the "
+                    f"same reports give {want.tolist()}"
+                )
+            else:
+                probs = np.where(np.arange(d) == v, o.p_star, o.q_star)
+                sd = np.sqrt(m * probs * (1 - probs))
+                z = (support - m * probs) / np.where(sd > 0, sd, 1)
+                assert np.all(np.abs(z) <= stats.Z_LIMIT), (
+                    f"{where}: support counts {support.tolist()} of {m} reports are off p*/q* (max |z| = "
+                    f"{np.abs(z).max():.2f})"
+                )
+
+
+def check_channel(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Finite-output oracles: the channel is a stochastic matrix, forward/backward are adjoint, it is
+    the law of perturb()'s reports, and histogram -> support counts agrees with support_counts()."""
+    d = max(cfg.table_domains)
+    m = cfg.law_samples
+    for eps in cfg.epsilons:
+        o = subject.oracle(d, eps)
+        if not o.tags().finite_output:
+            raise CheckSkipped(f"{subject.label} declares no finite report space (tags().finite_output is False)")
+        ch = o.channel()
+        where = _where(subject, d=d, epsilon=eps)
+        assert isinstance(ch, Channel), f"{where}: tags() declare finite_output, so channel() must return a Channel"
+        A = np.asarray(ch.dense(), dtype=float)
+        assert A.shape == (ch.n_reports, d), f"{where}: channel is {A.shape}, expected ({ch.n_reports}, {d})"
+        assert np.all(A >= 0) and np.allclose(A.sum(axis=0), 1, atol=1e-12), f"{where}: columns must be laws"
+        rng = _rng(cfg, "channel", eps)
+        theta, w = rng.random(d), rng.random(ch.n_reports)
+        assert np.allclose(ch.forward(theta), A @ theta, atol=1e-12), f"{where}: forward != dense @ theta"
+        assert np.allclose(ch.backward(w), A.T @ w, atol=1e-12), f"{where}: backward != dense.T @ w"
+        for v in range(d):
+            reports = o.perturb(np.full(m, v, dtype=np.int64), rng)
+            hist = np.asarray(o.report_histogram(reports))
+            assert hist.shape == (ch.n_reports,) and int(hist.sum()) == m, f"{where}: bad report histogram"
+            law = {(y,): float(A[y, v]) for y in range(ch.n_reports) if A[y, v] > 0}
+            samples = np.repeat(np.arange(ch.n_reports), hist)[:, None]
+            stats.exact_distribution_test(samples, law, label=f" of reports vs channel, {where}, item {v}").check()
+            via_hist = np.asarray(o.support_counts_from_histogram(hist))
+            assert np.array_equal(via_hist, np.asarray(o.support_counts(reports))), (
+                f"{where}: support_counts_from_histogram(report_histogram(r)) != support_counts(r)"
+            )
+
+
+def _support_law(oracle: Oracle, counts: Sequence[int], where: str) -> dict[tuple[int, ...], float]:
+    P, S = _table(oracle, where)
+    per_item = [stats.categorical_law(S.astype(np.int64), P[:, v]) for v in range(oracle.d)]
+    return stats.law_of_sum(per_item[v] for v, c in enumerate(counts) for _ in range(c))
+
+
+def _histogram_law(oracle: Oracle, counts: Sequence[int]) -> dict[tuple[int, ...], float]:
+    A = np.asarray(oracle.channel().dense(), dtype=float)
+    eye = np.eye(A.shape[0], dtype=np.int64)
+    per_item = [stats.categorical_law(eye, A[:, v]) for v in range(oracle.d)]
+    return stats.law_of_sum(per_item[v] for v, c in enumerate(counts) for _ in range(c))
+
+
+def _law_epsilons(cfg: OracleCheckConfig) -> tuple[float, ...]:
+    return tuple(sorted({min(cfg.epsilons), max(cfg.epsilons)}))
+
+
+def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """The aggregate path draws the support counts (and report histogram) from their exact law,
+    enumerated from output_table() (channel()) for a tiny population (docs/algorithms.md §8.2). Draws go
+    through the engine's own aggregate_draw() (what simulate() runs), so what is tested is what a
+    run uses."""
+    counts = np.asarray(cfg.law_counts, dtype=np.int64)
+    d = counts.size
+    for eps in _law_epsilons(cfg):
+        o = subject.oracle(d, eps)
+        _skip_without_aggregate(o, subject.label)
+        where = _where(subject, d=d, n=int(counts.sum()), epsilon=eps, path="aggregate")
+        rng = _rng(cfg, "law-aggregate", eps)
+        law = _support_law(o, counts, where)
+        tags = o.tags()
+        runs = [aggregate_draw(o, counts, rng, tags) for _ in range(cfg.law_samples)]
+        draws = np.array([support for _, support in runs])
+        stats.exact_distribution_test(draws, law, label=f" of aggregate support counts, {where}").check()
+        if tags.aggregate_histogram:
+            hists = np.array([hist for hist, _ in runs])
+            stats.exact_distribution_test(hists, _histogram_law(o, counts), label=f" of histograms, {where}").check()
+
+
+def check_exact_law_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """perturb() + support_counts() give support counts with the exact law of a tiny population."""
+    counts = np.asarray(cfg.law_counts, dtype=np.int64)
+    d, n = counts.size, int(counts.sum())
+    values = np.repeat(np.arange(d), counts)
+    for eps in _law_epsilons(cfg):
+        o = subject.oracle(d, eps)
+        where = _where(subject, d=d, n=n, epsilon=eps, path="per-user")
+        rng = _rng(cfg, "law-per-user", eps)
+        law = _support_law(o, counts, where)
+        if o.tags().output_rows:
+            m = cfg.law_samples
+            _, S = _table(o, where)
+            rows = np.asarray(o.output_rows(o.perturb(np.tile(values, m), rng)), dtype=np.int64)
+            draws = S[rows].reshape(m, n, d).sum(axis=1)
+        else:
+            m = max(1000, cfg.law_samples // 5)
+            draws = np.array([np.asarray(o.support_counts(o.perturb(values, rng))) for _ in range(m)])
+        stats.exact_distribution_test(draws, law, label=f" of per-user support counts, {where}").check()
+
+
+def _trial_estimates(subject: Subject, cfg: OracleCheckConfig, path: str) -> dict[float, np.ndarray]:
+    key = ("trials", path, cfg)
+    if key not in subject.cache:
+        counts = _truth(cfg)
+        out = {}
+        for eps in cfg.epsilons:
+            o = subject.oracle(cfg.d, eps)
+            if path == "aggregate":
+                _skip_without_aggregate(o, subject.label)
+            rng = _rng(cfg, "trials", path, eps)
+            out[eps] = np.array([_simulate(o, counts, rng, path).frequencies for _ in range(cfg.trials)])
+        subject.cache[key] = out
+    return subject.cache[key]
+
+
+def _unbiased(subject: Subject, cfg: OracleCheckConfig, path: str) -> None:
+    counts = _truth(cfg)
+    n = int(counts.sum())
+    for eps, est in _trial_estimates(subject, cfg, path).items():
+        o = subject.oracle(cfg.d, eps)
+        where = _where(subject, d=cfg.d, n=n, epsilon=eps, path=path, trials=cfg.trials)
+        stats.z_test(est, counts / n, o.variance(n, counts / n), label=f", {where}").check()
+
+
+def _variance(subject: Subject, cfg: OracleCheckConfig, path: str) -> None:
+    counts = _truth(cfg)
+    n = int(counts.sum())
+    for eps, est in _trial_estimates(subject, cfg, path).items():
+        o = subject.oracle(cfg.d, eps)
+        where = _where(subject, d=cfg.d, n=n, epsilon=eps, path=path, trials=cfg.trials)
+        var = o.variance(n, counts / n)
+        stats.variance_ratio_test(est, var, label=f", {where}").check()
+        stats.per_value_variance_test(est, var, label=f", {where}").check()
+
+
+def check_unbiased_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Aggregate path: the estimate's mean over trials matches the truth (max |z| <= 5.5)."""
+    _unbiased(subject, cfg, "aggregate")
+
+
+def check_variance_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Aggregate path: sample variances match variance(n, f) (ratio and per-value chi-square bounds)."""
+    _variance(subject, cfg, "aggregate")
+
+
+def check_unbiased_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Per-user path (users in several chunks): unbiased (max |z| <= 5.5)."""
+    _unbiased(subject, cfg, "per-user")
+
+
+def check_variance_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Per-user path: sample variances match variance(n, f)."""
+    _variance(subject, cfg, "per-user")
+
+
+def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Any chunk of users works: empty and one-user chunks, integer support counts of length d."""
+    o = subject.oracle(cfg.d, cfg.epsilons[0])
+    where = _where(subject, d=cfg.d, epsilon=cfg.epsilons[0])
+    rng = _rng(cfg, "chunks")
+    empty = np.asarray(o.support_counts(o.perturb(np.zeros(0, dtype=np.int64), rng)))
+    assert empty.shape == (cfg.d,) and not empty.any(), f"{where}: an empty chunk must give zero support counts"
+    assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
+    one = np.asarray(o.support_counts(o.perturb(np.array([cfg.d - 1]), rng)))
+    assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), f"{where}: one user supports each value 0/1 times"
+    if o.tags().finite_output:
+        hist = np.asarray(o.report_histogram(o.perturb(np.zeros(0, dtype=np.int64), rng)))
+        assert hist.shape == (o.channel().n_reports,) and not hist.any(), f"{where}: empty chunk histogram"
+    chunk = o.tags().chunk_users
+    if chunk is not None:
+        assert int(chunk) == chunk and chunk >= 1, f"{where}: chunk_users must be a positive int, got {chunk!r}"
+
+
+def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """The same seed gives the same output on both paths."""
+    counts = _truth(cfg)
+    o = subject.oracle(cfg.d, cfg.epsilons[0])
+    for path in _paths(o):
+        a = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
+        b = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
+        assert np.array_equal(a.support_counts, b.support_counts), (
+            f"{_where(subject, path=path)}: the same seed gave different support counts"
+        )
+
+
+
+def check_no_global_random_state(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Nothing draws from (or reseeds) numpy's or the stdlib's global random state."""
+    counts = _truth(cfg)
+    before = _global_state()
+    o = subject.oracle(cfg.d, cfg.epsilons[0])
+    for path in _paths(o):
+        _simulate(o, counts, _rng(cfg, "global"), path)
+    small = subject.oracle(min(cfg.table_domains), cfg.epsilons[0])
+    if small.tags().output_table:
+        small.output_table()
+    assert _same_state(before, _global_state()), (
+        f"{subject.label}: the global random state changed; plugins must draw only from the "
+        f"numpy.random.Generator they are given"
+    )
+
+
+def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """The declared tags() are an OracleTags backed by what the class implements, consistent with
+    each other, and the support matrix (when declared) agrees with support_counts()."""
+    rng = _rng(cfg, "tags")
+    for d in sorted({min(cfg.table_domains), cfg.d}):
+        o = subject.oracle(d, cfg.epsilons[0])
+        where = _where(subject, d=d, epsilon=cfg.epsilons[0])
+        tags = o.tags()
+        assert isinstance(tags, OracleTags), f"{where}: tags() must return an OracleTags, got {type(tags).__name__}"
+        cls = type(o)
+        finite_methods = [m for m in ("channel", "report_histogram", "support_counts_from_histogram")
+                          if not implements(cls, Oracle, m)]
+        claims = {
+            "aggregate": tags.aggregate and not (
+                implements(cls, Oracle, "sample_support_counts")
+                or (tags.aggregate_histogram and implements(cls, Oracle, "sample_report_histogram"))
+            ),
+            "finite_output": tags.finite_output and bool(finite_methods),
+            "aggregate_histogram": tags.aggregate_histogram and not (
+                tags.finite_output and implements(cls, Oracle, "sample_report_histogram")
+            ),
+            "output_table": tags.output_table and not implements(cls, Oracle, "output_table"),
+            "output_rows": tags.output_rows and not (tags.output_table and implements(cls, Oracle, "output_rows")),
+            "support_matrix": tags.support_matrix and not implements(cls, Oracle, "support_matrix"),
+        }
+        wrong = [k for k, bad in claims.items() if bad]
+        assert not wrong, f"{where}: tags() declare {', '.join(wrong)} without the methods behind them"
+        if tags.finite_output:
+            ch = o.channel()
+            assert isinstance(ch, Channel) and ch.n_items == d, (
+                f"{where}: finite_output is declared but channel() is not a Channel over {d} items"
+            )
+        chunk = tags.chunk_users
+        assert chunk is None or (isinstance(chunk, (int, np.integer)) and not isinstance(chunk, bool) and chunk >= 1), (
+            f"{where}: the chunk_users tag must be None or a positive int, got {chunk!r}"
+        )
+        assert isinstance(tags.exact_aggregate, bool), f"{where}: exact_aggregate must be a bool"
+        if tags.support_matrix:
+            values = rng.integers(0, d, size=50)
+            reports = o.perturb(values, rng)
+            M = np.asarray(o.support_matrix(reports))
+            assert M.shape == (values.size, d) and M.dtype == bool, (
+                f"{where}: support_matrix must be a boolean ({values.size}, {d}) array, got {M.dtype} {M.shape}"
+            )
+            assert np.array_equal(M.sum(axis=0), np.asarray(o.support_counts(reports))), (
+                f"{where}: support_matrix(reports) summed over users != support_counts(reports)"
+            )
+
+
+#: The tags a check needs; without them it is not applicable (and pytest does not collect it).
+_ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
+    check_output_table_ldp: ("output_table",),
+    check_output_table_support: ("output_table",),
+    check_channel: ("finite_output",),
+    check_exact_law_aggregate: ("aggregate", "output_table"),
+    check_exact_law_per_user: ("output_table",),
+    check_unbiased_aggregate: ("aggregate",),
+    check_variance_aggregate: ("aggregate",),
+}
+
+
+ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
+    check_constants,
+    check_tags,
+    check_estimate_fields,
+    check_output_table_ldp,
+    check_output_table_support,
+    check_perturb_follows_output_table,
+    check_channel,
+    check_exact_law_aggregate,
+    check_exact_law_per_user,
+    check_unbiased_aggregate,
+    check_variance_aggregate,
+    check_unbiased_per_user,
+    check_variance_per_user,
+    check_chunks,
+    check_reproducible,
+    check_no_global_random_state,
+)

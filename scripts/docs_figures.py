@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Measure the speed figures quoted in the README and docs/, and rewrite them in place.
+
+A figure in a Markdown file is marked ``<!-- fig:KEY -->3.2 s<!-- /fig -->``; this script
+measures KEY (:data:`FIGURES`) and replaces the text between the markers. Nothing else of the
+file changes. Figures are medians: wall times of whole commands (startup included) over
+``--repeats`` runs, and pytest-benchmark medians for the per-estimate figures.
+
+    scripts/docs_figures.py                      # measure everything, rewrite the files
+    scripts/docs_figures.py --only quickstart-wall ci-wall --repeats 5
+    scripts/docs_figures.py --dry-run            # measure and print, change nothing
+    scripts/docs_figures.py --check              # every marker names a known figure (no measuring)
+
+Run it on an idle machine: the README states its figures for an idle 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The files whose marked figures this script owns.
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+MARKER = re.compile(r"<!-- fig:([a-z0-9-]+) -->(.*?)<!-- /fig -->", re.S)
+LDPBENCH = [sys.executable, "-m", "ldpbench"]
+
+
+def wall(command: list[str], repeats: int) -> float:
+    """Median wall time of ``command`` (run from the repository root, into a fresh results folder)."""
+    times = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="ldpbench-figures-") as out:
+            argv = [a.replace("{out}", out) for a in command]
+            started = time.perf_counter()
+            subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def seconds(value: float) -> str:
+    return f"{value:.1f} s" if value < 100 else f"{value:.0f} s"
+
+
+def milliseconds(value: float) -> str:
+    ms = value * 1e3
+    return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
+def rate(per_second: float) -> str:
+    if per_second >= 1e6:
+        return f"{per_second / 1e6:.3g} M"
+    return f"{per_second / 1e3:.3g} k"
+
+
+class Benchmarks:
+    """pytest-benchmark medians, one pytest run per benchmark file, cached for the session."""
+
+    def __init__(self) -> None:
+        self._medians: dict[str, float] = {}
+        self._done: set[str] = set()
+
+    def median(self, file: str, test: str) -> float:
+        if file not in self._done:
+            with tempfile.TemporaryDirectory() as tmp:
+                report = Path(tmp) / "bench.json"
+                subprocess.run(
+                    [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/benchmarks/{file}",
+                     "--benchmark-enable", "--benchmark-only", f"--benchmark-json={report}"],
+                    cwd=ROOT, check=True, capture_output=True,
+                )
+                for bench in json.loads(report.read_text())["benchmarks"]:
+                    self._medians[bench["name"]] = bench["stats"]["median"]
+            self._done.add(file)
+        return self._medians[test]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """How to measure one figure and print it."""
+
+    measure: Callable[[int, Benchmarks], str]
+    how: str  #: the command a reader can run to check it
+
+
+def _wall_figure(command: list[str]) -> Callable[[int, Benchmarks], str]:
+    return lambda repeats, _: seconds(wall(command, repeats))
+
+
+def _per_user_rates(_: int, bench: Benchmarks) -> str:
+    # n of tests/benchmarks/test_bench_oracles.py's PER_USER table
+    n = {"grr": 1_000_000, "hr": 1_000_000, "olh": 20_000, "oue": 20_000}
+    r = {k: n[k] / bench.median("test_bench_oracles.py", f"test_bench_per_user[{k}]") for k in n}
+    return (f"GRR {rate(r['grr'])} users/s, HR {rate(r['hr'])}/s (d = 1,000); "
+            f"OLH {rate(r['olh'])}/s, OUE {rate(r['oue'])}/s (O(n d))")
+
+
+def _aggregate_kosarak(_: int, bench: Benchmarks) -> str:
+    parts = [
+        f"{name.upper()} {milliseconds(bench.median('test_bench_oracles.py', f'test_bench_aggregate_kosarak[{name}-1.0]'))}"
+        for name in ("grr", "oue", "olh", "hr")
+    ]
+    return ", ".join(parts)
+
+
+FIGURES: dict[str, Figure] = {
+    "quickstart-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/quickstart.yaml", "--out", "{out}"]),
+                              "time ldpbench run specs/quickstart.yaml"),
+    "kosarak-oracles-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/kosarak_oracles.yaml", "--out", "{out}"]),
+                                   "time ldpbench run specs/kosarak_oracles.yaml"),
+    "kosarak-sweep-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/kosarak_sweep.yaml", "--out", "{out}"]),
+                                 "time ldpbench run specs/kosarak_sweep.yaml"),
+    "ci-wall": Figure(_wall_figure(["scripts/run_ci_leaderboard.sh", "{out}"]), "time scripts/run_ci_leaderboard.sh"),
+    "ci-report-wall": Figure(_wall_figure([*LDPBENCH, "report", "reports/ci-baseline", "--out", "{out}"]),
+                             "time ldpbench report reports/ci-baseline --out /tmp/report"),
+    "per-user-rates": Figure(_per_user_rates, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
+    "aggregate-kosarak": Figure(_aggregate_kosarak, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
+}
+
+
+def markers(text: str) -> list[str]:
+    return [m.group(1) for m in MARKER.finditer(text)]
+
+
+def check() -> list[str]:
+    """Problems with the markers: unknown keys, and known keys that no file uses."""
+    problems, used = [], set()
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for n, line in enumerate(text.splitlines(), 1):
+            if "<!-- fig:" in line and not MARKER.search(line):
+                problems.append(f"{path.relative_to(ROOT)}:{n}: a figure marker must open and close on one line")
+        for key in markers(text):
+            used.add(key)
+            if key not in FIGURES:
+                problems.append(f"{path.relative_to(ROOT)}: unknown figure {key!r} (known: {', '.join(FIGURES)})")
+    problems += [f"figure {key!r} is marked in no file" for key in sorted(set(FIGURES) - used)]
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="KEY", choices=sorted(FIGURES), help="measure only these")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per wall-time figure (median; default 3)")
+    parser.add_argument("--dry-run", action="store_true", help="print the figures, change no file")
+    parser.add_argument("--check", action="store_true", help="check the markers only (nothing is measured)")
+    parser.add_argument("--force", action="store_true", help="measure even on a busy machine")
+    args = parser.parse_args(argv)
+    problems = check()
+    if problems or args.check:
+        print("\n".join(problems) or "figure markers: ok", file=sys.stderr)
+        return 1 if problems else 0
+    # The docs state figures for an idle machine: on a shared, busy one every wall time inflates
+    # several-fold (measured here: 5 s became 54 s at load 10 on 2 cores), so refuse loudly.
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > 0.5 * cores and not args.force:
+        print(f"docs_figures: the machine is busy (load {load:.1f} on {cores} cores); the docs quote figures "
+              "for an idle machine. Measure when it is idle, or pass --force (and say so).", file=sys.stderr)
+        return 2
+    bench = Benchmarks()
+    values = {}
+    for key in args.only or FIGURES:
+        values[key] = FIGURES[key].measure(args.repeats, bench)
+        print(f"{key}: {values[key]}    ({FIGURES[key].how})")
+    if args.dry_run:
+        return 0
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        new = MARKER.sub(lambda m: f"<!-- fig:{m.group(1)} -->{values.get(m.group(1), m.group(2))}<!-- /fig -->", text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"rewrote {path.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

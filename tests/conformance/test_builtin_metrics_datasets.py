@@ -1,0 +1,39 @@
+"""Every built-in metric and every built-in dataset that needs no file of yours passes the kit.
+
+Parametrized from the registry at collection time (by class: names are unique within a kind, not
+across kinds, and a bare name is looked up among oracles and post-processors).
+"""
+
+from __future__ import annotations
+
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.testing import parametrize_with_checks
+
+_PLUGINS = build_plugins()
+
+#: Datasets that read a file the user provides (no default): the kit cannot load them bare.
+_NEEDS_A_FILE = {"fimi", "histogram", "kosarak", "search-log"}
+
+#: Parameters that keep a slow dataset's checks quick without changing what is checked.
+_QUICK_PARAMS = {"synthetic-search": {"users": 20_000, "queries": 50_000}}
+
+_METRICS = [i.cls for i in _PLUGINS.registry("metric") if i.origin.distribution == "ldpbench"]
+_DATASETS = [
+    (i.cls, _QUICK_PARAMS.get(i.name, {})) for i in _PLUGINS.registry("dataset")
+    if i.origin.distribution == "ldpbench" and i.name not in _NEEDS_A_FILE
+]
+
+
+@parametrize_with_checks(_METRICS, plugins=_PLUGINS)
+def test_builtin_metric_conforms(plugin, check):
+    check()
+
+
+@parametrize_with_checks(_DATASETS, plugins=_PLUGINS)
+def test_builtin_dataset_conforms(plugin, check):
+    check()
+
+
+def test_the_lists_are_not_empty():
+    assert {c.name for c in _METRICS} >= {"mse", "l1", "ndcg"}
+    assert {c.name for c, _ in _DATASETS} >= {"zipf", "uniform", "retail"}
