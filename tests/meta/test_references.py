@@ -34,7 +34,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Files ldpbench (or a CI job) writes into a results folder: naming them is not citing them.
-WRITTEN_FILES = frozenset({"report.md", "compare.md", "leaderboard.md", "summary.md", "bias.md"})
+WRITTEN_FILES = frozenset({"report.md", "compare.md", "leaderboard.md", "summary.md", "bias.md", "history.md"})
 
 #: Folders never scanned: environments, caches, build output.
 SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "build", "dist", "results", ".benchmarks", "__pycache__",
