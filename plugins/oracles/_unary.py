@@ -2,7 +2,7 @@
 
 A user holding ``v`` one-hot encodes it into ``d`` bits and perturbs every bit independently: the
 own bit is 1 w.p. ``p``, every other bit w.p. ``q``. ``Support`` = the positions of the ones, so
-``p* = p`` and ``q* = q``. The ``eps``-LDP condition of [W17] Eq. (12) is
+``p* = p`` and ``q* = q``. The ``eps``-LDP condition ([W17] §4.3) is
 ``p (1 - q) / ((1 - p) q) = e^eps``; the two built-in choices of ``(p, q)`` are the only difference
 between OUE (``p = 1/2``) and SUE (``p + q = 1``), so everything else lives here.
 """

@@ -1,7 +1,7 @@
 """Adaptive frequency oracle (ADP): GRR or OUE, whichever has the smaller variance at (d, eps).
 
-[W17] §5 compares the approximate variances of its protocols (n f-free terms, [W17] Eq. (5)):
-GRR's ``(e^eps + d - 2) / (n (e^eps - 1)^2)`` and OUE's ``4 e^eps / (n (e^eps - 1)^2)`` (Eq. (13)),
+[W17] §4 gives the approximate (f-free) variances of its protocols:
+GRR's (direct encoding's) ``(e^eps + d - 2) / (n (e^eps - 1)^2)`` and OUE's ``4 e^eps / (n (e^eps - 1)^2)``,
 and recommends GRR when ``d < 3 e^eps + 2`` and OUE otherwise. ADP applies that rule per run
 (the "ADP" protocol of Arcolezi et al.'s library, "Multi-Freq-LDPy: multiple frequency estimation
 under local differential privacy in Python", ESORICS 2022), and then *is* the chosen oracle for
@@ -25,7 +25,7 @@ from .oue import OUE
 
 
 def prefers_grr(d: int, epsilon: float) -> bool:
-    """``d < 3 e^eps + 2``: GRR's approximate variance is the smaller one ([W17] §5)."""
+    """``d < 3 e^eps + 2``: GRR's approximate variance is the smaller one ([W17] §4)."""
     # In logs, so that a large or infinite eps cannot overflow e^eps.
     return d <= 2 or math.log((d - 2) / 3) < epsilon
 

@@ -3,9 +3,9 @@ for succinct histograms", STOC 2015).
 
 Local hashing with ``g = 2``: each user draws a hash function ``H: D -> {0, 1}`` (a random seed),
 hashes her value and reports the bit through binary randomized response; the report ``<H, b>``
-supports ``{v : H(v) = b}``. With [W17] Eq. (15) at ``g = 2``:
+supports ``{v : H(v) = b}``. With [W17] §4.4's constants at ``g = 2``:
 ``p* = e^eps / (e^eps + 1)`` and ``q* = 1/2``, approximate variance ``(e^eps + 1)^2 / (n (e^eps - 1)^2)``
-([W17] §4.4, Eq. (16)). ``blh`` is exactly ``olh`` with ``g = 2`` (same code, same random draws);
+([W17] §4.4). ``blh`` is exactly ``olh`` with ``g = 2`` (same code, same random draws);
 it exists under its own name because [W17] compares it as a protocol of its own.
 """
 

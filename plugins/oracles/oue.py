@@ -1,4 +1,4 @@
-"""Optimized unary encoding (OUE) ([W17] §4.3, Eq. (13); [W20] §III-C).
+"""Optimized unary encoding (OUE) ([W17] §4.3; [W20] §III-C).
 
 One-hot encode the value, then perturb every bit independently: the user's own 1-bit stays 1
 w.p. ``p* = 1/2``; every 0-bit becomes 1 w.p. ``q* = 1/(e^eps + 1)``. ``Support`` = the positions
@@ -26,7 +26,7 @@ class OUE(UnaryEncoding):
     """Optimized unary encoding: keep the own bit w.p. 1/2, set each other bit w.p. 1/(e^eps+1).
 
     [W17] §4.3 chooses ``p = 1/2``, ``q = 1/(e^eps + 1)`` to minimise the approximate variance
-    ``4 e^eps / (n (e^eps - 1)^2)`` (Eq. (13)). Both paths are those of
+    ``4 e^eps / (n (e^eps - 1)^2)``. Both paths are those of
     :class:`~._unary.UnaryEncoding`; the aggregate path is **exact in distribution**.
     ``epsilon = inf`` gives q* = 0 (only the own bit, still kept w.p. 1/2).
     """

@@ -4,7 +4,7 @@
 One-hot encode the value and flip every bit independently w.p. ``1/(e^(eps/2) + 1)``: the own bit
 is 1 w.p. ``p* = e^(eps/2)/(e^(eps/2) + 1)``, every other bit w.p. ``q* = 1/(e^(eps/2) + 1)``
 ([W17] §4.3, "Symmetric UE"). Two inputs differ in two bits, each costing eps/2, so the report
-is eps-LDP ([W17] Eq. (12) holds with equality). Shares all its machinery with OUE (:mod:`._unary`).
+is eps-LDP, with equality ([W17] §4.3). Shares all its machinery with OUE (:mod:`._unary`).
 """
 
 from __future__ import annotations

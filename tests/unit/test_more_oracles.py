@@ -211,7 +211,7 @@ def test_adp_follows_the_variance_rule():
             assert prefers_grr(d, eps) == (d < 3 * math.exp(eps) + 2)
             chosen = Adaptive(d=d, epsilon=eps)
             assert chosen.chosen == ("grr" if prefers_grr(d, eps) else "oue")
-    # the rule compares the two approximate variances ([W17] Eq. (5) and (13))
+    # the rule compares the two approximate variances ([W17] §4)
     for d, eps in ((10, 1.0), (11, 1.0), (200, 4.0)):
         e = math.exp(eps)
         grr_var, oue_var = (e + d - 2) / (e - 1) ** 2, 4 * e / (e - 1) ** 2
