@@ -1,7 +1,8 @@
 """Every built-in oracle passes the conformance kit (ldpbench.testing), as a third party's would.
 
 The list comes from the registry at collection time (every oracle of the ldpbench distribution),
-plus OLH with g = 2 (the non-default parameter path; same p*, q* as HR).
+plus the non-default parameter paths: OLH with g = 2 (same p*, q* as HR) and SS with k = 1 (GRR's
+law through the subset sampler).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ _BUILTIN = [info.name for info in _PLUGINS.registry("oracle") if info.origin.dis
 
 
 @pytest.mark.slow
-@parametrize_with_checks([*_BUILTIN, ("olh", {"g": 2})], plugins=_PLUGINS)
+@parametrize_with_checks([*_BUILTIN, ("olh", {"g": 2}), ("ss", {"k": 1})], plugins=_PLUGINS)
 def test_builtin_oracle_conforms(plugin, check):
     check()
 
 
 def test_every_builtin_oracle_is_checked():
-    assert {"grr", "olh", "oue", "hr"} <= set(_BUILTIN)
+    assert {"grr", "olh", "oue", "hr", "ss", "sue", "blh", "adp"} <= set(_BUILTIN)
