@@ -10,7 +10,16 @@ Environment switches (pytest / llm style):
 - ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD=1``: load only ldpbench's own built-in entry points.
 - ``LDPBENCH_DISABLE_PLUGINS=name,name`` (or the older ``LDPBENCH_BLOCK_PLUGINS``): skip these
   entry points, by entry-point name (``oracles.grr``) or distribution name; ``--disable-plugin
-  NAME`` does the same per command (pytest's ``-p no:NAME``).
+  NAME`` does the same per command (pytest's ``-p no:NAME``). Both go through pluggy's own
+  blocking (``PluginManager.set_blocked`` / ``is_blocked``), checked before an entry point is
+  imported, as pytest does.
+- ``LDPBENCH_TRACE_PLUGINS=1``: write every hook call (which hook, which plugins, what they
+  returned) to stderr, with pluggy's tracing (datasette's ``DATASETTE_TRACE_PLUGINS``).
+
+Registration hooks are called through pluggy (``pm.hook...``), so its call order (last registered
+first, ``tryfirst``/``trylast``), hook wrappers and tracing apply. Each plugin's implementation is
+called on its own (``PluginManager.subset_hook_caller``) so that its registry knows which plugin
+is registering, and an installed plugin whose hook raises is skipped without the others.
 
 An installed plugin that fails to load (its import raises, or its registration hook does) does
 not take the tool down: it is skipped and recorded in :attr:`Plugins.broken`, ``ldpbench
@@ -43,6 +52,8 @@ OWN_DISTRIBUTION = "ldpbench"
 #: Environment variables listing entry points or distributions not to load (comma-separated).
 DISABLE_ENV = "LDPBENCH_DISABLE_PLUGINS"
 LEGACY_DISABLE_ENV = "LDPBENCH_BLOCK_PLUGINS"
+#: Environment variable that traces every hook call to stderr when set to 1.
+TRACE_ENV = "LDPBENCH_TRACE_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -146,12 +157,18 @@ def build_plugins(
 
     pm = pluggy.PluginManager("ldpbench")
     pm.add_hookspecs(hookspecs)
+    if os.environ.get(TRACE_ENV) == "1":
+        trace_hooks(pm)
+    for name in blocked:
+        pm.set_blocked(name)
     origins: dict[str, Origin] = {}
 
     for ep in _entry_points():
-        dist = getattr(ep, "dist", None)
+        dist = ep.dist
         dist_name = dist.metadata["Name"] if dist is not None else "unknown"
-        if blocked & {ep.name, dist_name, f"{dist_name}:{ep.name}"}:
+        key = f"{dist_name}:{ep.name}"
+        # Before the import: a disabled plugin's code never runs.
+        if any(pm.is_blocked(name) for name in (ep.name, dist_name, key)):
             continue
         if not autoload and dist_name != OWN_DISTRIBUTION:
             continue
@@ -163,11 +180,10 @@ def build_plugins(
                 raise
             broken.append(BrokenPlugin(ep.name, ep.value, dist_name, version, _describe(exc)))
             continue
-        key = f"{dist_name}:{ep.name}"
         if pm.is_registered(module):
             continue
         _register(pm, module, key)
-        origins[key] = Origin(key, getattr(module, "__name__", ep.value), dist_name, version, "entry-point")
+        origins[key] = Origin(key, module.__name__, dist_name, version, "entry-point")
 
     for folder in plugins_dirs:
         for module, key in _load_dir(Path(folder)):
@@ -175,7 +191,7 @@ def build_plugins(
             origins[key] = Origin(key, module.__name__, f"plugins-dir {folder}", "local", "plugins-dir")
 
     for i, obj in enumerate(extra):
-        key = getattr(obj, "__name__", None) or f"extra-{i}"
+        key = extra_name(obj, i)
         _register(pm, obj, key)
         origins[key] = Origin(key, key, "(registered directly)", "local", "direct")
 
@@ -186,23 +202,7 @@ def build_plugins(
 
     registries = {kind: Registry(kind) for kind in KINDS}
     for kind, hook_name in hookspecs.HOOK_FOR_KIND.items():
-        hook = getattr(pm.hook, hook_name)
-        for impl in hook.get_hookimpls():
-            origin = origins.get(impl.plugin_name) or Origin(impl.plugin_name, impl.plugin_name, "?", "?", "direct")
-            bound = registries[kind].bind(origin)
-            try:
-                impl.function(**{arg: bound for arg in impl.argnames})
-            except PluginError:
-                raise
-            except Exception as exc:
-                if origin.source != "entry-point" or origin.distribution == OWN_DISTRIBUTION:
-                    raise PluginError(
-                        f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}"
-                    ) from exc
-                # An installed third-party plugin: skip the rest of it, keep the tool working.
-                name = origin.plugin.split(":", 1)[-1]
-                broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
-                                           f"{hook_name} raised {_describe(exc)}"))
+        broken.extend(_call_registration_hook(pm, hook_name, registries[kind], origins))
 
     if not any(len(r) for r in registries.values()):
         raise PluginError(
@@ -210,6 +210,45 @@ def build_plugins(
             "must be installed (run `pip install -e .` in the checkout)"
         )
     return Plugins(pm, registries, list(origins.values()), broken, sorted(blocked))
+
+
+def trace_hooks(pm: pluggy.PluginManager, write: Any = None) -> None:
+    """Write every hook call of ``pm`` (hook, arguments, the plugins called, their results) to
+    ``write`` (default: stderr), with pluggy's own tracing."""
+    pm.trace.root.setwriter(write or sys.stderr.write)
+    pm.enable_tracing()
+
+
+def extra_name(obj: object, index: int) -> str:
+    """The plugin name of an object given to :func:`build_plugins` as ``extra``: a module's name."""
+    name = obj.__name__ if isinstance(obj, ModuleType) else None
+    return name or f"extra-{index}"
+
+
+def _call_registration_hook(
+    pm: pluggy.PluginManager, hook_name: str, registry: Registry, origins: Mapping[str, Origin]
+) -> list[BrokenPlugin]:
+    """Call one registration hook through pluggy, one plugin at a time in pluggy's call order,
+    each with the registry bound to it; return the installed plugins skipped because they raised."""
+    impls = [impl for impl in getattr(pm.hook, hook_name).get_hookimpls() if not (impl.hookwrapper or impl.wrapper)]
+    plugins = [impl.plugin for impl in impls]
+    broken = []
+    for impl in reversed(impls):  # pluggy calls the last registered first (tryfirst/trylast apply)
+        origin = origins.get(impl.plugin_name) or Origin(impl.plugin_name, impl.plugin_name, "?", "?", "direct")
+        others = [p for p in plugins if p is not impl.plugin]
+        call = pm.subset_hook_caller(hook_name, remove_plugins=others)
+        try:
+            call(registry=registry.bind(origin))
+        except PluginError:
+            raise
+        except Exception as exc:
+            if origin.source != "entry-point" or origin.distribution == OWN_DISTRIBUTION:
+                raise PluginError(f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}") from exc
+            # An installed third-party plugin: skip the rest of it, keep the tool working.
+            name = origin.plugin.split(":", 1)[-1]
+            broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
+                                       f"{hook_name} raised {_describe(exc)}"))
+    return broken
 
 
 def _describe(exc: BaseException) -> str:
