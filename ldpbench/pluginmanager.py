@@ -34,6 +34,7 @@ import importlib.metadata as md
 import importlib.util
 import os
 import sys
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,20 +79,56 @@ def disabled_from_env() -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class PluginSource:
+    """How a :class:`Plugins` was built, as a worker process can build the same one again (picklable).
+
+    ``extra`` names the modules given to :func:`build_plugins` directly, which a worker imports by
+    name; ``unimportable`` the objects given directly that no other process can import (a module
+    made at run time, a class, an instance): a worker that must rebuild the plugins refuses with
+    :meth:`rebuild`'s error instead of computing with other plugins than the run's.
+    """
+
+    plugins_dirs: tuple[str, ...] = ()
+    disabled: tuple[str, ...] = ()
+    autoload: bool = True
+    extra: tuple[str, ...] = ()
+    unimportable: tuple[str, ...] = ()
+    #: unique per :func:`build_plugins` call: which :class:`Plugins` object this describes, so a
+    #: process that has it uses it, and one that rebuilds it never reuses an older build
+    token: str = ""
+
+    def rebuild(self) -> "Plugins":
+        """Build these plugins again (in a worker process)."""
+        if self.unimportable:
+            raise PluginError(
+                f"plugins given as objects ({', '.join(self.unimportable)}) cannot reach a worker process, "
+                "which can only import plugins by module name; give an importable module, a plugins "
+                "folder (plugins_dirs / --plugins-dir), or run in this process (executor 'in-process')"
+            )
+        modules = [importlib.import_module(name) for name in self.extra]
+        return build_plugins(self.plugins_dirs, extra=modules, autoload=self.autoload, blocked=self.disabled)
+
+
 class Plugins:
     """Every registered plugin of a run, by kind, plus the pluggy manager they came through."""
 
     def __init__(
         self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin],
-        broken: Sequence[BrokenPlugin] = (), disabled: Sequence[str] = (),
+        broken: Sequence[BrokenPlugin] = (), source: PluginSource = PluginSource(),
     ):
         self.pm = pm
         self.registries = registries
         self.origins = origins
         #: installed plugins that failed to load (skipped)
         self.broken: tuple[BrokenPlugin, ...] = tuple(broken)
-        #: the names asked not to load (flags and environment), for worker processes to do the same
-        self.disabled: tuple[str, ...] = tuple(disabled)
+        #: how to build these plugins again in a worker process
+        self.source = source
+
+    @property
+    def disabled(self) -> tuple[str, ...]:
+        """The names asked not to load (flags and environment)."""
+        return self.source.disabled
 
     def broken_note(self) -> str:
         """For an unknown plugin name: which broken plugins might have provided it ("" if none)."""
@@ -190,6 +227,7 @@ def build_plugins(
             _register(pm, module, key)
             origins[key] = Origin(key, module.__name__, f"plugins-dir {folder}", "local", "plugins-dir")
 
+    extra = list(extra)
     for i, obj in enumerate(extra):
         key = extra_name(obj, i)
         _register(pm, obj, key)
@@ -209,7 +247,15 @@ def build_plugins(
             "no ldpbench plugins found: the built-ins register through entry points, so ldpbench "
             "must be installed (run `pip install -e .` in the checkout)"
         )
-    return Plugins(pm, registries, list(origins.values()), broken, sorted(blocked))
+    source = PluginSource(
+        plugins_dirs=tuple(str(Path(d).resolve()) for d in plugins_dirs),
+        disabled=tuple(sorted(blocked)),
+        autoload=autoload,
+        extra=tuple(extra_name(obj, i) for i, obj in enumerate(extra) if importable(obj)),
+        unimportable=tuple(extra_name(obj, i) for i, obj in enumerate(extra) if not importable(obj)),
+        token=uuid.uuid4().hex,
+    )
+    return Plugins(pm, registries, list(origins.values()), broken, source)
 
 
 def trace_hooks(pm: pluggy.PluginManager, write: Any = None) -> None:
@@ -220,9 +266,16 @@ def trace_hooks(pm: pluggy.PluginManager, write: Any = None) -> None:
 
 
 def extra_name(obj: object, index: int) -> str:
-    """The plugin name of an object given to :func:`build_plugins` as ``extra``: a module's name."""
-    name = obj.__name__ if isinstance(obj, ModuleType) else None
+    """The plugin name of an object given to :func:`build_plugins` as ``extra``: a module's or
+    class's name, else ``extra-<index>``."""
+    name = obj.__name__ if isinstance(obj, (ModuleType, type)) else None
     return name or f"extra-{index}"
+
+
+def importable(obj: object) -> bool:
+    """Whether another process gets ``obj`` by importing its name: a module loaded from a file
+    under the name it is imported by."""
+    return isinstance(obj, ModuleType) and obj.__spec__ is not None and sys.modules.get(obj.__name__) is obj
 
 
 def _call_registration_hook(

@@ -3,6 +3,13 @@
 A run is resumable by construction: each finished cell's rows are appended to the results store
 in one atomic write, and a rerun evaluates only the cells whose rows are missing, failed, not
 finite, or stale (stored by another version of a plugin, other parameters or other data).
+
+The runner owns the results folder and writes every file in it (``results.jsonl``,
+``manifest.json``, ``leaderboard.json``), for ``ldpbench run`` and :func:`ldpbench.run` alike.
+Cells are evaluated with the :class:`~ldpbench.pluginmanager.Plugins` given to :func:`run_spec`:
+in this process and in workers forked from it they are that very object; a worker that must
+rebuild them (a spawned process, a Dask worker) does so from their
+:class:`~ldpbench.pluginmanager.PluginSource`.
 """
 
 from __future__ import annotations
@@ -141,7 +148,6 @@ def run_spec(
     *,
     workers: int | None = None,
     executor: str | None = None,
-    plugins_dirs: Sequence[str] = (),
     progress: bool | None = None,
     rerun: bool = False,
     recompute: bool = True,
@@ -164,8 +170,7 @@ def run_spec(
     store = ResultsStore(out)
     with store.lock():
         return _run_locked(spec, plugins, store, workers=workers, executor=executor,
-                           plugins_dirs=plugins_dirs, progress=progress, rerun=rerun, recompute=recompute,
-                           cell_timeout=cell_timeout)
+                           progress=progress, rerun=rerun, recompute=recompute, cell_timeout=cell_timeout)
 
 
 def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
@@ -221,7 +226,6 @@ def _run_locked(
     *,
     workers: int | None,
     executor: str | None,
-    plugins_dirs: Sequence[str],
     progress: bool | None,
     rerun: bool,
     recompute: bool,
@@ -229,7 +233,7 @@ def _run_locked(
 ) -> RunOutcome:
     from tqdm import tqdm
 
-    from .leaderboard import aggregate
+    from .leaderboard import aggregate, render
 
     started = time.perf_counter()
     out = store.directory
@@ -266,15 +270,11 @@ def _run_locked(
     )
     todo = [c for c in cells if c.cell_id not in done]
     timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
-    # The in-process executor evaluates cells with this process's cached plugin managers and
-    # populations: after an edit of a --plugins-dir file or a data file (a notebook, a second
-    # `main()` call) they would compute with the old code or data under today's fingerprints.
-    engine._plugins.cache_clear()
+    # The in-process executor evaluates cells with this process's cached populations: after an
+    # edit of a data file (a notebook, a second `main()` call) they would compute with the old
+    # data under today's fingerprints.
     engine.run_cell.clear_population_cache()
-    tasks = [
-        CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs), timeout, plugins.disabled)
-        for c in todo
-    ]
+    tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in todo]
     runner = choose_executor(plugins, spec, executor, workers)
     errors: list[str] = []
     bar = tqdm(
@@ -286,13 +286,14 @@ def _run_locked(
         leave=False,
     )
     try:
-        for result in runner.map_unordered(run_cell, tasks):
-            rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
-            store.append(rows)
-            for r in rows:
-                if r["error"] and r["error"] not in errors:
-                    errors.append(r["error"])
-            bar.update(1)
+        with engine.plugins_given(plugins):
+            for result in runner.map_unordered(run_cell, tasks):
+                rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
+                store.append(rows)
+                for r in rows:
+                    if r["error"] and r["error"] not in errors:
+                        errors.append(r["error"])
+                bar.update(1)
     finally:
         bar.close()
         runner.close()
@@ -311,6 +312,7 @@ def _run_locked(
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
     board = aggregate(df, order=[c.cell_id for c in cells], alpha=spec.alpha)
+    store.write_leaderboard(render(board, "json"))
     noted = df["notes"].drop_nulls()
     return RunOutcome(
         spec=spec,

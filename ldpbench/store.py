@@ -50,6 +50,7 @@ SCHEMA_VERSION = 1
 RESULTS_KIND = "ldpbench-results"
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
+LEADERBOARD_FILE = "leaderboard.json"
 #: The key holding the schema version: in the results header, the manifest, every leaderboard row.
 SCHEMA_KEY = "schema_version"
 #: The schema a leaderboard row without :data:`SCHEMA_KEY` is read as. Leaderboards were versioned
@@ -273,7 +274,7 @@ def _check_row(row: Mapping[str, Any]) -> None:
 
 
 class ResultsStore:
-    """``results.jsonl`` and ``manifest.json`` in one run directory.
+    """``results.jsonl``, ``manifest.json`` and ``leaderboard.json`` in one run directory.
 
     :param directory: the run directory; created (with parents) on the first write.
     """
@@ -282,6 +283,7 @@ class ResultsStore:
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
         self.manifest_path = self.directory / MANIFEST_FILE
+        self.leaderboard_path = self.directory / LEADERBOARD_FILE
         #: Lines skipped by the last :meth:`load` (a torn last line after a kill, or garbage).
         self.skipped_lines = 0
         self._size_after_append = -1  # the file's size after our last append (skip re-checks)
@@ -397,22 +399,11 @@ class ResultsStore:
         ``schema_version`` is added if the caller left it out.
         """
         record = {"schema_version": SCHEMA_VERSION, **dict(manifest)}
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
-        except OSError as exc:
-            raise io_fault(exc, self.manifest_path, "write") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(dumps_json(record, indent=2) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.manifest_path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise io_fault(exc, self.manifest_path, "write") from None
-            raise
+        write_atomically(self.manifest_path, dumps_json(record, indent=2) + "\n")
+
+    def write_leaderboard(self, text: str) -> None:
+        """Write ``leaderboard.json`` (the rendered JSON leaderboard) atomically."""
+        write_atomically(self.leaderboard_path, text)
 
     def check_writable(self) -> None:
         """Refuse a run directory this ldpbench must not write to, before anything is written.
@@ -587,6 +578,27 @@ class ResultsStore:
 
 def _with_extra(frame: pl.DataFrame, extra: Sequence[str]) -> pl.DataFrame:
     return frame.with_columns([pl.lit(None, dtype=pl.String).alias(key) for key in extra])
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it (readers never see half a
+    file); a full disk or a read-only folder is an :class:`~ldpbench.errors.IOFault`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
+    except OSError as exc:
+        raise io_fault(exc, path, "write") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise io_fault(exc, path, "write") from None
+        raise
 
 
 def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:

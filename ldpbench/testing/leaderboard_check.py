@@ -91,12 +91,14 @@ def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any,
     """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
     from ..cli._common import plugin_dirs_for
     from ..pluginmanager import build_plugins
+    from ..spec.load import read_document
     from ..spec.validate import load_spec
 
     args = argparse.Namespace(plugins_dir=list(plugins_dirs), trust_spec_plugins=False)
-    dirs = plugin_dirs_for(str(spec_path), args)
+    doc = read_document(spec_path)
+    dirs = plugin_dirs_for(str(spec_path), args, doc)
     plugins = build_plugins(dirs)
-    return plugins, load_spec(spec_path, plugins), dirs
+    return plugins, load_spec(spec_path, plugins, document=doc), dirs
 
 
 def run_leaderboard(
@@ -150,11 +152,8 @@ def run_leaderboard(
     manifests: dict[str, Any] = {}
     for path, plugins, spec, dirs in loaded:
         outcome = run_spec(
-            spec, plugins, out / spec.name, workers=workers, executor=executor,
-            plugins_dirs=dirs, progress=progress, rerun=rerun,
+            spec, plugins, out / spec.name, workers=workers, executor=executor, progress=progress, rerun=rerun,
         )
-        text = render(outcome.leaderboard, "json")
-        write_leaderboard_json(outcome.out_dir / LEADERBOARD_JSON, text)
         rows = outcome.leaderboard.to_dicts()
         runs.append(
             SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
