@@ -1,4 +1,4 @@
-"""Baseline vs current leaderboard: the noise-aware regression gate (DESIGN.md step 7).
+"""Baseline vs current leaderboard: the noise-aware regression gate.
 
 Each leaderboard row (dataset, users, epsilon, oracle, pipeline, metric) of the baseline is matched
 with the current one and gets a status, marked as asv's ``compare`` marks them:
@@ -40,35 +40,25 @@ infinite is ``worse``; a baseline with such a mean is refused. ``new`` rows are 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
 from .errors import UsageError
-from .safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
-from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
-from .store import (
-    REGENERATE_LEADERBOARD,
-    RESULTS_FILE,
-    SCHEMA_KEY,
-    ResultsSchemaError,
-    ResultsStore,
-    check_leaderboard_schema,
-    dumps_json,
-)
+from .jsoncodec import dumps_json
+from .leaderboard import GROUP_COLUMNS, format_epsilon, format_mean_se, format_number
+from .leaderboard_file import load_leaderboard  # noqa: F401 - also importable from here, as before
+from .store import LEADERBOARD_FILE  # noqa: F401 - likewise
+from .versioning import REGENERATE_LEADERBOARD
 from .suggest import closest
 
 #: The standard-error multiple a change must exceed (``--z``). A leaderboard has hundreds of rows,
 #: so a per-row 3-sigma rule flags one or more of them on a mere change of seed about half the
 #: time (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
 DEFAULT_Z = 5.0
-#: The name of the JSON leaderboard a results directory may carry.
-LEADERBOARD_FILE = "leaderboard.json"
 
 #: Status -> asv-style mark.
 MARKS = {
@@ -86,8 +76,6 @@ MARKS = {
 REGRESSIONS = frozenset({"failing", "more failures", "worse"})
 #: How the verdict line counts a status ("2 newly failing", not "2 failing").
 _COUNT_TEXT = {"failing": "newly failing", "more failures": "with more failures"}
-_FLOAT_FIELDS = ("epsilon", "mean", "stderr")
-_REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -170,86 +158,6 @@ def parse_thresholds(specs: Iterable[str]) -> Thresholds:
 # ----------------------------------------------------------------------------------------------
 # Loading either side
 # ----------------------------------------------------------------------------------------------
-
-
-def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[str, Any]]:
-    """Leaderboard rows from a JSON leaderboard file or a results directory.
-
-    A directory is aggregated from its ``results.jsonl`` (the ground truth); without one, its
-    ``leaderboard.json`` is read. Every problem is a :class:`UsageError` naming ``side``.
-    """
-    path = Path(path)
-    if path.is_dir():
-        if (path / RESULTS_FILE).is_file():
-            return _normalize(aggregate(ResultsStore(path).load()).to_dicts(), path, side)
-        if (path / LEADERBOARD_FILE).is_file():
-            path = path / LEADERBOARD_FILE
-        else:
-            raise UsageError(f"{side} {path}: a directory with neither {RESULTS_FILE} nor {LEADERBOARD_FILE}")
-    if not path.exists():
-        raise UsageError(f"{side} {path}: no such file or directory")
-    # Bounded and non-blocking: a FIFO, /dev/zero or a huge file is a one-line error, not a hang.
-    text = read_text_bounded(path, limit=MAX_LEADERBOARD_BYTES, what=side)
-    data = parse_json(text, f"{side} {path}", "leaderboard")
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise UsageError(
-            f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
-            "`ldpbench leaderboard --format json`)"
-        )
-    try:
-        # Before the fields: a newer file may lack today's fields, and its version says why.
-        check_leaderboard_schema(data, f"{side} {path}")
-    except ResultsSchemaError as exc:
-        raise UsageError(str(exc)) from None
-    return _normalize(data, path, side)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _count(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
-#: Field -> (check, what the message says it must be). Every field a comparison reads is checked,
-#: so a hand-edited or foreign file is a one-line error, never a TypeError deep in compare.
-_FIELD_TYPES: dict[str, tuple[Any, str]] = {
-    **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
-    "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
-    **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
-    **{k: (_count, "a non-negative integer") for k in ("repeats", "failed")},
-    **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
-}
-
-
-def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[str, Any]]:
-    out = []
-    for i, row in enumerate(rows):
-        missing = [k for k in _REQUIRED_FIELDS if k not in row]
-        if missing:
-            hint = ""
-            if SCHEMA_KEY not in row:  # unversioned and incomplete: not the pre-versioning layout
-                hint = f" (no schema_version: written by an older ldpbench or by hand; {REGENERATE_LEADERBOARD})"
-            raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}{hint}")
-        row = {k: v for k, v in row.items() if k != SCHEMA_KEY}  # checked; same rows as from a folder
-        for key, (ok, what) in _FIELD_TYPES.items():
-            if key in row and not ok(row[key]):
-                raise UsageError(f"{side} {path}: row {i}: {key} must be {what}, got {_short(row[key])}")
-        for key in _FLOAT_FIELDS:
-            value = row[key]
-            row[key] = math.nan if value is None else float(value)
-        row.setdefault("fingerprint", None)
-        row.setdefault("error", None)
-        row["failed"] = int(row["failed"] or 0)
-        row["repeats"] = int(row["repeats"] or 0)
-        out.append(row)
-    return out
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_baseline_means(rows: Iterable[Mapping[str, Any]], name: str) -> None:
