@@ -55,9 +55,10 @@ from .store import LEADERBOARD_FILE  # noqa: F401 - likewise
 from .versioning import REGENERATE_LEADERBOARD
 from .suggest import closest
 
-#: The standard-error multiple a change must exceed (``--z``). A leaderboard has hundreds of rows,
-#: so a per-row 3-sigma rule flags one or more of them on a mere change of seed about half the
-#: time (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
+#: The standard-error multiple a change must exceed (``--z``; the CI gate's too). A leaderboard
+#: has hundreds of rows and each row's standard error is itself estimated from 10-20 repeats, so a
+#: per-row 3-sigma rule flags one or more of them on a mere change of seed about half the time
+#: (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
 DEFAULT_Z = 5.0
 
 #: Status -> asv-style mark.

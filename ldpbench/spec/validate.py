@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
+from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..params import Param
 from .timeouts import cell_timeout_problem
@@ -617,7 +617,7 @@ def _epsilon_number(value: Any) -> float | None:
     """A plain budget (a number, or inf) within range; ``None`` for anything else."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "+inf"):
+    if parse_infinity(value) is not None:
         return math.inf
     if isinstance(value, (int, float)) and not math.isnan(value) and value > 0:
         if math.isinf(value) or MIN_EPSILON <= value <= MAX_EPSILON:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..compare import DEFAULT_Z
 from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
 from ..store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
@@ -40,10 +41,6 @@ LEADERBOARD_MD = "leaderboard.md"
 MANIFEST_JSON = "manifest.json"
 #: ``kind`` of a merged manifest (a single run's manifest has none).
 MERGED_KIND = "ldpbench-leaderboard"
-#: The noise multiple of the gate. A leaderboard has hundreds of rows and each row's standard
-#: error is itself estimated from 10-20 repeats, so 3 standard errors flag a row by chance in
-#: most runs; 5 keeps the chance of a false alarm per run well under 1% (docs/ci.md).
-GATE_Z = 5.0
 
 
 @dataclass
@@ -285,7 +282,7 @@ def check_leaderboard(
     *,
     out: str | Path,
     thresholds: Sequence[str] = (),
-    z: float = GATE_Z,
+    z: float = DEFAULT_Z,
     workers: int | None = 1,
     executor: str | None = None,
     plugins_dirs: Sequence[str | Path] = (),
@@ -297,7 +294,7 @@ def check_leaderboard(
     """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
 
     :param thresholds: ``--threshold`` values: ``"mse:5%"``, ``"ndcg:0.01"``, a bare ``"2%"``.
-    :param z: the noise multiple (``--z``), :data:`GATE_Z` by default.
+    :param z: the noise multiple (``--z``), :data:`DEFAULT_Z` by default.
     :param update: write the run's leaderboard to ``baseline`` instead of comparing (the way to
         create or refresh a baseline). Refused when a plugin failed in the run.
     :param allow_missing: baseline rows the run no longer produces do not fail the check
