@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.errors import ParamError, UsageError
+from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor, PriorFamily
 
@@ -43,11 +43,11 @@ FITS = ("mean-variance", "mle")
 
 
 def count_noise_sd(estimate: Estimate, who: str) -> float:
-    """The oracle's noise standard deviation in the count scale (raises UsageError if unknown)."""
+    """The oracle's noise standard deviation in the count scale (raises NotApplicable if unknown)."""
     try:
         return noise_sd(estimate) * estimate.n
     except ValueError as exc:
-        raise UsageError(f"{who}: {exc}") from None
+        raise NotApplicable(f"{who}: {exc}") from None
 
 
 def fit_prior(
@@ -106,7 +106,7 @@ class Calibrate(PostProcessor):
         prior: PriorFamily = self.prior
         n = int(estimate.n)
         if n < 1:
-            raise UsageError("calibrate needs an estimate from at least one user")
+            raise NotApplicable("calibrate needs an estimate from at least one user")
         sigma = count_noise_sd(estimate, self.name)
         lo = int(prior.default_support_min if self.support_min is None else self.support_min)
         if lo > n:
