@@ -230,7 +230,7 @@ def build_plugins(
     extra = list(extra)
     for i, obj in enumerate(extra):
         key = extra_name(obj, i)
-        _register(pm, obj, key)
+        _register(pm, _hashable(obj, key), key)
         origins[key] = Origin(key, key, "(registered directly)", "local", "direct")
 
     try:
@@ -267,15 +267,36 @@ def trace_hooks(pm: pluggy.PluginManager, write: Any = None) -> None:
 
 def extra_name(obj: object, index: int) -> str:
     """The plugin name of an object given to :func:`build_plugins` as ``extra``: a module's or
-    class's name, else ``extra-<index>``."""
-    name = obj.__name__ if isinstance(obj, (ModuleType, type)) else None
-    return name or f"extra-{index}"
+    class's name (or a namespace's ``__name__``), else ``extra-<index>``."""
+    if isinstance(obj, (ModuleType, type)):
+        return obj.__name__
+    try:  # a namespace standing in for a module (``SimpleNamespace(__name__=...)``)
+        name = vars(obj).get("__name__")
+    except TypeError:
+        name = None
+    return name if isinstance(name, str) and name else f"extra-{index}"
 
 
 def importable(obj: object) -> bool:
     """Whether another process gets ``obj`` by importing its name: a module loaded from a file
     under the name it is imported by."""
     return isinstance(obj, ModuleType) and obj.__spec__ is not None and sys.modules.get(obj.__name__) is obj
+
+
+def _hashable(obj: object, name: str) -> object:
+    """``obj``, or a module holding its attributes when it cannot be hashed (a ``SimpleNamespace``):
+    pluggy calls one plugin's hooks apart from the others' through a set of plugins."""
+    try:
+        hash(obj)
+    except TypeError:
+        try:
+            attributes = vars(obj)
+        except TypeError:
+            raise PluginError(f"plugin {name}: an unhashable object without attributes ({type(obj).__name__})") from None
+        stand_in = ModuleType(name)
+        stand_in.__dict__.update(attributes)
+        return stand_in
+    return obj
 
 
 def _call_registration_hook(

@@ -25,7 +25,7 @@ from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
-from ldpbench_plugins.postprocess._thresholds import DEFAULT_BETA, estimate_threshold
+from ldpbench_plugins.numerics.noise import DEFAULT_BETA, estimate_threshold
 
 from ._align import aligned_truth
 

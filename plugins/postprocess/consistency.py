@@ -30,10 +30,10 @@ from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor
+from ldpbench_plugins.numerics.noise import significance_quantile
+from ldpbench_plugins.numerics.simplex import simplex_shift, simplex_shift_iterative
 
 from ._mle_apx import mle_apx_generic, mle_apx_grr
-from ._simplex import simplex_shift, simplex_shift_iterative
-from ._thresholds import significance_quantile
 
 
 #: Round-off allowance for "sums to at most 1" (acceptance A8 allows 1e-12).

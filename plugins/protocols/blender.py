@@ -46,7 +46,7 @@ from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Population, Protocol
-from ldpbench_plugins.postprocess._simplex import project_to_simplex
+from ldpbench_plugins.numerics.simplex import project_to_simplex
 
 from ._blender_client import (
     CLIENT_VARIANCES,

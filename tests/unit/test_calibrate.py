@@ -10,8 +10,8 @@ import pytest
 from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
-from ldpbench_plugins.postprocess._posterior import interpolated_posterior, posterior
-from ldpbench_plugins.postprocess._thresholds import (
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
+from ldpbench_plugins.numerics.noise import (
     count_noise_variance,
     epsilon_for_noise,
     estimate_threshold,

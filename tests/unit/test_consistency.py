@@ -18,13 +18,13 @@ from ldpbench.errors import NotApplicable
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.postprocess._mle_apx import mle_apx_generic, mle_apx_grr
-from ldpbench_plugins.postprocess._simplex import (
+from ldpbench_plugins.numerics.simplex import (
     project_to_simplex,
     project_to_simplex_iterative,
     simplex_shift,
     simplex_shift_iterative,
 )
-from ldpbench_plugins.postprocess._thresholds import significance_quantile, significance_threshold
+from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.postprocess.consistency import norm_cut_paper, support_fractions
 
 RNG = np.random.default_rng(20200223)

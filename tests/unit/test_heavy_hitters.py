@@ -11,7 +11,7 @@ from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.heavy_hitters import precision_recall_f
-from ldpbench_plugins.postprocess._thresholds import significance_threshold
+from ldpbench_plugins.numerics.noise import significance_threshold
 
 RNG = np.random.default_rng(0)
 

@@ -96,3 +96,12 @@ def test_trace_only_for_1(monkeypatch, capsys, value):
     monkeypatch.setenv(TRACE_ENV, value)
     build_plugins()
     assert "ldpbench_register" not in capsys.readouterr().err
+
+
+def test_an_unhashable_namespace_registers_under_its_name():
+    namespace = types.SimpleNamespace(
+        __name__="namespace_plugin",
+        ldpbench_register_metrics=hookimpl(lambda registry: registry.register(_metric("namespace-metric"))),
+    )
+    plugins = build_plugins(extra=[namespace])
+    assert plugins.get("metric", "namespace-metric").origin.plugin == "namespace_plugin"
