@@ -38,6 +38,7 @@ from .types import TaskLost
 from .pluginmanager import Plugins
 from .spec.expand import Cell, count_cells, expand
 from .spec.model import Entry, Spec
+from .store import ResultsStore, cell_status, rows_to_frame
 
 
 @dataclass
@@ -164,7 +165,6 @@ def run_spec(
 
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
-    from .store import ResultsStore
 
     out = Path(out_dir) if out_dir else default_out_dir(spec)
     store = ResultsStore(out)
@@ -219,6 +219,13 @@ def _old_manifest(store: Any) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def _frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """Rows as :meth:`~ldpbench.store.ResultsStore.load` returns them once stored (the schema's
+    columns and the code fingerprint)."""
+    codes = pl.Series(CODE_KEY, [r.get(CODE_KEY) for r in rows], dtype=pl.String)
+    return rows_to_frame(rows).with_columns(codes)
+
+
 def _run_locked(
     spec: Spec,
     plugins: Plugins,
@@ -244,7 +251,9 @@ def _run_locked(
     identities = spec_identities(
         plugins, [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
     )
-    done, stale = (set(), set()) if rerun else store.cell_status(expected, CODE_KEY)
+    # The results file is read once: for the cells done, and below for the leaderboard.
+    stored = store.load(extra=(CODE_KEY,))
+    done, stale = (set(), set()) if rerun else cell_status(stored, expected, CODE_KEY)
     reasons: list[str] = []
     if stale:
         reasons = stale_reasons(plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities)
@@ -277,6 +286,8 @@ def _run_locked(
     tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in todo]
     runner = choose_executor(plugins, spec, executor, workers)
     errors: list[str] = []
+    fresh: list[dict[str, Any]] = []  # the rows appended by this run
+    appended: set[str] = set()  # their cells: a cell's latest append supersedes its stored rows
     bar = tqdm(
         total=len(tasks),
         desc=spec.name,
@@ -290,6 +301,8 @@ def _run_locked(
             for result in runner.map_unordered(run_cell, tasks):
                 rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
                 store.append(rows)
+                fresh.extend(rows)
+                appended.update(r["cell_id"] for r in rows)
                 for r in rows:
                     if r["error"] and r["error"] not in errors:
                         errors.append(r["error"])
@@ -297,7 +310,7 @@ def _run_locked(
     finally:
         bar.close()
         runner.close()
-    df = store.load(extra=(CODE_KEY,))
+    df = pl.concat([stored.filter(~pl.col("cell_id").is_in(list(appended))), _frame(fresh)], how="vertical")
     # Only this spec's rows as they are produced today: a results folder may hold rows of an
     # earlier version of the spec (another seed, a pipeline since removed) or of its plugins,
     # and one leaderboard must never mix numbers of two versions of a plugin.

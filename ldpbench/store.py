@@ -65,7 +65,7 @@ from .versioning import (
 
 __all__ = [  # the store's own names, then those re-exported from the modules it was split into
     "LEADERBOARD_FILE", "MANIFEST_FILE", "RESULTS_FILE", "ResultsBusy", "ResultsStore", "ResultsWarning",
-    "io_fault", "write_atomically", "write_leaderboard_json",
+    "cell_status", "io_fault", "write_atomically", "write_leaderboard_json",
     "APPEND_KEY", "COLUMNS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ROW_KEY", "empty_frame", "rows_to_frame",
     "REGENERATE_LEADERBOARD", "REGENERATE_RESULTS", "RESULTS_KIND", "SCHEMA_KEY", "SCHEMA_VERSION",
     "UNVERSIONED_LEADERBOARD_SCHEMA", "ResultsSchemaError", "check_leaderboard_schema", "check_schema_version",
@@ -368,44 +368,52 @@ class ResultsStore:
     def cell_status(
         self, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
     ) -> tuple[set[str], set[str]]:
-        """Which cells may be reused, and which were stored by code or data that has changed.
-
-        :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
-            rows each cell must have and the fingerprints of what would produce them now
-            (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
-        :param code_key: the row key holding the code fingerprint.
-        :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
-            a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
-            expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
-            version of a plugin, other parameters or other data (or from a row without a code
-            fingerprint, written before there was one: its code is unknown).
-        """
-        df = self.load(extra=(code_key,)).filter(pl.col("cell_id").is_in(list(expected)))
-        ok: dict[str, set[tuple[str, str]]] = {}
-        bad: set[str] = set()
-        stale: set[str] = set()
-        columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
-        for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
-            want = expected[cell].get((pipeline, metric))
-            if want is None:
-                continue  # a pipeline or metric no longer in the spec: not this run's business
-            if (fp, code) != tuple(want):
-                stale.add(cell)
-            elif error is None and value is not None and math.isfinite(value):
-                ok.setdefault(cell, set()).add((pipeline, metric))
-            else:
-                bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
-        done = {
-            cell for cell, keys in expected.items()
-            if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
-        }
-        return done, stale
+        """:func:`cell_status` of the stored rows."""
+        return cell_status(self.load(extra=(code_key,)), expected, code_key)
 
     def export_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write the (de-duplicated) rows to a Parquet file; returns its path."""
         path = Path(path)
         self.load().write_parquet(path)
         return path
+
+
+def cell_status(
+    rows: pl.DataFrame, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
+) -> tuple[set[str], set[str]]:
+    """Which cells may be reused, and which were stored by code or data that has changed.
+
+    :param rows: stored rows (:meth:`ResultsStore.load` with ``extra=(code_key,)``).
+    :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
+        rows each cell must have and the fingerprints of what would produce them now
+        (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
+    :param code_key: the row key holding the code fingerprint.
+    :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
+        a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
+        expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
+        version of a plugin, other parameters or other data (or from a row without a code
+        fingerprint, written before there was one: its code is unknown).
+    """
+    df = rows.filter(pl.col("cell_id").is_in(list(expected)))
+    ok: dict[str, set[tuple[str, str]]] = {}
+    bad: set[str] = set()
+    stale: set[str] = set()
+    columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
+    for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
+        want = expected[cell].get((pipeline, metric))
+        if want is None:
+            continue  # a pipeline or metric no longer in the spec: not this run's business
+        if (fp, code) != tuple(want):
+            stale.add(cell)
+        elif error is None and value is not None and math.isfinite(value):
+            ok.setdefault(cell, set()).add((pipeline, metric))
+        else:
+            bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
+    done = {
+        cell for cell, keys in expected.items()
+        if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
+    }
+    return done, stale
 
 
 def write_atomically(path: Path, text: str) -> None:
