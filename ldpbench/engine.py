@@ -86,7 +86,8 @@ def plugins_given(plugins: Plugins) -> Iterator[None]:
 
 
 def _plugins(source: PluginSource) -> Plugins:
-    return _GIVEN.get(source) or _rebuilt(source)
+    given = _GIVEN.get(source)
+    return given if given is not None else _rebuilt(source)
 
 
 @functools.lru_cache(maxsize=8)

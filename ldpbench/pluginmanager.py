@@ -90,8 +90,10 @@ class PluginSource:
     """
 
     plugins_dirs: tuple[str, ...] = ()
+    #: names not to load, added to those of the environment (``LDPBENCH_DISABLE_PLUGINS``)
     disabled: tuple[str, ...] = ()
-    autoload: bool = True
+    #: load third-party entry points (None: unless ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD`` is set)
+    autoload: bool | None = None
     extra: tuple[str, ...] = ()
     unimportable: tuple[str, ...] = ()
     #: unique per :func:`build_plugins` call: which :class:`Plugins` object this describes, so a
@@ -107,7 +109,7 @@ class PluginSource:
                 "folder (plugins_dirs / --plugins-dir), or run in this process (executor 'in-process')"
             )
         modules = [importlib.import_module(name) for name in self.extra]
-        return build_plugins(self.plugins_dirs, extra=modules, autoload=self.autoload, blocked=self.disabled)
+        return build_plugins(self.plugins_dirs, extra=modules, autoload=self.autoload, disabled=self.disabled)
 
 
 class Plugins:
