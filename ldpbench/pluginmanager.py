@@ -127,11 +127,6 @@ class Plugins:
         #: how to build these plugins again in a worker process
         self.source = source
 
-    @property
-    def disabled(self) -> tuple[str, ...]:
-        """The names asked not to load (flags and environment)."""
-        return self.source.disabled
-
     def broken_note(self) -> str:
         """For an unknown plugin name: which broken plugins might have provided it ("" if none)."""
         if not self.broken:
