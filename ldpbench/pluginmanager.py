@@ -217,7 +217,9 @@ def build_plugins(
         if pm.is_registered(module):
             continue
         _register(pm, module, key)
-        origins[key] = Origin(key, module.__name__, dist_name, version, "entry-point")
+        # An entry point may name an object in a module (``pkg.mod:plugin``), not a module.
+        module_name = module.__name__ if isinstance(module, (ModuleType, type)) else ep.value
+        origins[key] = Origin(key, module_name, dist_name, version, "entry-point")
 
     for folder in plugins_dirs:
         for module, key in _load_dir(Path(folder)):
