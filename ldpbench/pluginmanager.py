@@ -216,7 +216,7 @@ def build_plugins(
             continue
         if pm.is_registered(module):
             continue
-        _register(pm, module, key)
+        _register(pm, _hashable(module, key), key)
         # An entry point may name an object in a module (``pkg.mod:plugin``), not a module.
         module_name = module.__name__ if isinstance(module, (ModuleType, type)) else ep.value
         origins[key] = Origin(key, module_name, dist_name, version, "entry-point")
