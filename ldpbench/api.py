@@ -27,6 +27,7 @@ from .errors import UsageError
 from .types import Estimate, PostProcessor
 
 if TYPE_CHECKING:
+    from .pluginmanager import Plugins
     from .runner import RunOutcome
 
 #: What names a post-processing chain: ``"norm-sub"``, ``"power+norm-sub"``,
@@ -160,6 +161,7 @@ def run(
     workers: int | None = None,
     executor: str | None = None,
     plugins_dirs: Sequence[str | Path] = (),
+    plugins: Plugins | None = None,
     progress: bool = False,
     rerun: bool = False,
 ) -> RunOutcome:
@@ -171,6 +173,10 @@ def run(
     :param workers, executor: as ``--workers`` / ``--executor``.
     :param plugins_dirs: folders of ``*.py`` plugins to load too (a spec's own ``plugins_dir`` is
         not followed: a spec cannot load code by itself).
+    :param plugins: the plugins to validate and run with, e.g. ``build_plugins(extra=[my_module])``
+        (instead of ``plugins_dirs``). Every cell uses them; on a process pool a worker forked from
+        this process has them, one that must rebuild them imports ``my_module`` by name, and
+        plugins given as objects no process can import fail their cells with an error saying so.
     :returns: ``.leaderboard`` (polars DataFrame: mean, stderr, CI per row), ``.out_dir``,
         ``.failed_rows`` and ``.errors``, ``.notes``.
     :raises SpecError: with every problem of the spec (``.problems``).
@@ -181,12 +187,12 @@ def run(
     from .runner import run_spec
     from .spec.validate import load_spec, load_spec_text
 
-    dirs = [str(Path(d).resolve()) for d in plugins_dirs]
-    plugins = build_plugins(dirs)
+    if plugins is None:
+        plugins = build_plugins([str(Path(d).resolve()) for d in plugins_dirs])
+    elif plugins_dirs:
+        raise UsageError("pass plugins_dirs or plugins, not both (build_plugins(plugins_dirs) takes folders too)")
     if isinstance(spec, Mapping):
         loaded = load_spec_text(yaml.safe_dump(dict(spec), sort_keys=False, allow_unicode=True), plugins)
     else:
         loaded = load_spec(spec, plugins)
-    return run_spec(
-        loaded, plugins, out, workers=workers, executor=executor, plugins_dirs=dirs, progress=progress, rerun=rerun
-    )
+    return run_spec(loaded, plugins, out, workers=workers, executor=executor, progress=progress, rerun=rerun)

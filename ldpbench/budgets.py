@@ -25,7 +25,7 @@ import math
 import numbers
 import re
 
-__all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_epsilon_range", "depends_on_d", "parse_epsilon"]
+__all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_epsilon_range", "depends_on_d", "parse_epsilon", "parse_infinity"]
 
 #: The largest finite budget. At eps = 100 every oracle already reports the truth with
 #: probability 1 - e^-100 (GRR keeps a value with probability e^eps / (e^eps + d - 1)), and
@@ -37,7 +37,7 @@ MAX_EPSILON = 100.0
 MIN_EPSILON = 1e-4
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_INF = re.compile(r"^\+?(?:inf|infinity)$", re.IGNORECASE)
+_INF = re.compile(r"^(?P<sign>[+-]?)(?:inf|infinity)$", re.IGNORECASE)
 _PLAIN = re.compile(rf"^\+?{_NUMBER}$")
 # [k *] ln(arg) [* k'], arg = d or a number; spaces allowed around the tokens.
 _LOG = re.compile(
@@ -46,6 +46,20 @@ _LOG = re.compile(
 )
 
 _HELP = "expected a positive number, inf, ln(d), k*ln(d) or ln(K) with a number K"
+
+
+def parse_infinity(value: object, *, negative: bool = False) -> float | None:
+    """``inf`` written as text (``inf``, ``+inf``, ``infinity``, any case, spaces around) as a float,
+    else None: the one reader of infinity in a spec or a parameter.
+
+    :param negative: also read ``-inf`` / ``-infinity`` (a float parameter may be one; a budget never).
+    """
+    if not isinstance(value, str):
+        return None
+    match = _INF.match(value.strip())
+    if match is None or (match["sign"] == "-" and not negative):
+        return None
+    return -math.inf if match["sign"] == "-" else math.inf
 
 
 def depends_on_d(value: object) -> bool:
@@ -74,7 +88,7 @@ def parse_epsilon(value: object, d: int, *, check_range: bool = True) -> float:
         raise ValueError(f"epsilon {value!r} has type {type(value).__name__}; {_HELP}")
     if math.isnan(eps) or eps <= 0:
         raise ValueError(f"epsilon must be positive, got {value!r} (= {eps:g})")
-    written_inf = math.isinf(eps) and (not isinstance(value, str) or _INF.match(value.strip()) is not None)
+    written_inf = math.isinf(eps) and (not isinstance(value, str) or parse_infinity(value) is not None)
     if check_range and not written_inf:
         check_epsilon_range(eps, value)
     return eps
@@ -96,7 +110,7 @@ def check_epsilon_range(eps: float, written: object) -> None:
 
 
 def _parse_text(text: str, d: int) -> float:
-    if _INF.match(text):
+    if parse_infinity(text) is not None:
         return math.inf
     if _PLAIN.match(text):
         return float(text)

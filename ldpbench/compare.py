@@ -1,4 +1,4 @@
-"""Baseline vs current leaderboard: the noise-aware regression gate (docs/ci.md).
+"""Baseline vs current leaderboard: the noise-aware regression gate.
 
 Each leaderboard row (dataset, users, epsilon, oracle, pipeline, metric) of the baseline is matched
 with the current one and gets a status, marked as asv's ``compare`` marks them:
@@ -40,54 +40,68 @@ infinite is ``worse``; a baseline with such a mean is refused. ``new`` rows are 
 
 from __future__ import annotations
 
-import json
+import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
 from .errors import UsageError
-from .safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
-from .leaderboard import GROUP_COLUMNS, aggregate, format_epsilon, format_mean_se, format_number
-from .store import (
-    REGENERATE_LEADERBOARD,
-    RESULTS_FILE,
-    SCHEMA_KEY,
-    ResultsSchemaError,
-    ResultsStore,
-    check_leaderboard_schema,
-    dumps_json,
-)
+from .jsoncodec import dumps_json
+from .leaderboard import GROUP_COLUMNS, format_epsilon, format_mean_se, format_number
+from .leaderboard_file import load_leaderboard  # noqa: F401 - also importable from here, as before
+from .store import LEADERBOARD_FILE  # noqa: F401 - likewise
+from .versioning import REGENERATE_LEADERBOARD
 from .suggest import closest
 
-#: The standard-error multiple a change must exceed (``--z``). A leaderboard has hundreds of rows,
-#: so a per-row 3-sigma rule flags one or more of them on a mere change of seed about half the
-#: time (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
+#: The standard-error multiple a change must exceed (``--z``; the CI gate's too). A leaderboard
+#: has hundreds of rows and each row's standard error is itself estimated from 10-20 repeats, so a
+#: per-row 3-sigma rule flags one or more of them on a mere change of seed about half the time
+#: (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
 DEFAULT_Z = 5.0
-#: The name of the JSON leaderboard a results directory may carry.
-LEADERBOARD_FILE = "leaderboard.json"
 
-#: Status -> asv-style mark.
-MARKS = {
-    "failing": "!",
-    "more failures": "!",
-    "worse": "+",
-    "missing": "?",
-    "not comparable": "x",
-    "better": "-",
-    "fixed": "-",
-    "new": " ",
-    "unchanged": " ",
-}
+class Status(str, enum.Enum):
+    """A row's verdict, in report order (regressions first), with its asv-style mark, whether it
+    fails the gate (``always``; ``allowed``: unless the caller allows it; ``never``) and how the
+    verdict line counts it ("2 newly failing", not "2 failing")."""
+
+    FAILING = ("failing", "!", "always", "newly failing")
+    MORE_FAILURES = ("more failures", "!", "always", "with more failures")
+    WORSE = ("worse", "+", "always", "worse")
+    MISSING = ("missing", "?", "allowed", "missing")
+    NOT_COMPARABLE = ("not comparable", "x", "allowed", "not comparable")
+    BETTER = ("better", "-", "never", "better")
+    FIXED = ("fixed", "-", "never", "fixed")
+    NEW = ("new", " ", "never", "new")
+    UNCHANGED = ("unchanged", " ", "never", "unchanged")
+
+    mark: str
+    gate: str
+    counted_as: str
+
+    def __new__(cls, value: str, mark: str, gate: str, counted_as: str) -> Status:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.mark, member.gate, member.counted_as = mark, gate, counted_as
+        return member
+
+    def __str__(self) -> str:  # the text, in messages and f-strings alike
+        return self.value
+
+    __format__ = str.__format__
+
+    @property
+    def rank(self) -> int:
+        """Position in report order."""
+        return list(Status).index(self)
+
+
+#: Status text -> asv-style mark (derived from :class:`Status`).
+MARKS = {s.value: s.mark for s in Status}
 #: Statuses that always fail the gate; ``missing`` and ``not comparable`` do too unless allowed.
-REGRESSIONS = frozenset({"failing", "more failures", "worse"})
-#: How the verdict line counts a status ("2 newly failing", not "2 failing").
-_COUNT_TEXT = {"failing": "newly failing", "more failures": "with more failures"}
-_FLOAT_FIELDS = ("epsilon", "mean", "stderr")
-_REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")
+REGRESSIONS = frozenset(s.value for s in Status if s.gate == "always")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -172,86 +186,6 @@ def parse_thresholds(specs: Iterable[str]) -> Thresholds:
 # ----------------------------------------------------------------------------------------------
 
 
-def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[str, Any]]:
-    """Leaderboard rows from a JSON leaderboard file or a results directory.
-
-    A directory is aggregated from its ``results.jsonl`` (the ground truth); without one, its
-    ``leaderboard.json`` is read. Every problem is a :class:`UsageError` naming ``side``.
-    """
-    path = Path(path)
-    if path.is_dir():
-        if (path / RESULTS_FILE).is_file():
-            return _normalize(aggregate(ResultsStore(path).load()).to_dicts(), path, side)
-        if (path / LEADERBOARD_FILE).is_file():
-            path = path / LEADERBOARD_FILE
-        else:
-            raise UsageError(f"{side} {path}: a directory with neither {RESULTS_FILE} nor {LEADERBOARD_FILE}")
-    if not path.exists():
-        raise UsageError(f"{side} {path}: no such file or directory")
-    # Bounded and non-blocking: a FIFO, /dev/zero or a huge file is a one-line error, not a hang.
-    text = read_text_bounded(path, limit=MAX_LEADERBOARD_BYTES, what=side)
-    data = parse_json(text, f"{side} {path}", "leaderboard")
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise UsageError(
-            f"{side} {path}: not a JSON leaderboard (a list of row objects, as written by "
-            "`ldpbench leaderboard --format json`)"
-        )
-    try:
-        # Before the fields: a newer file may lack today's fields, and its version says why.
-        check_leaderboard_schema(data, f"{side} {path}")
-    except ResultsSchemaError as exc:
-        raise UsageError(str(exc)) from None
-    return _normalize(data, path, side)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _count(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
-
-
-#: Field -> (check, what the message says it must be). Every field a comparison reads is checked,
-#: so a hand-edited or foreign file is a one-line error, never a TypeError deep in compare.
-_FIELD_TYPES: dict[str, tuple[Any, str]] = {
-    **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
-    "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
-    **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
-    **{k: (_count, "a non-negative integer") for k in ("repeats", "failed")},
-    **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
-}
-
-
-def _normalize(rows: list[dict[str, Any]], path: Path, side: str) -> list[dict[str, Any]]:
-    out = []
-    for i, row in enumerate(rows):
-        missing = [k for k in _REQUIRED_FIELDS if k not in row]
-        if missing:
-            hint = ""
-            if SCHEMA_KEY not in row:  # unversioned and incomplete: not the pre-versioning layout
-                hint = f" (no schema_version: written by an older ldpbench or by hand; {REGENERATE_LEADERBOARD})"
-            raise UsageError(f"{side} {path}: row {i} lacks {', '.join(missing)}{hint}")
-        row = {k: v for k, v in row.items() if k != SCHEMA_KEY}  # checked; same rows as from a folder
-        for key, (ok, what) in _FIELD_TYPES.items():
-            if key in row and not ok(row[key]):
-                raise UsageError(f"{side} {path}: row {i}: {key} must be {what}, got {_short(row[key])}")
-        for key in _FLOAT_FIELDS:
-            value = row[key]
-            row[key] = math.nan if value is None else float(value)
-        row.setdefault("fingerprint", None)
-        row.setdefault("error", None)
-        row["failed"] = int(row["failed"] or 0)
-        row["repeats"] = int(row["repeats"] or 0)
-        out.append(row)
-    return out
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def check_baseline_means(rows: Iterable[Mapping[str, Any]], name: str) -> None:
     """Refuse a baseline row with successful repeats but a NaN or infinite mean.
 
@@ -297,7 +231,7 @@ class Change:
     """One matched (or unmatched) leaderboard row and its verdict."""
 
     key: tuple[Any, ...]
-    status: str
+    status: Status
     baseline: dict[str, Any] | None
     current: dict[str, Any] | None
     delta: float = math.nan  # current mean - baseline mean
@@ -305,9 +239,12 @@ class Change:
     threshold: Threshold | None = None
     reason: str = ""
 
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # also given as its text
+
     @property
     def mark(self) -> str:
-        return MARKS[self.status]
+        return self.status.mark
 
     @property
     def relative(self) -> float:
@@ -321,7 +258,7 @@ class Change:
         out = dict(zip(GROUP_COLUMNS, self.key))
         side = self.current or self.baseline or {}
         out.update(
-            status=self.status,
+            status=self.status.value,
             mark=self.mark.strip(),
             greater_is_better=side.get("greater_is_better"),
             baseline_mean=self.baseline["mean"] if self.baseline else None,
@@ -335,12 +272,6 @@ class Change:
             reason=self.reason,
         )
         return out
-
-
-#: Severity order used to sort the report: regressions first.
-_ORDER = (
-    "failing", "more failures", "worse", "missing", "not comparable", "better", "fixed", "new", "unchanged",
-)
 
 
 @dataclass
@@ -357,11 +288,8 @@ class Comparison:
 
     def fails_gate(self, change: Change) -> bool:
         """Whether this row alone makes the comparison a regression."""
-        return (
-            change.status in REGRESSIONS
-            or (change.status == "missing" and not self.allow_missing)
-            or (change.status == "not comparable" and not self.allow_not_comparable)
-        )
+        allowed = {Status.MISSING: self.allow_missing, Status.NOT_COMPARABLE: self.allow_not_comparable}
+        return change.status.gate == "always" or (change.status.gate == "allowed" and not allowed[change.status])
 
     @property
     def regressions(self) -> list[Change]:
@@ -373,9 +301,10 @@ class Comparison:
         return any(self.fails_gate(c) for c in self.changes)
 
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(_ORDER, 0)
+        """Rows per status text, every status present, in report order."""
+        counts = {s.value: 0 for s in Status}
         for change in self.changes:
-            counts[change.status] += 1
+            counts[change.status.value] += 1
         return counts
 
 
@@ -390,54 +319,54 @@ def compare_rows(
     """The verdict on one row present in both leaderboards."""
     key = row_key(current)
     # delta is reported for every matched row; only the numeric verdict below acts on it.
-    change = Change(key, "unchanged", dict(baseline), dict(current), delta=current["mean"] - baseline["mean"])
+    change = Change(key, Status.UNCHANGED, dict(baseline), dict(current), delta=current["mean"] - baseline["mean"])
     # Failures are judged before anything else, fingerprints included: a plugin that raises is a
     # bug, not noise, so more of it is a regression whatever the numbers of the other repeats say.
     failed_b, failed_c = baseline["failed"], current["failed"]
     total_b, total_c = failed_b + baseline["repeats"], failed_c + current["repeats"]
     error = f": {current['error']}" if current.get("error") else ""
     if failed_c > 0 and failed_b == 0:
-        change.status, change.reason = "failing", f"{failed_c} of {total_c} repeats fail{error}"
+        change.status, change.reason = Status.FAILING, f"{failed_c} of {total_c} repeats fail{error}"
         return change
     # A larger share of failed repeats (cross-multiplied: exact on integers). With the same number
     # of repeats on both sides this is simply "more repeats fail"; with another repeat count the
     # share keeps 1 of 20 -> 2 of 40 from reading as a regression.
     if failed_c * total_b > failed_b * total_c:
-        change.status = "more failures"
+        change.status = Status.MORE_FAILURES
         change.reason = f"{failed_c} of {total_c} repeats fail, {failed_b} of {total_b} in the baseline{error}"
         return change
     fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
     if fb and fc and fb != fc:
-        change.status, change.reason = "not comparable", "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
+        change.status, change.reason = Status.NOT_COMPARABLE, "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
         return change
     if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
-        change.status, change.reason = "not comparable", "the metric's direction differs"
+        change.status, change.reason = Status.NOT_COMPARABLE, "the metric's direction differs"
         return change
     if baseline["failed"] > 0 and current["failed"] == 0:
-        change.status, change.reason = "fixed", "failed in the baseline, no failures now"
+        change.status, change.reason = Status.FIXED, "failed in the baseline, no failures now"
     mb, mc = baseline["mean"], current["mean"]
     if math.isfinite(mb) and not math.isfinite(mc):
         # A number that was there and is now NaN or infinite is a broken result, whichever way
         # the metric points (inf - mb would otherwise read as "better" for a greater-is-better one).
-        change.status = "worse"
+        change.status = Status.WORSE
         change.reason = "no mean now (NaN)" if math.isnan(mc) else f"the mean is {mc} now"
         return change
     if math.isnan(mb) or math.isnan(mc):
-        if change.status == "unchanged":
+        if change.status is Status.UNCHANGED:
             change.reason = "no successful repeat " + ("in either" if math.isnan(mb) else "now")
         return change
     threshold = thresholds.for_metric(current["metric"])
     delta = mc - mb
     noise = z * math.sqrt(_se(baseline) ** 2 + _se(current) ** 2)
     change.delta, change.noise, change.threshold = delta, noise, threshold
-    if change.status == "fixed" or not delta or math.isnan(delta):  # nan: inf - inf
+    if change.status is Status.FIXED or not delta or math.isnan(delta):  # nan: inf - inf
         return change
     beyond_threshold = threshold.exceeded(delta, mb)
     beyond_noise = abs(delta) > noise
     noise_text = f"{z:g}σ noise ({format_number(noise, 2)})"
     if beyond_threshold and beyond_noise:
         worse = delta < 0 if current["greater_is_better"] else delta > 0
-        change.status = "worse" if worse else "better"
+        change.status = Status.WORSE if worse else Status.BETTER
         change.reason = f"beyond {threshold}" + (f" and {noise_text}" if noise else "")
     else:
         within = ([] if beyond_threshold else [str(threshold)]) + ([] if beyond_noise else [noise_text])
@@ -509,11 +438,11 @@ def compare(
         if key in cur:
             changes.append(compare_rows(brow, cur[key], thresholds, z))
         else:
-            changes.append(Change(key, "missing", brow, None, reason=missing_reason))
+            changes.append(Change(key, Status.MISSING, brow, None, reason=missing_reason))
     for key, crow in cur.items():
         if key not in base:
-            changes.append(Change(key, "new", None, crow, reason="not in the baseline"))
-    changes.sort(key=lambda c: _ORDER.index(c.status))  # stable: spec order within a status
+            changes.append(Change(key, Status.NEW, None, crow, reason="not in the baseline"))
+    changes.sort(key=lambda c: c.status.rank)  # stable: spec order within a status
     return Comparison(changes, thresholds, z, allow_missing=allow_missing, allow_not_comparable=allow_not_comparable)
 
 
@@ -527,7 +456,7 @@ COMPARE_FORMATS = ("markdown", "table", "json")
 def verdict(result: Comparison) -> str:
     """One line: the outcome, the counts, the settings."""
     counts = result.counts()
-    summary = ", ".join(f"{counts[s]} {_COUNT_TEXT.get(s, s)}" for s in _ORDER if counts[s])
+    summary = ", ".join(f"{counts[s.value]} {s.counted_as}" for s in Status if counts[s.value])
     summary = summary or "no rows"
     head = "REGRESSION" if result.regressed else "OK"
     allowed = "; missing rows allowed" if result.allow_missing else ""
@@ -570,7 +499,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
     """The report: a verdict line, then a table of the rows (only the changed ones if asked)."""
     if fmt not in COMPARE_FORMATS:
         raise UsageError(f"unknown compare format '{fmt}' (choose from {', '.join(COMPARE_FORMATS)})")
-    changes = [c for c in result.changes if not (only_changed and c.status == "unchanged")]
+    changes = [c for c in result.changes if not (only_changed and c.status is Status.UNCHANGED)]
     if fmt == "json":
         doc = {
             "verdict": "regression" if result.regressed else "ok",
@@ -590,7 +519,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
     rows = []
     for c in changes:
         dataset, users, eps, oracle, pipeline, metric = c.key
-        status = c.status + (f": {c.reason}" if c.reason else "")
+        status = c.status.value + (f": {c.reason}" if c.reason else "")
         rows.append(
             [c.mark, dataset] + ([users] if show_users else []) + [
                 format_epsilon(eps).removeprefix("ε="), oracle, pipeline, metric,

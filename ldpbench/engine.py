@@ -6,12 +6,13 @@ The pieces a cell is made of are small functions here so that the runner, the no
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 from .boundary import PluginOutputError, checked_estimate, checked_metric_value, checked_population, frozen_estimate, frozen_population
 from .cellguard import CellTimeout, cell_guard, is_real_interrupt
 from .failures import error_text, plugin_location
-from .pluginmanager import Plugins, build_plugins
+from .pluginmanager import Plugins, PluginSource
 from .seeding import rng_for
 from .simulate import simulate
 from .spec.expand import Cell
@@ -56,21 +57,43 @@ class CellTask:
 
     :param timeout: the cell's time limit in seconds (``--cell-timeout`` / ``cell_timeout:``),
         None for none; executors that can kill a worker read it too.
-    :param disabled_plugins: entry points or distributions not to load (``--disable-plugin``).
+    :param plugins: the run's plugins (:attr:`Plugins.source <ldpbench.pluginmanager.Plugins.source>`):
+        the process that has them (given with :func:`plugins_given`) uses them, a worker process
+        rebuilds them.
     """
 
     cell: Cell
     pipelines: tuple[Pipeline, ...]
     metrics: tuple[Entry, ...]
-    plugins_dirs: tuple[str, ...] = ()
     timeout: float | None = None
-    disabled_plugins: tuple[str, ...] = ()
+    plugins: PluginSource = PluginSource()
+
+
+#: The plugins given to a run in this process, by their source (worker processes forked during the
+#: run inherit them).
+_GIVEN: dict[PluginSource, Plugins] = {}
+
+
+@contextlib.contextmanager
+def plugins_given(plugins: Plugins) -> Iterator[None]:
+    """While the block runs, cells whose task names ``plugins.source`` use ``plugins`` themselves,
+    in this process and in worker processes forked from it."""
+    _GIVEN[plugins.source] = plugins
+    try:
+        yield
+    finally:
+        _GIVEN.pop(plugins.source, None)
+
+
+def _plugins(source: PluginSource) -> Plugins:
+    given = _GIVEN.get(source)
+    return given if given is not None else _rebuilt(source)
 
 
 @functools.lru_cache(maxsize=8)
-def _plugins(plugins_dirs: tuple[str, ...], disabled: tuple[str, ...] = ()) -> Plugins:
-    # One plugin manager per worker process (and per set of plugin folders).
-    return build_plugins(plugins_dirs, disabled=disabled)
+def _rebuilt(source: PluginSource) -> Plugins:
+    # One plugin manager per worker process and run (the source's token is unique per build).
+    return source.rebuild()
 
 
 def fingerprint(*parts: Any) -> str:
@@ -293,7 +316,7 @@ def _make_run_cell():
 
         def load(plugins: Plugins, task: CellTask) -> Population:
             dataset, seed = task.cell.dataset, task.cell.seed
-            key = (task.plugins_dirs, task.disabled_plugins, dataset, seed)
+            key = (task.plugins, dataset, seed)
             if key in cache:
                 return cache[key]
             ds = plugins.create("dataset", dataset.name, dataset.param_dict)
@@ -327,8 +350,8 @@ def _make_run_cell():
         rows: list[dict[str, Any]] = []
         try:
             with cell_guard(task.timeout):
-                try:  # a worker loads the plugins itself: a --plugins-dir file may fail there
-                    plugins = _plugins(task.plugins_dirs, task.disabled_plugins)
+                try:  # a worker may rebuild the plugins: a --plugins-dir file may fail there
+                    plugins = _plugins(task.plugins)
                 except BaseException as exc:
                     if not _contained(exc):
                         raise

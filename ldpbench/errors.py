@@ -62,6 +62,21 @@ class PluginError(LdpbenchError):
     exit_code = ExitCode.PLUGIN
 
 
+class NotApplicable(LdpbenchError):
+    """A plugin declining an input it does not handle: EM given an estimate without a report
+    histogram, a threshold that needs the oracle's noise when the oracle gives none, a domain too
+    large for a method's d x d matrices.
+
+    Part of the plugin contract (also importable from :mod:`ldpbench.types`): raise it with the
+    reason. In a run it fails only the rows of the cell, pipeline or metric that depends on the
+    plugin, recorded with that reason (``NotApplicable: ...`` in the rows' ``error``), and the run
+    goes on; the conformance kit counts it as a decline, not a failure. It is not a usage error:
+    nothing the user typed is wrong.
+    """
+
+    exit_code = ExitCode.PLUGIN
+
+
 class IOFault(LdpbenchError):
     """Results that cannot be written: a full disk, a read-only folder, an ``--out`` that is a file
     or a device, a ``results.jsonl`` that is a directory. Rows already written stay valid, and a

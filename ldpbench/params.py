@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .budgets import parse_infinity
 from .errors import ParamError
 from .suggest import closest
 
@@ -163,8 +164,8 @@ def _coerce_to(t: type, value: Any) -> Any:
     if t is float:
         if isinstance(value, (int, float)):
             return float(value)
-        if isinstance(value, str) and value.strip().lower() in {"inf", "+inf", "-inf", "infinity"}:
-            return float(value.strip().lower().replace("infinity", "inf"))
+        if (infinite := parse_infinity(value, negative=True)) is not None:
+            return infinite
         raise TypeError("expected float")
     if t is str:
         if isinstance(value, str):

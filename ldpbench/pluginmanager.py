@@ -10,7 +10,16 @@ Environment switches (pytest / llm style):
 - ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD=1``: load only ldpbench's own built-in entry points.
 - ``LDPBENCH_DISABLE_PLUGINS=name,name`` (or the older ``LDPBENCH_BLOCK_PLUGINS``): skip these
   entry points, by entry-point name (``oracles.grr``) or distribution name; ``--disable-plugin
-  NAME`` does the same per command (pytest's ``-p no:NAME``).
+  NAME`` does the same per command (pytest's ``-p no:NAME``). Both go through pluggy's own
+  blocking (``PluginManager.set_blocked`` / ``is_blocked``), checked before an entry point is
+  imported, as pytest does.
+- ``LDPBENCH_TRACE_PLUGINS=1``: write every hook call (which hook, which plugins, what they
+  returned) to stderr, with pluggy's tracing (datasette's ``DATASETTE_TRACE_PLUGINS``).
+
+Registration hooks are called through pluggy (``pm.hook...``), so its call order (last registered
+first, ``tryfirst``/``trylast``), hook wrappers and tracing apply. Each plugin's implementation is
+called on its own (``PluginManager.subset_hook_caller``) so that its registry knows which plugin
+is registering, and an installed plugin whose hook raises is skipped without the others.
 
 An installed plugin that fails to load (its import raises, or its registration hook does) does
 not take the tool down: it is skipped and recorded in :attr:`Plugins.broken`, ``ldpbench
@@ -25,6 +34,7 @@ import importlib.metadata as md
 import importlib.util
 import os
 import sys
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +53,8 @@ OWN_DISTRIBUTION = "ldpbench"
 #: Environment variables listing entry points or distributions not to load (comma-separated).
 DISABLE_ENV = "LDPBENCH_DISABLE_PLUGINS"
 LEGACY_DISABLE_ENV = "LDPBENCH_BLOCK_PLUGINS"
+#: Environment variable that traces every hook call to stderr when set to 1.
+TRACE_ENV = "LDPBENCH_TRACE_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -67,20 +79,53 @@ def disabled_from_env() -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class PluginSource:
+    """How a :class:`Plugins` was built, as a worker process can build the same one again (picklable).
+
+    ``extra`` names the modules given to :func:`build_plugins` directly, which a worker imports by
+    name; ``unimportable`` the objects given directly that no other process can import (a module
+    made at run time, a class, an instance): a worker that must rebuild the plugins refuses with
+    :meth:`rebuild`'s error instead of computing with other plugins than the run's.
+    """
+
+    plugins_dirs: tuple[str, ...] = ()
+    #: names not to load, added to those of the environment (``LDPBENCH_DISABLE_PLUGINS``)
+    disabled: tuple[str, ...] = ()
+    #: load third-party entry points (None: unless ``LDPBENCH_DISABLE_PLUGIN_AUTOLOAD`` is set)
+    autoload: bool | None = None
+    extra: tuple[str, ...] = ()
+    unimportable: tuple[str, ...] = ()
+    #: unique per :func:`build_plugins` call: which :class:`Plugins` object this describes, so a
+    #: process that has it uses it, and one that rebuilds it never reuses an older build
+    token: str = ""
+
+    def rebuild(self) -> "Plugins":
+        """Build these plugins again (in a worker process)."""
+        if self.unimportable:
+            raise PluginError(
+                f"plugins given as objects ({', '.join(self.unimportable)}) cannot reach a worker process, "
+                "which can only import plugins by module name; give an importable module, a plugins "
+                "folder (plugins_dirs / --plugins-dir), or run in this process (executor 'in-process')"
+            )
+        modules = [importlib.import_module(name) for name in self.extra]
+        return build_plugins(self.plugins_dirs, extra=modules, autoload=self.autoload, disabled=self.disabled)
+
+
 class Plugins:
     """Every registered plugin of a run, by kind, plus the pluggy manager they came through."""
 
     def __init__(
         self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin],
-        broken: Sequence[BrokenPlugin] = (), disabled: Sequence[str] = (),
+        broken: Sequence[BrokenPlugin] = (), source: PluginSource = PluginSource(),
     ):
         self.pm = pm
         self.registries = registries
         self.origins = origins
         #: installed plugins that failed to load (skipped)
         self.broken: tuple[BrokenPlugin, ...] = tuple(broken)
-        #: the names asked not to load (flags and environment), for worker processes to do the same
-        self.disabled: tuple[str, ...] = tuple(disabled)
+        #: how to build these plugins again in a worker process
+        self.source = source
 
     def broken_note(self) -> str:
         """For an unknown plugin name: which broken plugins might have provided it ("" if none)."""
@@ -146,12 +191,18 @@ def build_plugins(
 
     pm = pluggy.PluginManager("ldpbench")
     pm.add_hookspecs(hookspecs)
+    if os.environ.get(TRACE_ENV) == "1":
+        trace_hooks(pm)
+    for name in blocked:
+        pm.set_blocked(name)
     origins: dict[str, Origin] = {}
 
     for ep in _entry_points():
-        dist = getattr(ep, "dist", None)
+        dist = ep.dist
         dist_name = dist.metadata["Name"] if dist is not None else "unknown"
-        if blocked & {ep.name, dist_name, f"{dist_name}:{ep.name}"}:
+        key = f"{dist_name}:{ep.name}"
+        # Before the import: a disabled plugin's code never runs.
+        if any(pm.is_blocked(name) for name in (ep.name, dist_name, key)):
             continue
         if not autoload and dist_name != OWN_DISTRIBUTION:
             continue
@@ -163,20 +214,22 @@ def build_plugins(
                 raise
             broken.append(BrokenPlugin(ep.name, ep.value, dist_name, version, _describe(exc)))
             continue
-        key = f"{dist_name}:{ep.name}"
         if pm.is_registered(module):
             continue
-        _register(pm, module, key)
-        origins[key] = Origin(key, getattr(module, "__name__", ep.value), dist_name, version, "entry-point")
+        _register(pm, _hashable(module, key), key)
+        # An entry point may name an object in a module (``pkg.mod:plugin``), not a module.
+        module_name = module.__name__ if isinstance(module, (ModuleType, type)) else ep.value
+        origins[key] = Origin(key, module_name, dist_name, version, "entry-point")
 
     for folder in plugins_dirs:
         for module, key in _load_dir(Path(folder)):
             _register(pm, module, key)
             origins[key] = Origin(key, module.__name__, f"plugins-dir {folder}", "local", "plugins-dir")
 
+    extra = list(extra)
     for i, obj in enumerate(extra):
-        key = getattr(obj, "__name__", None) or f"extra-{i}"
-        _register(pm, obj, key)
+        key = extra_name(obj, i)
+        _register(pm, _hashable(obj, key), key)
         origins[key] = Origin(key, key, "(registered directly)", "local", "direct")
 
     try:
@@ -186,30 +239,89 @@ def build_plugins(
 
     registries = {kind: Registry(kind) for kind in KINDS}
     for kind, hook_name in hookspecs.HOOK_FOR_KIND.items():
-        hook = getattr(pm.hook, hook_name)
-        for impl in hook.get_hookimpls():
-            origin = origins.get(impl.plugin_name) or Origin(impl.plugin_name, impl.plugin_name, "?", "?", "direct")
-            bound = registries[kind].bind(origin)
-            try:
-                impl.function(**{arg: bound for arg in impl.argnames})
-            except PluginError:
-                raise
-            except Exception as exc:
-                if origin.source != "entry-point" or origin.distribution == OWN_DISTRIBUTION:
-                    raise PluginError(
-                        f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}"
-                    ) from exc
-                # An installed third-party plugin: skip the rest of it, keep the tool working.
-                name = origin.plugin.split(":", 1)[-1]
-                broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
-                                           f"{hook_name} raised {_describe(exc)}"))
+        broken.extend(_call_registration_hook(pm, hook_name, registries[kind], origins))
 
     if not any(len(r) for r in registries.values()):
         raise PluginError(
             "no ldpbench plugins found: the built-ins register through entry points, so ldpbench "
             "must be installed (run `pip install -e .` in the checkout)"
         )
-    return Plugins(pm, registries, list(origins.values()), broken, sorted(blocked))
+    source = PluginSource(
+        plugins_dirs=tuple(str(Path(d).resolve()) for d in plugins_dirs),
+        disabled=tuple(sorted(blocked)),
+        autoload=autoload,
+        extra=tuple(extra_name(obj, i) for i, obj in enumerate(extra) if importable(obj)),
+        unimportable=tuple(extra_name(obj, i) for i, obj in enumerate(extra) if not importable(obj)),
+        token=uuid.uuid4().hex,
+    )
+    return Plugins(pm, registries, list(origins.values()), broken, source)
+
+
+def trace_hooks(pm: pluggy.PluginManager, write: Any = None) -> None:
+    """Write every hook call of ``pm`` (hook, arguments, the plugins called, their results) to
+    ``write`` (default: stderr), with pluggy's own tracing."""
+    pm.trace.root.setwriter(write or sys.stderr.write)
+    pm.enable_tracing()
+
+
+def extra_name(obj: object, index: int) -> str:
+    """The plugin name of an object given to :func:`build_plugins` as ``extra``: a module's or
+    class's name (or a namespace's ``__name__``), else ``extra-<index>``."""
+    if isinstance(obj, (ModuleType, type)):
+        return obj.__name__
+    try:  # a namespace standing in for a module (``SimpleNamespace(__name__=...)``)
+        name = vars(obj).get("__name__")
+    except TypeError:
+        name = None
+    return name if isinstance(name, str) and name else f"extra-{index}"
+
+
+def importable(obj: object) -> bool:
+    """Whether another process gets ``obj`` by importing its name: a module loaded from a file
+    under the name it is imported by."""
+    return isinstance(obj, ModuleType) and obj.__spec__ is not None and sys.modules.get(obj.__name__) is obj
+
+
+def _hashable(obj: object, name: str) -> object:
+    """``obj``, or a module holding its attributes when it cannot be hashed (a ``SimpleNamespace``):
+    pluggy calls one plugin's hooks apart from the others' through a set of plugins."""
+    try:
+        hash(obj)
+    except TypeError:
+        try:
+            attributes = vars(obj)
+        except TypeError:
+            raise PluginError(f"plugin {name}: an unhashable object without attributes ({type(obj).__name__})") from None
+        stand_in = ModuleType(name)
+        stand_in.__dict__.update(attributes)
+        return stand_in
+    return obj
+
+
+def _call_registration_hook(
+    pm: pluggy.PluginManager, hook_name: str, registry: Registry, origins: Mapping[str, Origin]
+) -> list[BrokenPlugin]:
+    """Call one registration hook through pluggy, one plugin at a time in pluggy's call order,
+    each with the registry bound to it; return the installed plugins skipped because they raised."""
+    impls = [impl for impl in getattr(pm.hook, hook_name).get_hookimpls() if not (impl.hookwrapper or impl.wrapper)]
+    plugins = [impl.plugin for impl in impls]
+    broken = []
+    for impl in reversed(impls):  # pluggy calls the last registered first (tryfirst/trylast apply)
+        origin = origins.get(impl.plugin_name) or Origin(impl.plugin_name, impl.plugin_name, "?", "?", "direct")
+        others = [p for p in plugins if p is not impl.plugin]
+        call = pm.subset_hook_caller(hook_name, remove_plugins=others)
+        try:
+            call(registry=registry.bind(origin))
+        except PluginError:
+            raise
+        except Exception as exc:
+            if origin.source != "entry-point" or origin.distribution == OWN_DISTRIBUTION:
+                raise PluginError(f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}") from exc
+            # An installed third-party plugin: skip the rest of it, keep the tool working.
+            name = origin.plugin.split(":", 1)[-1]
+            broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
+                                       f"{hook_name} raised {_describe(exc)}"))
+    return broken
 
 
 def _describe(exc: BaseException) -> str:

@@ -165,6 +165,9 @@ class BoundRegistry:
         self.origin = origin
         self.kind = registry.kind
 
+    def __repr__(self) -> str:  # what LDPBENCH_TRACE_PLUGINS shows as the hook's argument
+        return f"<{self.kind} registry for plugin {self.origin.plugin} ({self.origin})>"
+
     def register(self, cls: type[Plugin]) -> type[Plugin]:
         """Register a plugin class; returns it, so this also works as a class decorator."""
         self._registry._register(cls, self.origin)

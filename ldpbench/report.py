@@ -14,7 +14,6 @@ switch, nothing shown on a screen, so a report can be written on a headless CI m
 
 from __future__ import annotations
 
-import math
 import re
 import time
 import warnings
@@ -27,9 +26,10 @@ import polars as pl
 
 from .errors import UsageError
 from .figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
-from .leaderboard import CONFIDENCE, LEADERBOARD_COLUMNS, aggregate, format_epsilon, render
+from .leaderboard import CONFIDENCE, format_epsilon, render
 from .stats.ties import manifest_alpha
-from .store import MANIFEST_FILE, RESULTS_FILE, ResultsStore
+from .leaderboard_file import load_leaderboard_frame
+from .store import RESULTS_FILE, ResultsStore
 
 REPORT_FILE = "report.md"
 
@@ -43,44 +43,6 @@ class Report:
     rows: int = 0
     rank_figures: list[Path] = field(default_factory=list)  # critical-difference diagrams
     html: Path | None = None  # report.html with --html
-
-
-# ----------------------------------------------------------------------------------------------
-# Input
-# ----------------------------------------------------------------------------------------------
-
-
-def load_leaderboard_frame(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any] | None]:
-    """The leaderboard of a results folder (or a JSON leaderboard file) and its manifest, if any."""
-    import json
-
-    from .compare import LEADERBOARD_FILE, load_leaderboard
-
-    path = Path(path)
-    if path.is_file() and path.name == RESULTS_FILE:
-        path = path.parent
-    if path.is_dir() and (path / RESULTS_FILE).is_file():
-        store = ResultsStore(path)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a torn last line: the run resumes it, the report skips it
-            df = store.load()
-        manifest = store.read_manifest() if store.manifest_path.is_file() else None
-        order = manifest.get("cell_order") if manifest else None
-        return aggregate(df, order=order, alpha=manifest_alpha(manifest)), manifest
-    if path.is_dir() and not (path / LEADERBOARD_FILE).is_file():
-        raise UsageError(f"{path}: neither {RESULTS_FILE} nor {LEADERBOARD_FILE} here (expected a folder written by `ldpbench run`)")
-    rows = load_leaderboard(path, "results")  # a JSON leaderboard: file, or folder holding one
-    folder = path if path.is_dir() else path.parent
-    manifest = None
-    if (folder / MANIFEST_FILE).is_file():
-        try:
-            manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-        except ValueError:
-            manifest = None
-    frame = pl.DataFrame(
-        [{k: r.get(k) for k in LEADERBOARD_COLUMNS} for r in rows], schema=LEADERBOARD_COLUMNS, strict=False
-    )
-    return frame.with_columns(pl.col(pl.Float64).fill_null(math.nan)), manifest
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,6 +3,13 @@
 A run is resumable by construction: each finished cell's rows are appended to the results store
 in one atomic write, and a rerun evaluates only the cells whose rows are missing, failed, not
 finite, or stale (stored by another version of a plugin, other parameters or other data).
+
+The runner owns the results folder and writes every file in it (``results.jsonl``,
+``manifest.json``, ``leaderboard.json``), for ``ldpbench run`` and :func:`ldpbench.run` alike.
+Cells are evaluated with the :class:`~ldpbench.pluginmanager.Plugins` given to :func:`run_spec`:
+in this process and in workers forked from it they are that very object; a worker that must
+rebuild them (a spawned process, a Dask worker) does so from their
+:class:`~ldpbench.pluginmanager.PluginSource`.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from .types import TaskLost
 from .pluginmanager import Plugins
 from .spec.expand import Cell, count_cells, expand
 from .spec.model import Entry, Spec
+from .store import ResultsStore, cell_status, rows_to_frame
 
 
 @dataclass
@@ -146,7 +154,6 @@ def run_spec(
     *,
     workers: int | None = None,
     executor: str | None = None,
-    plugins_dirs: Sequence[str] = (),
     progress: bool | None = None,
     rerun: bool = False,
     recompute: bool = True,
@@ -163,14 +170,12 @@ def run_spec(
 
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
-    from .store import ResultsStore
 
     out = Path(out_dir) if out_dir else default_out_dir(spec)
     store = ResultsStore(out)
     with store.lock():
         return _run_locked(spec, plugins, store, workers=workers, executor=executor,
-                           plugins_dirs=plugins_dirs, progress=progress, rerun=rerun, recompute=recompute,
-                           cell_timeout=cell_timeout)
+                           progress=progress, rerun=rerun, recompute=recompute, cell_timeout=cell_timeout)
 
 
 def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
@@ -219,6 +224,13 @@ def _old_manifest(store: Any) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def _frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """Rows as :meth:`~ldpbench.store.ResultsStore.load` returns them once stored (the schema's
+    columns and the code fingerprint)."""
+    codes = pl.Series(CODE_KEY, [r.get(CODE_KEY) for r in rows], dtype=pl.String)
+    return rows_to_frame(rows).with_columns(codes)
+
+
 def _run_locked(
     spec: Spec,
     plugins: Plugins,
@@ -226,7 +238,6 @@ def _run_locked(
     *,
     workers: int | None,
     executor: str | None,
-    plugins_dirs: Sequence[str],
     progress: bool | None,
     rerun: bool,
     recompute: bool,
@@ -234,7 +245,7 @@ def _run_locked(
 ) -> RunOutcome:
     from tqdm import tqdm
 
-    from .leaderboard import aggregate
+    from .leaderboard import aggregate, render
 
     started = time.perf_counter()
     out = store.directory
@@ -245,7 +256,9 @@ def _run_locked(
     identities = spec_identities(
         plugins, [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
     )
-    done, stale = (set(), set()) if rerun else store.cell_status(expected, CODE_KEY)
+    # The results file is read once: for the cells done, and below for the leaderboard.
+    stored = store.load(extra=(CODE_KEY,))
+    done, stale = (set(), set()) if rerun else cell_status(stored, expected, CODE_KEY)
     reasons: list[str] = []
     if stale:
         reasons = stale_reasons(plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities)
@@ -271,17 +284,15 @@ def _run_locked(
     )
     todo = [c for c in cells if c.cell_id not in done]
     timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
-    # The in-process executor evaluates cells with this process's cached plugin managers and
-    # populations: after an edit of a --plugins-dir file or a data file (a notebook, a second
-    # `main()` call) they would compute with the old code or data under today's fingerprints.
-    engine._plugins.cache_clear()
+    # The in-process executor evaluates cells with this process's cached populations: after an
+    # edit of a data file (a notebook, a second `main()` call) they would compute with the old
+    # data under today's fingerprints.
     engine.run_cell.clear_population_cache()
-    tasks = [
-        CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), tuple(plugins_dirs), timeout, plugins.disabled)
-        for c in todo
-    ]
+    tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in todo]
     runner = choose_executor(plugins, spec, executor, workers)
     errors: list[str] = []
+    fresh: list[dict[str, Any]] = []  # the rows appended by this run
+    appended: set[str] = set()  # their cells: a cell's latest append supersedes its stored rows
     bar = tqdm(
         total=len(tasks),
         desc=spec.name,
@@ -291,17 +302,20 @@ def _run_locked(
         leave=False,
     )
     try:
-        for result in runner.map_unordered(run_cell, tasks):
-            rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
-            store.append(rows)
-            for r in rows:
-                if r["error"] and r["error"] not in errors:
-                    errors.append(r["error"])
-            bar.update(1)
+        with engine.plugins_given(plugins):
+            for result in runner.map_unordered(run_cell, tasks):
+                rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
+                store.append(rows)
+                fresh.extend(rows)
+                appended.update(r["cell_id"] for r in rows)
+                for r in rows:
+                    if r["error"] and r["error"] not in errors:
+                        errors.append(r["error"])
+                bar.update(1)
     finally:
         bar.close()
         runner.close()
-    df = store.load(extra=(CODE_KEY,))
+    df = pl.concat([stored.filter(~pl.col("cell_id").is_in(list(appended))), _frame(fresh)], how="vertical")
     # Only this spec's rows as they are produced today: a results folder may hold rows of an
     # earlier version of the spec (another seed, a pipeline since removed) or of its plugins,
     # and one leaderboard must never mix numbers of two versions of a plugin.
@@ -316,6 +330,7 @@ def _run_locked(
     if not errors and failed:
         errors = sorted(set(df["error"].drop_nulls().to_list()))
     board = aggregate(df, order=[c.cell_id for c in cells], alpha=spec.alpha)
+    store.write_leaderboard(render(board, "json"))
     noted = df["notes"].drop_nulls()
     return RunOutcome(
         spec=spec,

@@ -3,25 +3,19 @@
 A run directory holds
 
 - ``results.jsonl`` — a header record ``{"schema_version": 1, "kind": "ldpbench-results"}`` on the
-  first line, then one JSON object per row (:data:`COLUMNS`). The rows of one cell are written
-  with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run killed at any
-  instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and counts it),
-  and the cell it belonged to is simply not done, so the next run redoes it.
-  Every row also carries the ``append_id`` of its write: a cell's latest append supersedes all
-  its earlier rows.
+  first line, then one JSON object per row (:data:`~ldpbench.rows.COLUMNS`). The rows of one cell
+  are written with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run
+  killed at any instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and
+  counts it), and the cell it belonged to is simply not done, so the next run redoes it. Every row
+  also carries the ``append_id`` of its write: a cell's latest append supersedes all its earlier
+  rows (:mod:`ldpbench.dedup`).
 - ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
-  ldpbench version (what decides whether two runs can be compared), written with tmp + rename.
+  ldpbench version, written with tmp + rename.
+- ``leaderboard.json`` — the run's leaderboard (:mod:`ldpbench.leaderboard_file`), tmp + rename too.
 
-A ``leaderboard.json`` (``ldpbench run``, ``ldpbench leaderboard --format json``, a CI baseline) is
-a bare JSON list of rows, so that ``--format json`` stays a list on stdout; each row carries the
-same ``schema_version`` and :func:`check_leaderboard_schema` vets them when one is read back.
-
-Versioning follows asv (pattern 13): a file from an older or newer schema is refused with a message
-that says what to do, never misread.
-
-JSON has no NaN or infinity. We write NaN as ``null`` (a failed value, a personalized budget) and
-±infinity as ``±1e999`` — valid JSON that Python and JavaScript parse back to infinity (``epsilon:
-inf`` is a legal budget). :func:`dumps_json` does that for every file ldpbench writes.
+The pieces live in modules of their own, one idea each: the JSON codec (:mod:`ldpbench.jsoncodec`),
+schema versions (:mod:`ldpbench.versioning`), the row schema (:mod:`ldpbench.rows`) and
+de-duplication (:mod:`ldpbench.dedup`); their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -38,74 +32,53 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
+from .dedup import latest_appends
 from .errors import IOFault, LdpbenchError
+from .jsoncodec import dumps_json
+from .rows import (
+    APPEND_KEY,
+    COLUMNS,
+    OPTIONAL_COLUMNS,
+    REQUIRED_COLUMNS,
+    ROW_KEY,
+    check_row,
+    empty_frame,
+    rows_to_frame,
+    with_extra,
+)
 from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
-
-#: Version of the results-file layout. Bump it when a column changes meaning or type.
-SCHEMA_VERSION = 1
-#: ``kind`` of the header record: tells a results file from any other JSONL.
-RESULTS_KIND = "ldpbench-results"
-RESULTS_FILE = "results.jsonl"
-MANIFEST_FILE = "manifest.json"
-#: The key holding the schema version: in the results header, the manifest, every leaderboard row.
-SCHEMA_KEY = "schema_version"
-#: The schema a leaderboard row without :data:`SCHEMA_KEY` is read as. Leaderboards were versioned
-#: after schema 1 was fixed, with the columns unchanged: an unversioned file is schema 1, and
-#: once :data:`SCHEMA_VERSION` moves past it, such a file is refused as older like any other.
-UNVERSIONED_LEADERBOARD_SCHEMA = 1
-#: How to regenerate an older results file (the default of :func:`check_schema_version`).
-REGENERATE_RESULTS = "rerun the spec into a new results directory (`ldpbench run SPEC`) to regenerate it"
-#: How to regenerate an older leaderboard: every writer of one reruns or re-aggregates its spec.
-REGENERATE_LEADERBOARD = (
-    "regenerate it with `ldpbench run SPEC` (which writes RESULTS/leaderboard.json); a CI baseline "
-    "with scripts/update_ci_baseline.sh or `pytest --ldpbench-update-baseline`"
+from .versioning import (
+    REGENERATE_LEADERBOARD,
+    REGENERATE_RESULTS,
+    RESULTS_KIND,
+    SCHEMA_KEY,
+    SCHEMA_VERSION,
+    UNVERSIONED_LEADERBOARD_SCHEMA,
+    ResultsSchemaError,
+    check_leaderboard_schema,
+    check_schema_version,
+    header_record,
+    stamp_leaderboard_rows,
 )
 
-#: The row schema, in column order. Every row the runner produces has exactly these keys.
-COLUMNS: dict[str, pl.DataType] = {
-    "cell_id": pl.String(),  # hex hash of the cell identity, seed included
-    "dataset": pl.String(),
-    "users": pl.String(),  # "" when every user shares one epsilon
-    "epsilon": pl.Float64(),  # NaN under personalized budgets
-    "oracle": pl.String(),
-    "pipeline": pl.String(),  # chain members joined by "+"
-    "metric": pl.String(),
-    "greater_is_better": pl.Boolean(),
-    "repeat": pl.Int64(),
-    "value": pl.Float64(),  # NaN when the cell failed
-    "error": pl.String(),  # "ExcType: message" of the plugin that raised, else null
-    "notes": pl.String(),  # warnings the pipeline's plugins left in Estimate.info ("; "-joined), else null
-    "info": pl.String(),  # JSON object of the pipeline's Estimate.info["diagnostics"] (e.g. EM's alpha), else null
-    "simulation": pl.String(),  # "aggregate" | "per-user"
-    "n": pl.Int64(),
-    "d": pl.Int64(),
-    "fingerprint": pl.String(),  # hash of plugin names, versions and params behind the row
-    "elapsed": pl.Float64(),  # seconds
-    "where": pl.String(),  # failed rows: the plugin frames that raised ("file:line in func <- ..."), else null
-    "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.theory), else NaN
-}
-#: A row is identified by these. One cell has several oracle labels when its mechanism is a
-#: protocol ("blender:blended", "blender:client", ...), so the oracle is part of the key.
-ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
-#: Extra key stamped on every row of one :meth:`ResultsStore.append`: the latest append of a cell
-#: supersedes every earlier row of that cell (its labels may differ: a failed protocol cell has
-#: one "blender" row per pipeline and metric, its rerun one per protocol output).
-APPEND_KEY = "append_id"
-_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
-#: Columns added after schema 1 was first written; a row without them is still complete (null).
-OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory"})
-_COLUMN_SET = frozenset(COLUMNS) - OPTIONAL_COLUMNS
+__all__ = [  # the store's own names, then those re-exported from the modules it was split into
+    "LEADERBOARD_FILE", "MANIFEST_FILE", "RESULTS_FILE", "ResultsBusy", "ResultsStore", "ResultsWarning",
+    "cell_status", "io_fault", "write_atomically", "write_leaderboard_json",
+    "APPEND_KEY", "COLUMNS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ROW_KEY", "empty_frame", "rows_to_frame",
+    "REGENERATE_LEADERBOARD", "REGENERATE_RESULTS", "RESULTS_KIND", "SCHEMA_KEY", "SCHEMA_VERSION",
+    "UNVERSIONED_LEADERBOARD_SCHEMA", "ResultsSchemaError", "check_leaderboard_schema", "check_schema_version",
+    "stamp_leaderboard_rows", "dumps_json", "latest_appends",
+]
+
+RESULTS_FILE = "results.jsonl"
+MANIFEST_FILE = "manifest.json"
+LEADERBOARD_FILE = "leaderboard.json"
 
 
 class ResultsWarning(UserWarning):
     """A results file with torn or unreadable lines (skipped, counted)."""
-
-
-class ResultsSchemaError(LdpbenchError):
-    """A results file this ldpbench cannot read: no header, or another schema version."""
 
 
 class ResultsBusy(LdpbenchError):
@@ -122,149 +95,9 @@ def io_fault(exc: OSError, path: str | os.PathLike[str], doing: str) -> IOFault:
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# JSON without NaN
-# ----------------------------------------------------------------------------------------------
-
-
-def _plain(value: Any) -> Any:
-    """NumPy scalars and arrays to Python ones (rows often carry ``np.float64``)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return value
-
-
-_POS_INF = "\x00ldpbench+inf\x00"
-_NEG_INF = "\x00ldpbench-inf\x00"
-
-
-def _encodable(obj: Any) -> Any:
-    obj = _plain(obj)
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return None
-        if math.isinf(obj):
-            return _POS_INF if obj > 0 else _NEG_INF
-        return obj
-    if isinstance(obj, Mapping):
-        return {str(k): _encodable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_encodable(v) for v in obj]
-    return obj
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
-
-
-def dumps_json(obj: Any, indent: int | None = None) -> str:
-    """``json.dumps`` that writes NaN as ``null`` and ±inf as ``±1e999`` (strict JSON).
-
-    ``json.loads`` reads ``1e999`` back as ``inf``; ``null`` comes back as ``None``.
-    """
-    try:  # the common case, no NaN, infinity or NumPy integer: no copy needed
-        return json.dumps(obj, indent=indent, allow_nan=False)
-    except (ValueError, TypeError):
-        pass
-    # Infinities travel through json.dumps as sentinel strings, then become bare numbers.
-    text = json.dumps(_encodable(obj), indent=indent, allow_nan=False, default=_default)
-    return text.replace(json.dumps(_POS_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
-
-
-# ----------------------------------------------------------------------------------------------
-# Schema checks
-# ----------------------------------------------------------------------------------------------
-
-
-def _header_record() -> dict[str, Any]:
-    return {"schema_version": SCHEMA_VERSION, "kind": RESULTS_KIND}
-
-
-def check_schema_version(
-    record: Any, where: str, what: str = "results file", regenerate: str = REGENERATE_RESULTS
-) -> None:
-    """Refuse a header (or manifest) that is not ours or has another schema version (asv style).
-
-    :param regenerate: what to do with an older file (the message ends with it).
-    """
-    if not isinstance(record, dict) or SCHEMA_KEY not in record:
-        raise ResultsSchemaError(
-            f"{where}: not an ldpbench {what} (no schema_version header); "
-            "it was not written by ldpbench, or by a pre-release without versioned results"
-        )
-    version = record[SCHEMA_KEY]
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ResultsSchemaError(f"{where}: schema_version must be an integer, got {version!r}")
-    if version < SCHEMA_VERSION:
-        raise ResultsSchemaError(
-            f"{where}: {what} has schema version {version}, older than the version {SCHEMA_VERSION} "
-            f"this ldpbench reads (written by an older ldpbench); no automatic migration exists "
-            f"for it: {regenerate}"
-        )
-    if version > SCHEMA_VERSION:
-        raise ResultsSchemaError(
-            f"{where}: {what} has schema version {version}, newer than the version "
-            f"{SCHEMA_VERSION} this ldpbench reads (written by a newer ldpbench): update ldpbench "
-            "(`pip install -U ldpbench`)"
-        )
-
-
-def check_leaderboard_schema(rows: Iterable[Mapping[str, Any]], where: str) -> None:
-    """Refuse a JSON leaderboard (its rows) of another schema version.
-
-    A leaderboard is a bare list of rows, so the version travels in every row rather than in a
-    header. A row without one is of :data:`UNVERSIONED_LEADERBOARD_SCHEMA` (written before
-    leaderboards were versioned). Each distinct version is checked once, so a file's first
-    foreign row names the problem.
-    """
-    seen: set[str] = set()
-    for row in rows:
-        version = row.get(SCHEMA_KEY, UNVERSIONED_LEADERBOARD_SCHEMA)
-        if repr(version) in seen:  # repr: any JSON value, and True stays apart from 1
-            continue
-        seen.add(repr(version))
-        # The same check and messages as a results file, with the leaderboard's own remedy.
-        check_schema_version({SCHEMA_KEY: version}, where, what="leaderboard", regenerate=REGENERATE_LEADERBOARD)
-
-
-def stamp_leaderboard_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Leaderboard rows as written to JSON: each with :data:`SCHEMA_KEY` first."""
-    return [{SCHEMA_KEY: SCHEMA_VERSION, **row} for row in rows]
-
-
-def empty_frame() -> pl.DataFrame:
-    """An empty results frame with the fixed schema."""
-    return pl.DataFrame(schema=COLUMNS)
-
-
-def rows_to_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
-    """Rows (dicts) to a frame with the fixed schema; ``null`` floats become NaN.
-
-    Keys outside :data:`COLUMNS` are dropped: the schema is the contract.
-    """
-    rows = rows if isinstance(rows, list) else list(rows)
-    # Column by column: polars takes Python and NumPy scalars, and refuses wrong types (strict).
-    columns = {key: [row.get(key) for row in rows] for key in COLUMNS}
-    df = pl.DataFrame(columns, schema=COLUMNS, strict=True)
-    return df.with_columns(pl.col(sorted(_FLOAT_COLUMNS)).fill_null(math.nan))
-
-
 def _is_torn_header(line: bytes) -> bool:
     """Whether ``line`` (no newline) is the beginning of our header: a kill during the first write."""
-    return not line.endswith(b"\n") and (dumps_json(_header_record()) + "\n").encode().startswith(line)
-
-
-def _check_row(row: Mapping[str, Any]) -> None:
-    missing = [k for k in COLUMNS if k not in row and k not in OPTIONAL_COLUMNS]
-    if missing:
-        # The runner builds rows; a missing key is a bug there, not a user mistake.
-        raise ValueError(f"result row lacks column(s) {', '.join(missing)}: {dict(row)!r}")
+    return not line.endswith(b"\n") and (dumps_json(header_record()) + "\n").encode().startswith(line)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -273,7 +106,7 @@ def _check_row(row: Mapping[str, Any]) -> None:
 
 
 class ResultsStore:
-    """``results.jsonl`` and ``manifest.json`` in one run directory.
+    """``results.jsonl``, ``manifest.json`` and ``leaderboard.json`` in one run directory.
 
     :param directory: the run directory; created (with parents) on the first write.
     """
@@ -282,6 +115,7 @@ class ResultsStore:
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
         self.manifest_path = self.directory / MANIFEST_FILE
+        self.leaderboard_path = self.directory / LEADERBOARD_FILE
         #: Lines skipped by the last :meth:`load` (a torn last line after a kill, or garbage).
         self.skipped_lines = 0
         self._size_after_append = -1  # the file's size after our last append (skip re-checks)
@@ -300,7 +134,7 @@ class ResultsStore:
         """
         rows = list(rows)
         for row in rows:
-            _check_row(row)
+            check_row(row)
         if not rows:
             return
         # Schema columns first, in order; extra keys are kept in the file (load ignores them).
@@ -369,13 +203,13 @@ class ResultsStore:
         if size == self._size_after_append:
             return ""  # as we left it: header checked, last line whole
         if size == 0:
-            return dumps_json(_header_record()) + "\n"
+            return dumps_json(header_record()) + "\n"
         with open(self.path, "rb") as fh:
             first = fh.readline()
             if _is_torn_header(first):
                 # The very first write was torn: the file is a partial header, nothing else.
                 os.ftruncate(fd, 0)
-                return dumps_json(_header_record()) + "\n"
+                return dumps_json(header_record()) + "\n"
             self._check_header(first)
             fh.seek(size - 1)
             last_byte = fh.read(1)
@@ -397,22 +231,11 @@ class ResultsStore:
         ``schema_version`` is added if the caller left it out.
         """
         record = {"schema_version": SCHEMA_VERSION, **dict(manifest)}
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".json", dir=self.directory)
-        except OSError as exc:
-            raise io_fault(exc, self.manifest_path, "write") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(dumps_json(record, indent=2) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.manifest_path)
-        except BaseException as exc:
-            Path(tmp).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise io_fault(exc, self.manifest_path, "write") from None
-            raise
+        write_atomically(self.manifest_path, dumps_json(record, indent=2) + "\n")
+
+    def write_leaderboard(self, text: str) -> None:
+        """Write ``leaderboard.json`` (the rendered JSON leaderboard) atomically."""
+        write_atomically(self.leaderboard_path, text)
 
     def check_writable(self) -> None:
         """Refuse a run directory this ldpbench must not write to, before anything is written.
@@ -474,14 +297,14 @@ class ResultsStore:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return _with_extra(empty_frame(), extra)
+            return with_extra(empty_frame(), extra)
         lines = data.split(b"\n")
         # A torn first write leaves a partial header with no newline: the store is empty.
         if len(lines) == 1 and _is_torn_header(lines[0]):
             if lines[0]:
                 self.skipped_lines = 1
                 self._warn_skipped()
-            return _with_extra(empty_frame(), extra)
+            return with_extra(empty_frame(), extra)
         self._check_header(lines[0])
         body = [line for line in lines[1:] if line.strip()]
         try:  # one parse of the whole body is several times faster than one per line
@@ -493,7 +316,7 @@ class ResultsStore:
                     rows.append(json.loads(line))
                 except (ValueError, RecursionError):
                     self.skipped_lines += 1
-        complete = [row for row in rows if isinstance(row, dict) and _COLUMN_SET <= row.keys()]
+        complete = [row for row in rows if isinstance(row, dict) and REQUIRED_COLUMNS <= row.keys()]
         self.skipped_lines += len(rows) - len(complete)
         rows = complete
         if self.skipped_lines:
@@ -545,38 +368,8 @@ class ResultsStore:
     def cell_status(
         self, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
     ) -> tuple[set[str], set[str]]:
-        """Which cells may be reused, and which were stored by code or data that has changed.
-
-        :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
-            rows each cell must have and the fingerprints of what would produce them now
-            (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
-        :param code_key: the row key holding the code fingerprint.
-        :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
-            a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
-            expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
-            version of a plugin, other parameters or other data (or from a row without a code
-            fingerprint, written before there was one: its code is unknown).
-        """
-        df = self.load(extra=(code_key,)).filter(pl.col("cell_id").is_in(list(expected)))
-        ok: dict[str, set[tuple[str, str]]] = {}
-        bad: set[str] = set()
-        stale: set[str] = set()
-        columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
-        for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
-            want = expected[cell].get((pipeline, metric))
-            if want is None:
-                continue  # a pipeline or metric no longer in the spec: not this run's business
-            if (fp, code) != tuple(want):
-                stale.add(cell)
-            elif error is None and value is not None and math.isfinite(value):
-                ok.setdefault(cell, set()).add((pipeline, metric))
-            else:
-                bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
-        done = {
-            cell for cell, keys in expected.items()
-            if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
-        }
-        return done, stale
+        """:func:`cell_status` of the stored rows."""
+        return cell_status(self.load(extra=(code_key,)), expected, code_key)
 
     def export_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write the (de-duplicated) rows to a Parquet file; returns its path."""
@@ -585,8 +378,63 @@ class ResultsStore:
         return path
 
 
-def _with_extra(frame: pl.DataFrame, extra: Sequence[str]) -> pl.DataFrame:
-    return frame.with_columns([pl.lit(None, dtype=pl.String).alias(key) for key in extra])
+def cell_status(
+    rows: pl.DataFrame, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
+) -> tuple[set[str], set[str]]:
+    """Which cells may be reused, and which were stored by code or data that has changed.
+
+    :param rows: stored rows (:meth:`ResultsStore.load` with ``extra=(code_key,)``).
+    :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
+        rows each cell must have and the fingerprints of what would produce them now
+        (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
+    :param code_key: the row key holding the code fingerprint.
+    :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
+        a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
+        expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
+        version of a plugin, other parameters or other data (or from a row without a code
+        fingerprint, written before there was one: its code is unknown).
+    """
+    df = rows.filter(pl.col("cell_id").is_in(list(expected)))
+    ok: dict[str, set[tuple[str, str]]] = {}
+    bad: set[str] = set()
+    stale: set[str] = set()
+    columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
+    for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
+        want = expected[cell].get((pipeline, metric))
+        if want is None:
+            continue  # a pipeline or metric no longer in the spec: not this run's business
+        if (fp, code) != tuple(want):
+            stale.add(cell)
+        elif error is None and value is not None and math.isfinite(value):
+            ok.setdefault(cell, set()).add((pipeline, metric))
+        else:
+            bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
+    done = {
+        cell for cell, keys in expected.items()
+        if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
+    }
+    return done, stale
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it (readers never see half a
+    file); a full disk or a read-only folder is an :class:`~ldpbench.errors.IOFault`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
+    except OSError as exc:
+        raise io_fault(exc, path, "write") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise io_fault(exc, path, "write") from None
+        raise
 
 
 def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
@@ -598,25 +446,3 @@ def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
         raise io_fault(exc, path, "write") from None
 
 
-def latest_appends(df: pl.DataFrame) -> pl.DataFrame:
-    """Keep each cell's latest append; order rows by their cell's first appearance.
-
-    ``df`` has the :data:`COLUMNS` plus :data:`APPEND_KEY` (dropped on return). Rows without an
-    append id (written by hand) form one append per contiguous run of a cell. Within the
-    surviving append, a repeated :data:`ROW_KEY` keeps its last row.
-    """
-    if df.is_empty():
-        return df.drop(APPEND_KEY)
-    cell = pl.col("cell_id")
-    run = (cell != cell.shift(1)).fill_null(True).cum_sum().cast(pl.String)
-    return (
-        df.with_row_index("_i")
-        .with_columns(
-            _block=pl.coalesce(pl.col(APPEND_KEY), pl.lit("run-") + run),
-            _first=pl.col("_i").min().over("cell_id"),
-        )
-        .filter(pl.col("_block") == pl.col("_block").last().over("cell_id"))
-        .filter(pl.col("_i") == pl.col("_i").max().over(list(ROW_KEY)))
-        .sort(["_first", "_i"])
-        .drop("_i", "_block", "_first", APPEND_KEY)
-    )

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..pluginmanager import Plugins, build_plugins
-from ..spec.load import read_document
+from ..spec.load import Document, read_document
 from ..spec.model import Spec
-from ..spec.validate import load_spec
+from ..spec.validate import load_spec, spec_plugins_dir
 
 
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:
@@ -61,29 +61,32 @@ def add_spec_plugin_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def plugin_dirs_for(spec_path: str, args: argparse.Namespace) -> list[str]:
+def plugin_dirs_for(spec_path: str, args: argparse.Namespace, doc: Document | None = None) -> list[str]:
     """The plugin folders to load for a spec: the flag's, plus the spec's own if trusted.
 
     A spec is data: naming a ``plugins_dir`` in it makes no code load unless the user says so.
+    ``doc``: the spec file as already read (else it is read here).
     """
     dirs = [str(Path(d).resolve()) for d in args.plugins_dir]
-    doc = read_document(spec_path)
-    if isinstance(doc.data, dict) and isinstance(doc.data.get("plugins_dir"), str):
-        wanted = str((Path(spec_path).parent / doc.data["plugins_dir"]).resolve())
-        if wanted not in dirs:
-            if not getattr(args, "trust_spec_plugins", False):
-                raise SpecError(
-                    f"{doc.where(('plugins_dir',))}: the spec asks to load plugin code from {wanted}; "
-                    f"a spec cannot load code by itself — pass --plugins-dir {doc.data['plugins_dir']} "
-                    f"(or --trust-spec-plugins)"
-                )
-            dirs.append(wanted)
+    doc = doc if doc is not None else read_document(spec_path)
+    wanted = spec_plugins_dir(doc, spec_path)
+    if wanted is not None and wanted not in dirs:
+        if not getattr(args, "trust_spec_plugins", False):
+            raise SpecError(
+                f"{doc.where(('plugins_dir',))}: the spec asks to load plugin code from {wanted}; "
+                f"a spec cannot load code by itself — pass --plugins-dir {doc.data['plugins_dir']} "
+                f"(or --trust-spec-plugins)"
+            )
+        dirs.append(wanted)
     return dirs
 
 
 def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plugins, Spec, list[str]]:
-    dirs = plugin_dirs_for(spec_path, args)
+    """Read the spec file once; build the plugins it needs (its trusted ``plugins_dir``); validate it."""
+    doc = read_document(spec_path)
+    dirs = plugin_dirs_for(spec_path, args, doc)
     plugins = plugins_from_args(args, dirs)
     trusted = getattr(args, "trust_spec_params", False)
     timeout = getattr(args, "cell_timeout", None)  # only `run` has --cell-timeout
-    return plugins, load_spec(spec_path, plugins, trust_user_only=trusted, cell_timeout=timeout), dirs
+    spec = load_spec(spec_path, plugins, trust_user_only=trusted, cell_timeout=timeout, document=doc)
+    return plugins, spec, dirs

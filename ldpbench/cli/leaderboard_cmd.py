@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 from ..errors import ExitCode, UsageError
@@ -34,31 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..leaderboard import aggregate, render
-    from ..stats.ties import manifest_alpha
-    from ..store import RESULTS_FILE, ResultsStore
+    from ..leaderboard import render
+    from ..leaderboard_file import read_run
 
-    path = Path(args.results)
-    directory = path.parent if path.is_file() and path.name == RESULTS_FILE else path
-    store = ResultsStore(directory)
-    if not store.exists():
-        raise UsageError(f"{path}: no {RESULTS_FILE} here (expected a directory written by `ldpbench run`)")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # reported below, without a source line
-        df = store.load()
-    if store.skipped_lines:
+    stored = read_run(args.results, quiet=True)  # skipped lines reported below, without a source line
+    if stored.skipped_lines:
         print(
-            f"ldpbench: warning: {store.path}: skipped {store.skipped_lines} torn or unreadable "
+            f"ldpbench: warning: {stored.store.path}: skipped {stored.skipped_lines} torn or unreadable "
             "line(s); rerun the spec to redo their cells",
             file=sys.stderr,
         )
-    manifest = store.read_manifest() if store.manifest_path.is_file() else None
-    if args.failures:
-        text = render_failures(df, args.format)
-    else:
-        # A runner may record the spec's cell order; cells finish out of order on a process pool.
-        order = manifest.get("cell_order") if manifest else None
-        text = render(aggregate(df, order=order, alpha=manifest_alpha(manifest)), args.format)
+    text = render_failures(stored.rows, args.format) if args.failures else render(stored.leaderboard(), args.format)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

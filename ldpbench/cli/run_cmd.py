@@ -10,7 +10,6 @@ import yaml
 
 from ..errors import ExitCode, ParamError, UsageError
 from ..spec.model import Entry
-from ..store import write_leaderboard_json
 from ._common import add_spec_plugin_options, load_plugins_and_spec
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         problem = cell_timeout_problem(args.cell_timeout)
         if problem:
             raise UsageError(problem.replace("'cell_timeout'", "--cell-timeout"))
-    plugins, spec, dirs = load_plugins_and_spec(args.spec, args)
+    plugins, spec, _ = load_plugins_and_spec(args.spec, args)
     executor = apply_executor_params(plugins, spec, args)
     outcome = run_spec(
         spec,
@@ -72,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         workers=args.workers,
         executor=executor,
-        plugins_dirs=dirs,
         progress=args.progress,
         rerun=args.rerun,
         cell_timeout=args.cell_timeout,
@@ -80,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     )
     text = render(outcome.leaderboard, args.format)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    write_leaderboard_json(outcome.out_dir / "leaderboard.json", render(outcome.leaderboard, "json"))
     if outcome.cells_stale:
         print(f"ldpbench: {outcome.cells_stale} cells rerun: {'; '.join(outcome.stale_reasons)}", file=sys.stderr)
     print(

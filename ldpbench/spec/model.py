@@ -117,7 +117,6 @@ class Spec:
     executor: Entry | None = None
     description: str = ""
     requires: list[str] = field(default_factory=list)
-    plugins_dir: str | None = None
     cell_timeout: float | None = None  #: seconds per cell (``cell_timeout:``), None for no limit
     resolved: dict[str, Any] = field(default_factory=dict)  #: JSON-able echo for the manifest
     alpha: float = 0.05  #: level of the leaderboard's paired tests (``tied_best``)

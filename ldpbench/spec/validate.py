@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
+from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
 from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..params import Param
 from .timeouts import cell_timeout_problem
@@ -66,15 +66,25 @@ MAX_FACTS_SECONDS = 120.0
 
 
 def load_spec(
-    path: str | Path, plugins: Plugins, *, trust_user_only: bool = False, cell_timeout: float | None = None
+    path: str | Path, plugins: Plugins, *, trust_user_only: bool = False, cell_timeout: float | None = None,
+    document: Document | None = None,
 ) -> Spec:
     """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem.
 
     :param trust_user_only: let the spec give parameters declared ``user_only`` (a scheduler
         address): ``--trust-spec-params`` on the command line.
+    :param document: the file as already read by :func:`~ldpbench.spec.load.read_document` (the
+        command line reads a spec once, for its ``plugins_dir`` and then to validate it).
     """
-    doc = read_document(path)
+    doc = document if document is not None else read_document(path)
     return Validator(doc, plugins, Path(path), trust_user_only=trust_user_only, cell_timeout=cell_timeout).run()
+
+
+def spec_plugins_dir(doc: Document, path: str | Path) -> str | None:
+    """The plugins folder a spec names (``plugins_dir:``), resolved against the spec's folder, or
+    None (also when it is not a path: validation reports that)."""
+    named = doc.data.get("plugins_dir") if isinstance(doc.data, dict) else None
+    return str((Path(path).parent / named).resolve()) if isinstance(named, str) else None
 
 
 def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, trust_user_only: bool = False) -> Spec:
@@ -165,12 +175,9 @@ class Validator:
             self.problem(("cell_timeout",), timeout_problem)
             cell_timeout = None
         self.load_timeout = self.cell_timeout or (float(cell_timeout) if cell_timeout else MAX_FACTS_SECONDS)
-        plugins_dir = data.get("plugins_dir")
-        if plugins_dir is not None and not isinstance(plugins_dir, str):
+        # Loaded (or refused) before validation, by whoever built the plugins (spec_plugins_dir).
+        if data.get("plugins_dir") is not None and not isinstance(data["plugins_dir"], str):
             self.problem(("plugins_dir",), "'plugins_dir' must be a path")
-            plugins_dir = None
-        if plugins_dir is not None:
-            plugins_dir = str((self.path.parent / plugins_dir).resolve())
 
         if any(b.groups for b in budgets):
             for i, ds in enumerate(datasets):
@@ -217,7 +224,6 @@ class Validator:
             executor=executor,
             description=description,
             requires=requires,
-            plugins_dir=plugins_dir,
             cell_timeout=float(cell_timeout) if cell_timeout is not None else None,
             resolved=resolved,
             alpha=alpha,
@@ -634,7 +640,7 @@ def _epsilon_number(value: Any) -> float | None:
     """A plain budget (a number, or inf) within range; ``None`` for anything else."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "+inf"):
+    if parse_infinity(value) is not None:
         return math.inf
     if isinstance(value, (int, float)) and not math.isnan(value) and value > 0:
         if math.isinf(value) or MIN_EPSILON <= value <= MAX_EPSILON:

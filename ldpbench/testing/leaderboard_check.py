@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..compare import DEFAULT_Z
 from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
 from ..store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
@@ -40,10 +41,6 @@ LEADERBOARD_MD = "leaderboard.md"
 MANIFEST_JSON = "manifest.json"
 #: ``kind`` of a merged manifest (a single run's manifest has none).
 MERGED_KIND = "ldpbench-leaderboard"
-#: The noise multiple of the gate. A leaderboard has hundreds of rows and each row's standard
-#: error is itself estimated from 10-20 repeats, so 3 standard errors flag a row by chance in
-#: most runs; 5 keeps the chance of a false alarm per run well under 1% (docs/ci.md).
-GATE_Z = 5.0
 
 
 @dataclass
@@ -91,12 +88,14 @@ def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any,
     """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
     from ..cli._common import plugin_dirs_for
     from ..pluginmanager import build_plugins
+    from ..spec.load import read_document
     from ..spec.validate import load_spec
 
     args = argparse.Namespace(plugins_dir=list(plugins_dirs), trust_spec_plugins=False)
-    dirs = plugin_dirs_for(str(spec_path), args)
+    doc = read_document(spec_path)
+    dirs = plugin_dirs_for(str(spec_path), args, doc)
     plugins = build_plugins(dirs)
-    return plugins, load_spec(spec_path, plugins), dirs
+    return plugins, load_spec(spec_path, plugins, document=doc), dirs
 
 
 def run_leaderboard(
@@ -151,11 +150,8 @@ def run_leaderboard(
     manifests: dict[str, Any] = {}
     for path, plugins, spec, dirs in loaded:
         outcome = run_spec(
-            spec, plugins, out / spec.name, workers=workers, executor=executor,
-            plugins_dirs=dirs, progress=progress, rerun=rerun,
+            spec, plugins, out / spec.name, workers=workers, executor=executor, progress=progress, rerun=rerun,
         )
-        text = render(outcome.leaderboard, "json")
-        write_leaderboard_json(outcome.out_dir / LEADERBOARD_JSON, text)
         rows = outcome.leaderboard.to_dicts()
         runs.append(
             SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
@@ -291,7 +287,7 @@ def check_leaderboard(
     *,
     out: str | Path,
     thresholds: Sequence[str] = (),
-    z: float = GATE_Z,
+    z: float = DEFAULT_Z,
     workers: int | None = 1,
     executor: str | None = None,
     plugins_dirs: Sequence[str | Path] = (),
@@ -303,7 +299,7 @@ def check_leaderboard(
     """Run ``specs`` into ``out`` and compare the leaderboard with ``baseline`` (``ldpbench compare``).
 
     :param thresholds: ``--threshold`` values: ``"mse:5%"``, ``"ndcg:0.01"``, a bare ``"2%"``.
-    :param z: the noise multiple (``--z``), :data:`GATE_Z` by default.
+    :param z: the noise multiple (``--z``), :data:`DEFAULT_Z` by default.
     :param update: write the run's leaderboard to ``baseline`` instead of comparing (the way to
         create or refresh a baseline). Refused when a plugin failed in the run.
     :param allow_missing: baseline rows the run no longer produces do not fail the check

@@ -109,7 +109,8 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     """
     from ldpbench.errors import LdpbenchError, SpecError
 
-    from .leaderboard_check import GATE_Z, check_leaderboard
+    from ..compare import DEFAULT_Z
+    from .leaderboard_check import check_leaderboard
 
     root = Path(str(request.config.rootpath))
     update = bool(_option(request.config, "--ldpbench-update-baseline", False))
@@ -123,7 +124,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
         baseline: str | Path,
         thresholds: Sequence[str] = (),
         *,
-        z: float = GATE_Z,
+        z: float = DEFAULT_Z,
         workers: int | None = 1,
         executor: str | None = None,
         plugins_dirs: Sequence[str | Path] = (),

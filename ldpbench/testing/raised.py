@@ -13,19 +13,14 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+import scipy
 
 import ldpbench
 
 
 def _foreign_roots() -> tuple[str, ...]:
     """Folders whose frames are never the plugin's: ldpbench itself, NumPy, SciPy, the stdlib."""
-    roots = [Path(ldpbench.__file__).parent, Path(np.__file__).parent, Path(sysconfig.get_paths()["stdlib"])]
-    try:
-        import scipy
-
-        roots.append(Path(scipy.__file__).parent)
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        pass
+    roots = [Path(m.__file__).parent for m in (ldpbench, np, scipy)] + [Path(sysconfig.get_paths()["stdlib"])]
     return tuple(str(r.resolve()) + os.sep for r in roots)
 
 

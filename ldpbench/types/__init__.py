@@ -12,7 +12,9 @@ what the plugin class implements: nothing in ldpbench probes a plugin for attrib
   :class:`Dataset`, :class:`Protocol`, :class:`Executor` (and :class:`TaskLost`), all subclasses
   of :class:`Plugin`;
 - capability tags: :class:`OracleTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
-  :class:`ExecutorTags`, :class:`ChannelTags`.
+  :class:`ExecutorTags`, :class:`ChannelTags`;
+- :class:`NotApplicable`: what a plugin raises to decline an input (it fails only what depends on
+  it, with the reason recorded).
 
 A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
 :class:`~ldpbench.params.Param`).
@@ -20,6 +22,7 @@ A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
 
 from __future__ import annotations
 
+from ..errors import NotApplicable
 from .data import Channel, Estimate, Population, QueryEstimates
 from .dataset import Dataset
 from .executor import Executor, TaskLost
@@ -52,6 +55,7 @@ __all__ = [
     "ExecutorTags",
     "Metric",
     "MetricTags",
+    "NotApplicable",
     "Oracle",
     "OracleTags",
     "Plugin",

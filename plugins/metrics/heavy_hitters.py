@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, Population
-from ldpbench_plugins.postprocess._thresholds import DEFAULT_BETA, estimate_threshold
+from ldpbench_plugins.numerics.noise import DEFAULT_BETA, estimate_threshold
 
 from ._align import aligned_truth
 
@@ -61,7 +61,7 @@ class _HeavyHitterMetric(Metric):
             try:
                 return estimate_threshold(estimate, self.beta)
             except ValueError as exc:
-                raise UsageError(f"{self.name}: threshold 'significance' needs the oracle's noise: {exc}") from None
+                raise NotApplicable(f"{self.name}: threshold 'significance' needs the oracle's noise: {exc}") from None
         tau = float(self.threshold)
         return tau / estimate.n if self.scale == "count" else tau
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable
 from ldpbench.types import Channel, Estimate
 
 # Linear algebra here avoids BLAS on purpose: a multithreaded BLAS on a busy machine makes a
@@ -88,14 +88,14 @@ class Group:
 def groups_of(estimate: Estimate, method: str = "em") -> list[Group]:
     """The budget groups of an estimate: its ``parts``, or the estimate itself when it has none.
 
-    :raises UsageError: when a group has no finite report space (OUE, OLH report sets or hashes,
+    :raises NotApplicable: when a group has no finite report space (OUE, OLH report sets or hashes,
         not values of a finite alphabet with a channel matrix).
     """
     parts = estimate.parts or (estimate,)
     groups = []
     for part in parts:
         if part.report_histogram is None or part.channel is None:
-            raise UsageError(
+            raise NotApplicable(
                 f"post-processor '{method}' needs each report's likelihood: an oracle with a finite "
                 f"report space and a channel (grr, hr); '{part.mechanism or 'this oracle'}' "
                 f"(epsilon={part.epsilon:g}) provides no report histogram/channel"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable, UsageError
 
 from ._em import Group
 
@@ -64,7 +64,7 @@ def report_columns(groups: Sequence[Group]) -> ReportColumns:
     """The columns ``Q_g(y | .)`` of every observed (group, report value) pair, with their counts."""
     d = groups[0].channel.n_items
     if d > MAX_DOMAIN:
-        raise UsageError(
+        raise NotApplicable(
             f"em-murakami builds d x d matrices (the paper's eq. 29); d = {d} is above {MAX_DOMAIN}: "
             "use em or em-rilstone for large domains"
         )

@@ -21,7 +21,7 @@ The fitted parameters and diagnostics go to ``Estimate.info["calibrate"]``.
 
 Cost: the posterior is evaluated on 16 Chebyshev nodes per sigma-wide panel that holds estimates
 and interpolated to the d estimates (``interpolated_posterior``, relative error ~1e-9); each node
-costs about 250 kernel evaluations (windows, quadrature; see ``_posterior``). At Kosarak scale
+costs about 250 kernel evaluations (windows, quadrature; see ``ldpbench_plugins.numerics.posterior``). At Kosarak scale
 (d = 41,270) that is ~0.03 s per estimate vector; ``fit: mle`` adds a likelihood per optimizer step.
 """
 
@@ -32,22 +32,13 @@ from typing import Any
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.errors import ParamError, UsageError
+from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor, PriorFamily
-
-from ._posterior import interpolated_posterior
-from ._thresholds import DEFAULT_BETA, noise_sd, significance_threshold
+from ldpbench_plugins.numerics.noise import DEFAULT_BETA, count_noise_sd, significance_threshold
+from ldpbench_plugins.numerics.posterior import interpolated_posterior
 
 FITS = ("mean-variance", "mle")
-
-
-def count_noise_sd(estimate: Estimate, who: str) -> float:
-    """The oracle's noise standard deviation in the count scale (raises UsageError if unknown)."""
-    try:
-        return noise_sd(estimate) * estimate.n
-    except ValueError as exc:
-        raise UsageError(f"{who}: {exc}") from None
 
 
 def fit_prior(
@@ -106,7 +97,7 @@ class Calibrate(PostProcessor):
         prior: PriorFamily = self.prior
         n = int(estimate.n)
         if n < 1:
-            raise UsageError("calibrate needs an estimate from at least one user")
+            raise NotApplicable("calibrate needs an estimate from at least one user")
         sigma = count_noise_sd(estimate, self.name)
         lo = int(prior.default_support_min if self.support_min is None else self.support_min)
         if lo > n:

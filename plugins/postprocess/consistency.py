@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor
+from ldpbench_plugins.numerics.noise import significance_quantile
+from ldpbench_plugins.numerics.simplex import simplex_shift, simplex_shift_iterative
 
 from ._mle_apx import mle_apx_generic, mle_apx_grr
-from ._simplex import simplex_shift, simplex_shift_iterative
-from ._thresholds import significance_quantile
 
 
 #: Round-off allowance for "sums to at most 1" (docs/algorithms.md §8.1 allows 1e-12).
@@ -113,7 +113,7 @@ class BaseCut(PostProcessor):
     def threshold(self, estimate: Estimate) -> np.ndarray:
         """Per-item threshold theta_v (fraction scale)."""
         if estimate.variance is None:
-            raise UsageError(f"base-cut needs the oracle's noise variance, and '{estimate.mechanism}' gave none")
+            raise NotApplicable(f"base-cut needs the oracle's noise variance, and '{estimate.mechanism}' gave none")
         sigma = np.sqrt(np.broadcast_to(np.asarray(estimate.variance, dtype=float), (estimate.d,)))
         return significance_quantile(estimate.d, self.alpha) * sigma
 
@@ -273,11 +273,11 @@ class MLEApx(PostProcessor):
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         p, q = estimate.p_star, estimate.q_star
         if p is None or q is None:
-            raise UsageError(
+            raise NotApplicable(
                 f"mle-apx needs a pure oracle's p* and q*, and '{estimate.mechanism}' gave none"
             )
         if self.variant == "grr" and not _is_grr_like(estimate):
-            raise UsageError(
+            raise NotApplicable(
                 f"mle-apx variant 'grr' needs a GRR-like oracle (p* + (d-1) q* = 1), got '{estimate.mechanism}' "
                 f"with p*={p:.6g}, q*={q:.6g}, d={estimate.d}; use variant 'generic'"
             )

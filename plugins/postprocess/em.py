@@ -37,10 +37,10 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
+from ldpbench_plugins.numerics.simplex import project_to_simplex
 
 from . import _murakami
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, groups_of, newton_step, run_em, sample_histograms
-from ._simplex import project_to_simplex
 
 #: The most EM maps one run may evaluate: SQUAREM converges in tens to a few thousand on the
 #: domains of the literature; 10**10 (or tol 0 with no cap) would never end.

@@ -23,10 +23,10 @@ import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.types import Estimate, PostProcessor
+from ldpbench_plugins.numerics.noise import count_noise_sd
+from ldpbench_plugins.numerics.posterior import interpolated_posterior
+from ldpbench_plugins.numerics.simplex import project_to_simplex
 
-from ._posterior import interpolated_posterior
-from ._simplex import project_to_simplex
-from .calibrate import count_noise_sd
 
 #: [W20]-code's exponent when the mean of the estimates is below 1 (no solution of M(alpha) = mean).
 FALLBACK_ALPHA = 1.01

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 
 from ldpbench.types import PriorFamily
-from ldpbench_plugins.postprocess._posterior import build_rule, interpolated_posterior, prior_sums
+from ldpbench_plugins.numerics.posterior import build_rule, interpolated_posterior, prior_sums
 
 #: log of the weight ratio beyond which counts are ignored (see PriorFamily.effective_support).
 NEGLIGIBLE = 700.0

@@ -1,7 +1,7 @@
 """Blender: heavy hitters of (query, URL) records in the hybrid opt-in + local model.
 
 [A17] Avent, Korolova, Zeber, Hovden, Livshits, "Blender: Enabling Local Search with a Hybrid
-Differential Privacy Model", USENIX Security 2017 (Fig. 2-7, Theorems 3-6); docs/algorithms.md §5.
+Differential Privacy Model", USENIX Security 2017 (Fig. 2-7, Theorems 3-6).
 
 Users hold one record each (m_O = m_C = 1 in the paper's experiments). A fraction ``opt_in_fraction``
 of them opts in to a trusted curator (central model); the rest are clients (local model):
@@ -37,6 +37,7 @@ estimate is its query estimate, with no URL-stage division (see ``_blender_headl
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Population, Protocol
-from ldpbench_plugins.postprocess._simplex import project_to_simplex
+from ldpbench_plugins.numerics.simplex import project_to_simplex
 
 from ._blender_client import (
     CLIENT_VARIANCES,
@@ -108,6 +109,63 @@ def _project(p: np.ndarray, p_star: float) -> tuple[np.ndarray, float]:
     """Project ``(p, p_star)`` onto the probability simplex (the wildcard takes part, as in [A17] §4.1)."""
     out = project_to_simplex(np.append(p, p_star), 1.0)
     return out[:-1], float(out[-1])
+
+
+@dataclass(frozen=True)
+class Level:
+    """One group's estimate at one level (records, or queries): per-entry probabilities and
+    variance estimates, and the wildcard's (``<*, *>``), which rides along for the projection."""
+
+    p: np.ndarray
+    variance: np.ndarray
+    star: float
+    star_variance: float
+
+    def blend(self, client: Level) -> tuple[Level, np.ndarray]:
+        """BlendProbabilities of this (opt-in) level with the client's ([A17] Fig. 7); the weights."""
+        p, var, w = blend(self.p, self.variance, client.p, client.variance)
+        star, star_var, _ = blend(self.star, self.star_variance, client.star, client.star_variance)
+        return Level(p, var, float(star), float(star_var)), w
+
+
+@dataclass(frozen=True)
+class GroupEstimate:
+    """What one group (opt-in, client, or their blend) estimates, at record and at query level."""
+
+    records: Level
+    queries: Level
+    #: Blended only: the opt-in estimate's weight per record and per query ([A17] Theorem 6).
+    weights: np.ndarray | None = None
+    query_weights: np.ndarray | None = None
+
+
+def optin_group(optin: Any, head_list: HeadList) -> GroupEstimate:
+    """The opt-in estimate: its query estimates are sums over the query's records, variances
+    summed ([A17] §4.1)."""
+    rq, nq = head_list.record_query, head_list.k - 1
+    star = (optin.p_star, optin.variance_star)
+    return GroupEstimate(
+        records=Level(optin.p, optin.variance, *star),
+        queries=Level(np.bincount(rq, weights=optin.p, minlength=nq),
+                      np.bincount(rq, weights=optin.variance, minlength=nq), *star),
+    )
+
+
+def client_group(client: Any, head_list: HeadList) -> GroupEstimate:
+    """The clients' denoised estimate; the query level's last entry is the wildcard query's."""
+    slots, nq = head_list.record_slots, head_list.k - 1
+    return GroupEstimate(
+        records=Level(client.p_slot[slots], client.variance_slot[slots], client.p_star, client.variance_star),
+        queries=Level(client.p_query[:nq], client.variance_query[:nq],
+                      float(client.p_query[-1]), float(client.variance_query[-1])),
+    )
+
+
+def blended_group(optin: GroupEstimate, client: GroupEstimate) -> GroupEstimate:
+    """BlendProbabilities ([A17] Fig. 7) at both levels."""
+    records, weights = optin.records.blend(client.records)
+    queries, query_weights = optin.queries.blend(client.queries)
+    return GroupEstimate(records, queries, weights, query_weights)
 
 
 class Blender(Protocol):
@@ -249,36 +307,11 @@ class Blender(Protocol):
         client = estimate_client(hist, head_list, consts, self.client_variance)
 
         # Record and query level for each group; <*, *> rides along for the projection.
-        nq = head_list.k - 1
-        rq = head_list.record_query
-        groups: dict[str, dict[str, Any]] = {
-            "opt-in": {
-                "p": optin.p,
-                "var": optin.variance,
-                "star": (optin.p_star, optin.variance_star),
-                # Opt-in query estimates: sums over the query's records, variances summed ([A17] §4.1).
-                "pq": np.bincount(rq, weights=optin.p, minlength=nq),
-                "varq": np.bincount(rq, weights=optin.variance, minlength=nq),
-                "starq": (optin.p_star, optin.variance_star),
-            },
-            "client": {
-                "p": client.p_slot[head_list.record_slots],
-                "var": client.variance_slot[head_list.record_slots],
-                "star": (client.p_star, client.variance_star),
-                "pq": client.p_query[:nq],
-                "varq": client.variance_query[:nq],
-                "starq": (float(client.p_query[-1]), float(client.variance_query[-1])),
-            },
-        }
-        o, c = groups["opt-in"], groups["client"]
-        p, var, w = blend(o["p"], o["var"], c["p"], c["var"])
-        pq, varq, wq = blend(o["pq"], o["varq"], c["pq"], c["varq"])
-        ps, vs, _ = blend(o["star"][0], o["star"][1], c["star"][0], c["star"][1])
-        psq, vsq, _ = blend(o["starq"][0], o["starq"][1], c["starq"][0], c["starq"][1])
-        groups["blended"] = {
-            "p": p, "var": var, "star": (float(ps), float(vs)),
-            "pq": pq, "varq": varq, "starq": (float(psq), float(vsq)),
-            "weights": w, "query_weights": wq,
+        optin_estimate, client_estimate = optin_group(optin, head_list), client_group(client, head_list)
+        groups = {
+            "opt-in": optin_estimate,
+            "client": client_estimate,
+            "blended": blended_group(optin_estimate, client_estimate),
         }
 
         common = {
@@ -286,7 +319,7 @@ class Blender(Protocol):
             "head_list_target": self.head_list_size,
             "head_list_candidates": int(candidates.size),
             "queries": head_list.queries.tolist(),
-            "item_query": rq.tolist(),
+            "item_query": head_list.record_query.tolist(),
             "users": {"S": n_s, "T": n_t, "C": n_c},
             "tau": tau,
             "t": consts.t,
@@ -300,34 +333,45 @@ class Blender(Protocol):
         sizes = {"opt-in": n_s + n_t, "client": n_c, "blended": population.n}
         out: dict[str, Estimate] = {}
         for label in GROUPS:
-            g = groups[label]
-            p_rec, p_star = np.asarray(g["p"], dtype=float), g["star"][0]
-            p_query, p_star_q = np.asarray(g["pq"], dtype=float), g["starq"][0]
-            if self.project and (self.project_groups == "all" or label == "blended"):
-                p_rec, p_star = _project(p_rec, p_star)
-                p_query, p_star_q = _project(p_query, p_star_q)
-            info = dict(common)
-            info.update(
-                group=label,
-                query_frequencies=p_query.tolist(),
-                query_variance=np.asarray(g["varq"], dtype=float).tolist(),
-                star={"frequency": float(p_star), "variance": float(g["star"][1])},
-                star_query={"frequency": float(p_star_q), "variance": float(g["starq"][1])},
-            )
-            if label == "blended":
-                info.update(weights=g["weights"].tolist(), query_weights=g["query_weights"].tolist())
-            est = Estimate(
-                frequencies=p_rec,
-                n=sizes[label],
-                epsilon=float(epsilon),
-                mechanism=f"blender:{label}",
-                variance=np.asarray(g["var"], dtype=float),
-                items=head_list.records.copy(),
-                info=info,
-            )
-            # The query estimates go with exactly this record vector (see the module docstring).
-            out[label] = est.with_query_estimates(head_list.queries, p_query, np.asarray(g["varq"], dtype=float))
+            projected = self.project and (self.project_groups == "all" or label == "blended")
+            out[label] = _estimate(label, groups[label], head_list, projected, sizes[label], epsilon, common)
         return out
+
+
+def _estimate(
+    label: str, group: GroupEstimate, head_list: HeadList, projected: bool, n: int, epsilon: float,
+    common: Mapping[str, Any],
+) -> Estimate:
+    """One output of :meth:`Blender.run`: the group's record estimate (projected onto the simplex
+    if asked), with its query estimates and the run's diagnostics in ``info``."""
+    rec, qry = group.records, group.queries
+    p_rec, p_star = np.asarray(rec.p, dtype=float), rec.star
+    p_query, p_star_q = np.asarray(qry.p, dtype=float), qry.star
+    if projected:
+        p_rec, p_star = _project(p_rec, p_star)
+        p_query, p_star_q = _project(p_query, p_star_q)
+    query_variance = np.asarray(qry.variance, dtype=float)
+    info = dict(common)
+    info.update(
+        group=label,
+        query_frequencies=p_query.tolist(),
+        query_variance=query_variance.tolist(),
+        star={"frequency": float(p_star), "variance": float(rec.star_variance)},
+        star_query={"frequency": float(p_star_q), "variance": float(qry.star_variance)},
+    )
+    if group.weights is not None and group.query_weights is not None:
+        info.update(weights=group.weights.tolist(), query_weights=group.query_weights.tolist())
+    est = Estimate(
+        frequencies=p_rec,
+        n=n,
+        epsilon=float(epsilon),
+        mechanism=f"blender:{label}",
+        variance=np.asarray(rec.variance, dtype=float),
+        items=head_list.records.copy(),
+        info=info,
+    )
+    # The query estimates go with exactly this record vector (see the module docstring).
+    return est.with_query_estimates(head_list.queries, p_query, query_variance)
 
 
 @hookimpl

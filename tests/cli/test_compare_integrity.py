@@ -141,10 +141,10 @@ def test_a_directory_without_results_exits_2(tmp_path):
 
 
 def test_a_huge_leaderboard_is_refused_before_reading(tmp_path, monkeypatch):
-    from ldpbench import compare as compare_mod
+    from ldpbench import leaderboard_file
     from ldpbench.errors import UsageError
 
     write(tmp_path, "big.json", [lb_row()] * 50)
-    monkeypatch.setattr(compare_mod, "MAX_LEADERBOARD_BYTES", 1000)
+    monkeypatch.setattr(leaderboard_file, "MAX_LEADERBOARD_BYTES", 1000)
     with pytest.raises(UsageError, match="bytes, more than the 1,000"):
-        compare_mod.load_leaderboard(tmp_path / "big.json", "baseline")
+        leaderboard_file.load_leaderboard(tmp_path / "big.json", "baseline")

@@ -13,7 +13,7 @@ repository's CI would see successive versions of its code:
 
 The baseline is the spec run with ``good/``; rows of the built-in pipelines (base, norm-sub) are
 the same in every run with the same seed, so only ``shrink`` rows can move. The gate is run as the
-CI workflow runs it (docs/ci.md): ``--z 5`` (:data:`ldpbench.testing.leaderboard_check.GATE_Z`).
+CI workflow runs it (docs/ci.md): ``--z 5`` (:data:`ldpbench.compare.DEFAULT_Z`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import textwrap
 import pytest
 
 from ldpbench.cli import main
-from ldpbench.testing.leaderboard_check import GATE_Z
+from ldpbench.compare import DEFAULT_Z
 
 PLUGIN = '''\
 """shrink: a third-party post-processor under development (factor {factor})."""
@@ -66,7 +66,7 @@ metrics: [mse, l1]
 """
 ROWS = 2 * 2 * 3 * 2  # epsilons x oracles x pipelines x metrics
 SHRINK_ROWS = 2 * 2 * 2
-GATE = ("--z", f"{GATE_Z:g}")
+GATE = ("--z", f"{DEFAULT_Z:g}")
 
 
 def cli(capsys, *args):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpbench_plugins.postprocess._posterior import interpolated_posterior, posterior
-from ldpbench_plugins.postprocess._thresholds import significance_threshold
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
+from ldpbench_plugins.numerics.noise import significance_threshold
 from ldpbench_plugins.priors.families import Exponential, Gaussian, Laplace, Poisson, PowerLaw, Zipf
 
 N_SUPPORT = 10**6

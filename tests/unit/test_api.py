@@ -14,7 +14,7 @@ from ldpbench.engine import apply_pipeline
 from ldpbench.errors import LdpbenchError, UnknownPluginError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate, Oracle
-from ldpbench_plugins.postprocess._simplex import project_to_simplex
+from ldpbench_plugins.numerics.simplex import project_to_simplex
 
 
 class ToyOUE(Oracle):

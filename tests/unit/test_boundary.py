@@ -143,15 +143,8 @@ def test_no_frame_above_a_post_processor_holds_the_population(plugins):
         "name: snoop\nseed: 1\nrepeats: 1\ndatasets: [{zipf: {d: 8, n: 500, s: 1.1}}]\nepsilons: [1]\n"
         "oracles: [grr]\npipelines: [snoop]\nmetrics: [mse]\n", mine)
     cell = next(iter(expand(spec)))
-    # The engine's own plugin cache must know the test plugin: build it the way a worker does.
-    engine._plugins.cache_clear()
-    original = engine.build_plugins
-    engine.build_plugins = lambda dirs, disabled=(): mine
-    try:
-        SEEN.clear()
-        rows = run_cell(CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics)))
-    finally:
-        engine.build_plugins = original
-        engine._plugins.cache_clear()
+    SEEN.clear()
+    with engine.plugins_given(mine):
+        rows = run_cell(CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics), plugins=mine.source))
     assert [r["error"] for r in rows] == [None]
     assert SEEN == []

@@ -75,3 +75,28 @@ def test_error_message_names_the_value_and_the_grammar():
     with pytest.raises(ValueError) as info:
         parse_epsilon("log(d)", 10)
     assert "log(d)" in str(info.value) and "ln(d)" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["inf", "+inf", " Inf ", "infinity", "+INFINITY"])
+def test_one_reader_of_infinity(text):
+    from ldpbench.budgets import parse_infinity
+
+    assert parse_infinity(text) == math.inf
+    assert parse_epsilon(text, 4) == math.inf
+
+
+@pytest.mark.parametrize("text", ["-inf", "-infinity", "nan", "info", "1e999", ""])
+def test_not_infinity_for_a_budget(text):
+    from ldpbench.budgets import parse_infinity
+
+    assert parse_infinity(text) is None
+
+
+def test_a_float_parameter_reads_both_infinities():
+    from ldpbench.budgets import parse_infinity
+    from ldpbench.params import Param, resolve
+
+    assert parse_infinity("-inf", negative=True) == -math.inf
+    params = (Param("x", float, 0.0, "a number"),)
+    assert resolve(params, {"x": "-inf"}, owner="t").values["x"] == -math.inf
+    assert resolve(params, {"x": "infinity"}, owner="t").values["x"] == math.inf

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.errors import ParamError, UsageError
+from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
-from ldpbench_plugins.postprocess._posterior import interpolated_posterior, posterior
-from ldpbench_plugins.postprocess._thresholds import (
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
+from ldpbench_plugins.numerics.noise import (
     count_noise_variance,
     epsilon_for_noise,
     estimate_threshold,
@@ -213,7 +213,7 @@ def test_calibrate_warns_when_estimates_show_no_spread(plugins):
 
 def test_calibrate_needs_a_noise_model(plugins):
     est = Estimate(np.full(10, 0.1), 1000, 1.0, "mystery")
-    with pytest.raises(UsageError, match="noise"):
+    with pytest.raises(NotApplicable, match="noise"):
         plugins.create("postprocessor", "calibrate", {}).apply(est, np.random.default_rng(0))
 
 

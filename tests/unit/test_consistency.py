@@ -14,17 +14,17 @@ import pytest
 from scipy.optimize import lsq_linear
 
 from ldpbench.engine import apply_pipeline
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.postprocess._mle_apx import mle_apx_generic, mle_apx_grr
-from ldpbench_plugins.postprocess._simplex import (
+from ldpbench_plugins.numerics.simplex import (
     project_to_simplex,
     project_to_simplex_iterative,
     simplex_shift,
     simplex_shift_iterative,
 )
-from ldpbench_plugins.postprocess._thresholds import significance_quantile, significance_threshold
+from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.postprocess.consistency import norm_cut_paper, support_fractions
 
 RNG = np.random.default_rng(20200223)
@@ -349,9 +349,9 @@ def test_mle_apx_pass_counter_and_helpers():
 
 def test_mle_apx_refuses_what_it_cannot_do():
     est = make_estimate(np.array([0.5, 0.5, 0.0]))  # OUE constants: not GRR-like
-    with pytest.raises(UsageError, match="GRR-like"):
+    with pytest.raises(NotApplicable, match="GRR-like"):
         MLEApx(variant="grr").apply(est, RNG_UNUSED)
-    with pytest.raises(UsageError, match="p\\* and q\\*"):
+    with pytest.raises(NotApplicable, match="p\\* and q\\*"):
         MLEApx().apply(est.replace(p_star=None, q_star=None), RNG_UNUSED)
 
 
@@ -386,7 +386,7 @@ def test_base_cut_cuts_below_theta():
 
 
 def test_base_cut_needs_a_variance():
-    with pytest.raises(UsageError, match="noise variance"):
+    with pytest.raises(NotApplicable, match="noise variance"):
         BaseCut().apply(make_estimate(np.ones(3) / 3).replace(variance=None), RNG_UNUSED)
 
 

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.errors import UsageError
+from ldpbench.errors import NotApplicable
 from ldpbench.groups import exact_estimate, simulate_groups
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.simulate import simulate
@@ -224,7 +224,7 @@ def test_hr_reports_are_reconstructed():
 def test_oracle_without_channel_is_refused_clearly():
     est = Estimate(np.full(4, 0.25), n=100, epsilon=1.0, mechanism="oue", p_star=0.5, q_star=0.27)
     for name in ("em", "em-corrected", "em-bootstrap"):
-        with pytest.raises(UsageError, match="finite report space"):
+        with pytest.raises(NotApplicable, match="finite report space"):
             post(name).apply(est, np.random.default_rng(0))
 
 

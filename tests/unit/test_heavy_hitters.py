@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.errors import ParamError, UsageError
+from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.heavy_hitters import precision_recall_f
-from ldpbench_plugins.postprocess._thresholds import significance_threshold
+from ldpbench_plugins.numerics.noise import significance_threshold
 
 RNG = np.random.default_rng(0)
 
@@ -76,7 +76,7 @@ def test_significance_threshold_comes_from_the_oracle_noise(plugins):
 
 def test_significance_needs_a_noise_model(plugins):
     est = Estimate(np.array([0.5, 0.5]), 10, 1.0, "mystery")
-    with pytest.raises(UsageError, match="noise"):
+    with pytest.raises(NotApplicable, match="noise"):
         plugins.create("metric", "f-score", {}).score(Population(np.array([5, 5])), est, RNG)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
-from ldpbench_plugins.postprocess._posterior import posterior
+from ldpbench_plugins.numerics.posterior import posterior
 from ldpbench_plugins.postprocess.power import FALLBACK_ALPHA, power_counts
 from ldpbench_plugins.priors.families import PowerLaw
 

@@ -10,7 +10,7 @@ import pytest
 
 from ldpbench import hookimpl
 from ldpbench.pluginmanager import build_plugins
-from ldpbench_plugins.postprocess._posterior import prior_sums
+from ldpbench_plugins.numerics.posterior import prior_sums
 from ldpbench_plugins.priors import PriorFamilyBase
 from ldpbench_plugins.priors.families import (
     ALPHA_MAX,
