@@ -1,0 +1,206 @@
+"""Projective Geometry Response (PGR), private-coin version.
+
+[FNNT22] Feldman, Nelson, Nguyen, Talwar, "Private Frequency Estimation via Projective Geometry",
+ICML 2022 (arXiv 2203.00194), §3 (the mechanism) and §4 (the server's dynamic program).
+
+Items are points of the projective space ``P^(t-1)(F_q)``: item v is the point of rank v (see
+:mod:`._projective`), with ``t >= 2`` the smallest dimension whose ``K = (q^t - 1)/(q - 1)``
+points cover the d items. A report is a point u as well, read as the hyperplane ``{w : <u, w> = 0}``;
+it supports the items on that hyperplane. A user holding v reports u with probability
+proportional to ``e^eps`` if ``<u, v> = 0`` and to 1 otherwise ([FNNT22] §3)::
+
+    P(u | v) = e^eps / Z  on v's hyperplane (c_set = (q^(t-1) - 1)/(q - 1) points),
+               1 / Z      off it,           Z = (e^eps - 1) c_set + K.
+
+Two distinct hyperplanes meet in ``c_int = (q^(t-2) - 1)/(q - 1)`` points, so the pure-protocol
+constants ([W17]: Wang et al., USENIX Security 2017, §3) are exact::
+
+    p* = e^eps c_set / Z,        q* = ((e^eps - 1) c_int + c_set) / Z.
+
+``q`` is a prime (only primes: F_q is then arithmetic mod q, no GF(p^k) tables); the default is
+the smallest prime >= ceil(e^eps + 1), the rule of the authors' code (the variance is smallest near
+q = e^eps + 1, [FNNT22] §3).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.errors import ParamError
+from ldpbench.params import Param
+from ldpbench.types import Oracle
+
+from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
+from ._projective import ProjectiveSpace, is_prime, points
+
+#: Largest projective space (points = report values) we build: its histogram and the decoder's
+#: states are O(K) integers.
+MAX_POINTS = 1 << 24
+#: Largest q accepted (``q`` itself is at most MAX_POINTS - 1 since t >= 2).
+MAX_Q = MAX_POINTS - 1
+#: Users sampled at once on the aggregate path's hyperplane part (bounds its (users, t) temporaries).
+_SAMPLE_CHUNK = 1 << 20
+#: ``output_table`` enumerates K x d entries while K is at most this.
+_TABLE_MAX_POINTS = 1 << 20
+
+
+def next_prime(n: int) -> int:
+    """The smallest prime >= n."""
+    n = max(2, int(n))
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+def default_field(epsilon: float) -> int:
+    """The smallest prime >= ceil(e^eps + 1) (the authors' rule)."""
+    if not math.isfinite(epsilon) or math.exp(epsilon) + 1 > MAX_Q:
+        raise ParamError(
+            f"oracle 'pgr': the default q = nextprime(ceil(e^eps + 1)) is too large for epsilon={epsilon}; "
+            f"give a prime q explicitly (2 <= q <= {MAX_Q})",
+            "q",
+        )
+    return next_prime(math.ceil(math.exp(epsilon) + 1))
+
+
+def dimension(d: int, q: int) -> int:
+    """The smallest ``t >= 2`` with ``(q^t - 1)/(q - 1) >= d``."""
+    t = 2
+    while points(q, t) < d:
+        t += 1
+    return t
+
+
+def pgr_constants(epsilon: float, q: int, t: int) -> tuple[float, float, float]:
+    """``(P(u | v) on v's hyperplane, p*, q*)`` of PGR over ``P^(t-1)(F_q)``, written with
+    ``e^-eps`` so that eps = inf (report uniform on the hyperplane) is exact."""
+    size, c_set, c_int = points(q, t), points(q, t - 1), points(q, t - 2)
+    tail = exp_neg(epsilon)  # e^-eps: multiply Z and e^eps by it
+    on = 1.0 / (c_set + tail * (size - c_set))
+    off = tail * on
+    return on, c_set * on, c_int * on + (c_set - c_int) * off
+
+
+class PGR(Oracle):
+    """Projective Geometry Response: report a point, likelier (x e^eps) on the item's hyperplane.
+
+    - **Per-user path** (:meth:`perturb`): w.p. ``p*`` a point uniform on v's hyperplane, else a
+      point uniform off it; each drawn as a uniform vector with ``<x, v>`` fixed (one coordinate
+      solved), O(t) per user, vectorized (:meth:`._projective.ProjectiveSpace.sample`). Reports are
+      point ranks in ``[0, K)``: ``ceil(log2 K)`` bits, [FNNT22]'s private-coin communication.
+    - **Server**: the report histogram, then the support counts of all d items by the dynamic
+      program of [FNNT22] §4 in O(K q t) time (:func:`._projective.incidence_sums`), not the
+      O(K d) of summing each item's hyperplane; exact integer arithmetic.
+    - **Aggregate path** (:meth:`sample_support_counts`): the report histogram drawn **exactly in
+      distribution**, then decoded as above. ``P(. | v)`` is the mixture "w.p. rho uniform on v's
+      hyperplane, else uniform on all K points" with ``rho = (e^eps - 1) c_set / Z`` (on the
+      hyperplane rho / c_set + (1 - rho)/K = e^eps/Z; off it (1 - rho)/K = 1/Z). So
+      ``B_v ~ Binomial(n_v, rho)`` users per item land uniformly on its hyperplane (sampled like
+      the per-user path), and the other ``n - sum B`` land as one ``Multinomial(., uniform on K)``.
+      Cost O(K q t + rho n t): the hyperplane part is per user, about half the users at the
+      default q (rho is near 1/2 when q is near e^eps + 1).
+
+    ``epsilon = inf`` needs an explicit q (the report is then uniform on the hyperplane).
+    """
+
+    name = "pgr"
+    exact_aggregate: ClassVar[bool] = True
+    params = (
+        Param("q", int, 0, "field size, a prime; 0 means the smallest prime >= e^eps + 1 (the authors' rule)",
+              min=0, max=MAX_Q, forbid=(1,)),
+    )
+
+    def __init__(self, d: int, epsilon: float, q: int = 0, **params):
+        super().__init__(d=d, epsilon=epsilon, q=q, **params)
+        self.d = check_domain(d, self.name)
+        self.epsilon = check_epsilon(epsilon, self.name)
+        if q and not (2 <= q <= MAX_Q and is_prime(int(q))):
+            raise ParamError(f"oracle 'pgr': q must be 0 (automatic) or a prime in [2, {MAX_Q}], got {q}", "q")
+        field = int(q) if q else default_field(self.epsilon)
+        t = dimension(self.d, field)
+        if points(field, t) > MAX_POINTS:
+            raise ParamError(
+                f"oracle 'pgr': q={field} needs {points(field, t):,} points (t={t}) to hold d={self.d} items, "
+                f"more than {MAX_POINTS:,}; give a smaller prime q",
+                "q",
+            )
+        #: the projective space: ``space.q``, ``space.t``, ``space.size`` (K) points
+        self.space = ProjectiveSpace(field, t)
+        self._on, self._p, self._q = pgr_constants(self.epsilon, field, t)
+
+    @property
+    def p_star(self) -> float:
+        return self._p
+
+    @property
+    def q_star(self) -> float:
+        return self._q
+
+    @property
+    def hyperplane_weight(self) -> float:
+        """rho: the weight of "uniform on the item's hyperplane" in the mixture form of P(. | v)."""
+        off = self._on * exp_neg(self.epsilon)
+        return (self._on - off) * self.space.on_hyperplane
+
+    # -- client side --------------------------------------------------------------------------
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Report ranks (ints in [0, K)) of users holding ``values``."""
+        v = as_items(values, self.d)
+        inside = rng.random(v.size) < self._p
+        return self.space.sample(v, inside, rng)
+
+    # -- aggregator side ----------------------------------------------------------------------
+    def support_counts(self, reports: np.ndarray) -> np.ndarray:
+        return self._decode(self._histogram(reports))
+
+    def sample_support_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        counts = as_counts(true_counts, self.d)
+        on_plane = rng.binomial(counts, self.hyperplane_weight)
+        rest = int(counts.sum() - on_plane.sum())
+        size = self.space.size
+        if rest < 4 * size:
+            hist = np.bincount(rng.integers(0, size, size=rest), minlength=size).astype(np.int64)
+        else:
+            hist = rng.multinomial(rest, np.full(size, 1.0 / size)).astype(np.int64)
+        total = int(on_plane.sum())
+        ends = np.cumsum(on_plane)
+        for start in range(0, total, _SAMPLE_CHUNK):
+            users = np.arange(start, min(total, start + _SAMPLE_CHUNK), dtype=np.int64)
+            items = np.searchsorted(ends, users, side="right")
+            hist += self._histogram(self.space.sample(items, np.ones(items.size, dtype=bool), rng))
+        return self._decode(hist)
+
+    def _histogram(self, reports: np.ndarray) -> np.ndarray:
+        return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.space.size).astype(np.int64)
+
+    def _decode(self, histogram: np.ndarray) -> np.ndarray:
+        """Support counts of the d items: reports on each item's hyperplane ([FNNT22] §4)."""
+        return self.space.incidence(histogram, self.d)
+
+    # -- exact audit ------------------------------------------------------------------------------
+    def output_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """All K reports: ``S[u, v] = <u, v> = 0``, ``P[u, v] = e^eps/Z`` on S, ``1/Z`` off it."""
+        if self.space.size > _TABLE_MAX_POINTS:
+            raise ValueError(f"PGR output table: K={self.space.size} points is too many to enumerate")
+        S = self.support_matrix(np.arange(self.space.size))
+        off = self._on * exp_neg(self.epsilon)
+        return np.where(S, self._on, off), S
+
+    def output_rows(self, reports: np.ndarray) -> np.ndarray:
+        """Row of :meth:`output_table` of each report (the report itself)."""
+        return np.asarray(reports, dtype=np.int64)
+
+    def support_matrix(self, reports: np.ndarray) -> np.ndarray:
+        """``(n_users, d)`` bools: report u supports item v iff ``<u, v> = 0`` mod q."""
+        u = self.space.vectors(np.asarray(reports, dtype=np.int64))
+        v = self.space.vectors(np.arange(self.d))
+        return (u @ v.T) % self.space.q == 0
+
+
+@hookimpl
+def ldpbench_register_oracles(registry):
+    registry.register(PGR)
