@@ -62,10 +62,10 @@ def test_fast_decoder_on_floats_and_large_counts():
 
 
 def test_decoder_at_a_realistic_size_matches_sampled_direct_sums():
-    """d = 5,000, eps = 4 (q = 59, t = 4, K = 208,920): the DP path, checked on 40 items."""
+    """d = 5,000, eps = 4 (q = 53, t = 4, K = 151,740): the DP path, checked on 40 items."""
     oracle = PGR(d=5_000, epsilon=4.0)
     space = oracle.space
-    assert (space.q, space.t) == (59, 4)
+    assert (space.q, space.t) == (53, 4)
     rng = np.random.default_rng(5)
     y = rng.integers(0, 50, space.size)
     T = incidence_sums(space, y, oracle.d)
@@ -75,19 +75,32 @@ def test_decoder_at_a_realistic_size_matches_sampled_direct_sums():
     assert np.array_equal(T[items], direct)
 
 
-@pytest.mark.parametrize("eps", [0.1, 1.0, 2.0, 4.0, 8.0])
-def test_default_q_is_the_next_prime_above_e_eps_plus_one(eps):
-    q = default_field(eps)
-    assert q >= math.ceil(math.exp(eps) + 1)
-    assert all(q % f for f in range(2, int(q**0.5) + 1))
-    assert not any(all(c % f for f in range(2, int(c**0.5) + 1)) for c in range(math.ceil(math.exp(eps) + 1), q))
+def _noise(oracle: PGR) -> float:
+    p, q = oracle.p_star, oracle.q_star
+    return q * (1 - q) / (p - q) ** 2
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])
+@pytest.mark.parametrize("d", [2, 256, 5_000])
+def test_default_q_is_the_better_prime_around_e_eps_plus_one(eps, d):
+    target = math.exp(eps) + 1
+    below = max((c for c in range(2, math.floor(target) + 1) if _prime(c)), default=None)
+    above = min(c for c in range(math.ceil(target), 2 * math.ceil(target) + 2) if _prime(c))
+    chosen = default_field(eps, d)
+    assert chosen in {below, above}
+    others = {below, above} - {chosen, None}
+    assert all(_noise(PGR(d=d, epsilon=eps)) <= _noise(PGR(d=d, epsilon=eps, q=c)) for c in others)
+
+
+def _prime(n: int) -> bool:
+    return n >= 2 and all(n % f for f in range(2, int(n**0.5) + 1))
 
 
 def test_known_parameters():
-    assert [default_field(e) for e in (0.5, 1, 2, 4)] == [3, 5, 11, 59]
+    assert [default_field(e, 4_096) for e in (0.5, 1, 2, 4)] == [3, 3, 7, 53]
     assert dimension(256, 5) == 5 and points(5, 5) == 781
     oracle = PGR(d=41_270, epsilon=1.0)
-    assert (oracle.space.q, oracle.space.t, oracle.space.size) == (5, 8, 97_656)
+    assert (oracle.space.q, oracle.space.t, oracle.space.size) == (3, 11, 88_573)
 
 
 @pytest.mark.parametrize(("d", "q"), [(2, 0), (3, 0), (5, 0), (8, 0), (8, 2), (7, 3), (6, 7), (4, 13)])
@@ -158,3 +171,5 @@ def test_errors_name_the_remedy():
         PGR(d=10, epsilon=math.inf)
     with pytest.raises(ParamError, match="smaller prime q"):
         PGR(d=10**6, epsilon=1.0, q=65_537)
+    with pytest.raises(ParamError, match="decoding takes about"):
+        PGR(d=41_270, epsilon=8.0)
