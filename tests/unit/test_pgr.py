@@ -173,3 +173,29 @@ def test_errors_name_the_remedy():
         PGR(d=10**6, epsilon=1.0, q=65_537)
     with pytest.raises(ParamError, match="decoding takes about"):
         PGR(d=41_270, epsilon=8.0)
+
+
+SPEC = """\
+name: pgr-q
+datasets:
+  - zipf: {d: 64, n: 5000, s: 1.1}
+epsilons: [1]
+oracles:
+  - grr
+  - pgr:
+      q: 4
+"""
+
+
+def test_a_spec_with_a_composite_q_is_refused_at_its_line(tmp_path, plugins):
+    from ldpbench.errors import SpecError
+    from ldpbench.spec import load_spec
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC)
+    with pytest.raises(SpecError) as info:
+        load_spec(path, plugins)
+    (msg,) = info.value.problems
+    assert msg.startswith(f"{path}:8: ") and "q must be 0 (automatic) or a prime" in msg
+    path.write_text(SPEC.replace("q: 4", "q: 7"))
+    assert [m.name for m in load_spec(path, plugins).mechanisms] == ["grr", "pgr"]
