@@ -95,21 +95,23 @@ class ProjectiveSpace:
         return self._block_start[j] + code - self._weights[j]
 
     # -- sampling ---------------------------------------------------------------------------------
-    def sample(self, ranks: np.ndarray, inside: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, ranks: np.ndarray, inside: np.ndarray, rng: np.random.Generator,
+               table: np.ndarray | None = None) -> np.ndarray:
         """For each point ``v`` (by rank): a point uniform on v's hyperplane where ``inside``, else
-        uniform off it. O(t) per user, vectorized.
+        uniform off it. O(t) per user, vectorized. ``table``: the vectors of ranks ``0..r`` when the
+        caller holds them (``table[ranks]`` then replaces computing them).
 
         Uniform on ``{x in F_q^t : <x, v> = c}`` is: free coordinates uniform, and the coordinate of
         v's leading 1 solved for ``<x, v> = c``. With ``c = 0`` this is uniform on the hyperplane's
         ``q^(t-1)`` vectors; the zero vector is redrawn, and every point on the hyperplane has
-        exactly ``q - 1`` nonzero vectors, so the point is uniform among the ``c_set``. With ``c``
-        uniform on ``1..q-1`` the vector is uniform on ``{x : <x, v> != 0}``, whose points are the
-        ``K - c_set`` points off the hyperplane, again ``q - 1`` vectors each.
+        exactly ``q - 1`` nonzero vectors, so the point is uniform among the ``c_set``. With
+        ``c = 1`` it is uniform on ``{x : <x, v> = 1}``, which holds exactly one vector of each of
+        the ``q^(t-1) = K - c_set`` points off the hyperplane (scaling x scales ``<x, v>``).
         """
-        v = self.vectors(ranks)
+        v = self.vectors(ranks) if table is None else table[ranks]
         m = v.shape[0]
         lead = np.argmax(v != 0, axis=1)
-        target = np.where(inside, 0, rng.integers(1, self.q, size=m))
+        target = (~np.asarray(inside, dtype=bool)).astype(np.int64)
         x = rng.integers(0, self.q, size=(m, self.t), dtype=np.int64)
         self._solve(x, v, lead, target)
         zero = np.flatnonzero(~x.any(axis=1))
@@ -119,6 +121,26 @@ class ProjectiveSpace:
             x[zero] = redraw
             zero = zero[~redraw.any(axis=1)]
         return self.ranks(x)
+
+    def hyperplane_points(self, ranks: np.ndarray) -> np.ndarray:
+        """``(len(ranks), c_set)``: the ranks of all points on each given point's hyperplane.
+
+        For v with leading 1 at j, ``w -> x`` with ``x_i = w_i`` (i != j) and
+        ``x_j = -sum_(i != j) w_i v_i`` is a linear bijection from ``F_q^(t-1)`` onto the hyperplane,
+        so the canonical vectors w of length t-1 give each of its points exactly once.
+        """
+        v = self.vectors(ranks)
+        lead = np.argmax(v != 0, axis=1)
+        w = ProjectiveSpace(self.q, self.t - 1).vectors(np.arange(self.on_hyperplane)) if self.t > 2 else \
+            np.ones((1, 1), dtype=np.int64)
+        out = np.empty((v.shape[0], self.on_hyperplane), dtype=np.int64)
+        for j in np.unique(lead):  # at most t groups
+            rows = np.flatnonzero(lead == j)
+            x = np.insert(w, j, 0, axis=1)  # (c_set, t), zero at the solved coordinate
+            x = np.broadcast_to(x, (rows.size, *x.shape)).copy()
+            x[:, :, j] = (-(x @ v[rows, :, None])[:, :, 0]) % self.q
+            out[rows] = self.ranks(x.reshape(-1, self.t)).reshape(rows.size, -1)
+        return out
 
     def _solve(self, x: np.ndarray, v: np.ndarray, lead: np.ndarray, target: np.ndarray) -> None:
         """Set ``x[lead]`` so that ``<x, v> = target`` (v's coordinate at ``lead`` is 1)."""

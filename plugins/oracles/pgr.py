@@ -47,6 +47,10 @@ MAX_DECODE_WORK = 1 << 33
 MAX_Q = MAX_POINTS - 1
 #: Users sampled at once on the aggregate path's hyperplane part (bounds its (users, t) temporaries).
 _SAMPLE_CHUNK = 1 << 20
+#: Items with at least this many times c_set users on their hyperplane get one multinomial draw.
+_MULTINOMIAL_FROM = 1
+#: Largest (d x t) table of item vectors kept by an oracle.
+_ITEM_TABLE_MAX = 1 << 22
 #: ``output_table`` enumerates K x d entries while K is at most this.
 _TABLE_MAX_POINTS = 1 << 20
 
@@ -120,10 +124,11 @@ class PGR(Oracle):
       distribution**, then decoded as above. ``P(. | v)`` is the mixture "w.p. rho uniform on v's
       hyperplane, else uniform on all K points" with ``rho = (e^eps - 1) c_set / Z`` (on the
       hyperplane rho / c_set + (1 - rho)/K = e^eps/Z; off it (1 - rho)/K = 1/Z). So
-      ``B_v ~ Binomial(n_v, rho)`` users per item land uniformly on its hyperplane (sampled like
-      the per-user path), and the other ``n - sum B`` land as one ``Multinomial(., uniform on K)``.
-      Cost O(K q t + rho n t): the hyperplane part is per user, about half the users at the
-      default q (rho is near 1/2 when q is near e^eps + 1).
+      ``B_v ~ Binomial(n_v, rho)`` users per item land uniformly on its hyperplane, and the other
+      ``n - sum B`` land as one ``Multinomial(., uniform on K)``. An item with ``B_v >= c_set``
+      gets one ``Multinomial(B_v, uniform on its c_set points)``; the others' users are sampled
+      like the per-user path. Cost O(K q t + rho n t) at worst (rho is about 1/2 at the default q);
+      a skewed population costs less (its big items are multinomials).
 
     ``epsilon = inf`` needs an explicit q (the report is then uniform on the hyperplane).
     """
@@ -159,6 +164,8 @@ class PGR(Oracle):
         #: the projective space: ``space.q``, ``space.t``, ``space.size`` (K) points
         self.space = ProjectiveSpace(field, t)
         self._on, self._p, self._q = pgr_constants(self.epsilon, field, t)
+        #: the items' vectors (d x t), kept when small: the samplers look them up per user
+        self._items = self.space.vectors(np.arange(self.d)) if self.d * t <= _ITEM_TABLE_MAX else None
 
     @property
     def p_star(self) -> float:
@@ -179,7 +186,7 @@ class PGR(Oracle):
         """Report ranks (ints in [0, K)) of users holding ``values``."""
         v = as_items(values, self.d)
         inside = rng.random(v.size) < self._p
-        return self.space.sample(v, inside, rng)
+        return self.space.sample(v, inside, rng, self._items)
 
     # -- aggregator side ----------------------------------------------------------------------
     def support_counts(self, reports: np.ndarray) -> np.ndarray:
@@ -194,13 +201,32 @@ class PGR(Oracle):
             hist = np.bincount(rng.integers(0, size, size=rest), minlength=size).astype(np.int64)
         else:
             hist = rng.multinomial(rest, np.full(size, 1.0 / size)).astype(np.int64)
+        # An item with at least c_set users on its hyperplane: one Multinomial over the hyperplane's
+        # points (c_set binomials) costs less than drawing each user's point.
+        crowded = np.flatnonzero(on_plane >= _MULTINOMIAL_FROM * self.space.on_hyperplane)
+        hist += self._hyperplane_multinomials(crowded, on_plane[crowded], rng)
+        on_plane[crowded] = 0
         total = int(on_plane.sum())
         ends = np.cumsum(on_plane)
         for start in range(0, total, _SAMPLE_CHUNK):
             users = np.arange(start, min(total, start + _SAMPLE_CHUNK), dtype=np.int64)
             items = np.searchsorted(ends, users, side="right")
-            hist += self._histogram(self.space.sample(items, np.ones(items.size, dtype=bool), rng))
+            hist += self._histogram(self.space.sample(items, np.ones(items.size, dtype=bool), rng, self._items))
         return self._decode(hist)
+
+    def _hyperplane_multinomials(self, items: np.ndarray, users: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Histogram of ``users[i]`` points drawn uniformly on the hyperplane of ``items[i]``, as one
+        ``Multinomial(users[i], uniform on its c_set points)`` per item, in blocks of items."""
+        c_set, size = self.space.on_hyperplane, self.space.size
+        hist = np.zeros(size, dtype=np.int64)
+        step = max(1, _SAMPLE_CHUNK // c_set)
+        for start in range(0, items.size, step):
+            block = slice(start, start + step)
+            draws = rng.multinomial(users[block], np.full(c_set, 1.0 / c_set))
+            where = self.space.hyperplane_points(items[block])
+            # float weights hold these counts exactly (each at most n < 2^53)
+            hist += np.rint(np.bincount(where.ravel(), weights=draws.ravel(), minlength=size)).astype(np.int64)
+        return hist
 
     def _histogram(self, reports: np.ndarray) -> np.ndarray:
         return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.space.size).astype(np.int64)

@@ -92,3 +92,24 @@ def test_aggregate_path_is_unbiased_on_a_small_domain(q, ldpbench_rng):
     oracle = PGR(d=d, epsilon=1.0, q=q)
     est = np.array([simulate(oracle, counts, ldpbench_rng, "aggregate").frequencies for _ in range(trials)])
     z_test(est, counts / n, oracle.variance(n, counts / n), label=f", pgr q={oracle.space.q}").check()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("crowded_from", [1, 10**9])
+def test_aggregate_support_counts_follow_the_exact_law(crowded_from, monkeypatch, ldpbench_rng):
+    """d = 5, q = 3 (t = 3, K = 13, c_set = 4), 5 users: the joint law of the support counts,
+    enumerated from the output table, against 10,000 aggregate draws (Pearson, p >= 1e-6), with
+    every crowded item drawn as one multinomial over its hyperplane (crowded_from = 1, and 4 users
+    on one hyperplane suffice) and with none."""
+    from ldpbench.testing.stats import categorical_law, exact_distribution_test, law_of_sum
+    from ldpbench_plugins.oracles import pgr
+
+    monkeypatch.setattr(pgr, "_MULTINOMIAL_FROM", crowded_from)
+    counts = np.array([4, 1, 0, 0, 0])
+    oracle = PGR(d=5, epsilon=2.0, q=3)
+    assert oracle.space.on_hyperplane == 4
+    P, S = oracle.output_table()
+    per_item = [categorical_law(S.astype(np.int64), P[:, v]) for v in range(oracle.d)]
+    law = law_of_sum(per_item[v] for v, c in enumerate(counts) for _ in range(c))
+    draws = np.array([oracle.sample_support_counts(counts, ldpbench_rng) for _ in range(10_000)])
+    exact_distribution_test(draws, law, label=f", crowded from {crowded_from} x c_set").check()

@@ -199,3 +199,14 @@ def test_a_spec_with_a_composite_q_is_refused_at_its_line(tmp_path, plugins):
     assert msg.startswith(f"{path}:8: ") and "q must be 0 (automatic) or a prime" in msg
     path.write_text(SPEC.replace("q: 4", "q: 7"))
     assert [m.name for m in load_spec(path, plugins).mechanisms] == ["grr", "pgr"]
+
+
+@pytest.mark.parametrize(("q", "t"), SPACES)
+def test_hyperplane_points_are_exactly_the_points_on_each_hyperplane(q, t):
+    space = ProjectiveSpace(q, t)
+    x = space.vectors(np.arange(space.size))
+    incident = (x @ x.T) % q == 0
+    listed = space.hyperplane_points(np.arange(space.size))
+    assert listed.shape == (space.size, space.on_hyperplane)
+    for v in range(space.size):
+        assert np.array_equal(np.sort(listed[v]), np.flatnonzero(incident[:, v]))
