@@ -15,7 +15,7 @@ appending a digit ``d`` to a canonical vector of rank ``r`` gives rank ``q r + d
 
 Hyperplanes. Point ``u`` is on the hyperplane of point ``v`` iff ``<u, v> = 0`` (mod q). Every
 hyperplane holds ``c_set = (q^(t-1) - 1)/(q - 1)`` points, two distinct hyperplanes share
-``c_int = (q^(t-2) - 1)/(q - 1)`` ([FNNT22] §3), which is what makes PGR's supports equal-sized.
+``c_int = (q^(t-2) - 1)/(q - 1)`` ([FNNT22], the mechanism), which is what makes PGR's supports equal-sized.
 
 Arrays of "canonical-or-zero" vectors of length m use the index 0 for the zero vector and
 ``1 + rank`` for a canonical one: ``N_m = 1 + (q^m - 1)/(q - 1)`` indices.
@@ -165,7 +165,7 @@ class ProjectiveSpace:
 
     def incidence(self, y: np.ndarray, items: int) -> np.ndarray:
         """``T[v] = sum_{u : <u, v> = 0} y[u]`` for the first ``items`` points, in O(K q t) time by
-        the dynamic program of [FNNT22] §4 (see :func:`incidence_sums`). Exact for integer ``y``.
+        the dynamic program of [FNNT22]'s reconstruction (see :func:`incidence_sums`). Exact for integer ``y``.
 
         Few distinct reports (a small chunk, a tiny population) are summed directly instead: the
         same numbers, at a cost of (distinct reports x items) rather than K q t.
@@ -217,7 +217,7 @@ def _suffix_map(space: ProjectiveSpace, m: int) -> tuple[np.ndarray, np.ndarray,
 
 
 def incidence_sums(space: ProjectiveSpace, y: np.ndarray, items: int) -> np.ndarray:
-    """``T[v] = sum_{u : <u, v> = 0} y[u]`` for points ``v < items``: the decoder of [FNNT22] §4.
+    """``T[v] = sum_{u : <u, v> = 0} y[u]`` for points ``v < items``: the decoder of [FNNT22]'s reconstruction.
 
     A dynamic program over a split of the coordinates. At level ``l`` (0..t), for ``a`` a prefix of
     length l of a canonical point (itself zero or canonical), ``b`` a vector of length t-l (zero or

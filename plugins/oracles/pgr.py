@@ -1,25 +1,26 @@
 """Projective Geometry Response (PGR), private-coin version.
 
 [FNNT22] Feldman, Nelson, Nguyen, Talwar, "Private Frequency Estimation via Projective Geometry",
-ICML 2022 (arXiv 2203.00194), §3 (the mechanism) and §4 (the server's dynamic program).
+ICML 2022 (arXiv 2203.00194): the ProjectiveGeometryResponse mechanism and the server's
+dynamic-programming reconstruction, cited below as [FNNT22, mechanism] and [FNNT22, DP].
 
 Items are points of the projective space ``P^(t-1)(F_q)``: item v is the point of rank v (see
 :mod:`._projective`), with ``t >= 2`` the smallest dimension whose ``K = (q^t - 1)/(q - 1)``
 points cover the d items. A report is a point u as well, read as the hyperplane ``{w : <u, w> = 0}``;
 it supports the items on that hyperplane. A user holding v reports u with probability
-proportional to ``e^eps`` if ``<u, v> = 0`` and to 1 otherwise ([FNNT22] §3)::
+proportional to ``e^eps`` if ``<u, v> = 0`` and to 1 otherwise ([FNNT22, mechanism])::
 
     P(u | v) = e^eps / Z  on v's hyperplane (c_set = (q^(t-1) - 1)/(q - 1) points),
                1 / Z      off it,           Z = (e^eps - 1) c_set + K.
 
 Two distinct hyperplanes meet in ``c_int = (q^(t-2) - 1)/(q - 1)`` points, so the pure-protocol
-constants ([W17]: Wang et al., USENIX Security 2017, §3) are exact::
+constants ([W17]: Wang et al., USENIX Security 2017, §4) are exact::
 
     p* = e^eps c_set / Z,        q* = ((e^eps - 1) c_int + c_set) / Z.
 
 ``q`` is a prime (only primes: F_q is then arithmetic mod q, no GF(p^k) tables). The default is
 the prime next to ``e^eps + 1`` (from below or above) with the smaller variance (the variance is
-smallest near q = e^eps + 1, [FNNT22] §3); the authors' code always takes the next prime above.
+smallest near q = e^eps + 1, [FNNT22, mechanism]); the authors' code always takes the next prime above.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def previous_prime(n: int) -> int | None:
 
 def default_field(epsilon: float, d: int) -> int:
     """The prime nearest ``e^eps + 1`` from below or above whose PGR has the smaller variance at
-    this d ([FNNT22] §3: the variance is smallest near q = e^eps + 1, where it matches Subset
+    this d ([FNNT22, mechanism]: the variance is smallest near q = e^eps + 1, where it matches Subset
     Selection's). The authors' code always rounds up (the next prime >= ceil(e^eps + 1)); at
     eps = 1 that is q = 5 where q = 3 is 1.4% better, at eps = 2 q = 11 where q = 7 is 1.2% better."""
     if not math.isfinite(epsilon) or math.exp(epsilon) + 1 > MAX_Q:
@@ -118,7 +119,7 @@ class PGR(Oracle):
       solved), O(t) per user, vectorized (:meth:`._projective.ProjectiveSpace.sample`). Reports are
       point ranks in ``[0, K)``: ``ceil(log2 K)`` bits, [FNNT22]'s private-coin communication.
     - **Server**: the report histogram, then the support counts of all d items by the dynamic
-      program of [FNNT22] §4 in O(K q t) time (:func:`._projective.incidence_sums`), not the
+      program of [FNNT22, DP] in O(K q t) time (:func:`._projective.incidence_sums`), not the
       O(K d) of summing each item's hyperplane; exact integer arithmetic.
     - **Aggregate path** (:meth:`sample_support_counts`): the report histogram drawn **exactly in
       distribution**, then decoded as above. ``P(. | v)`` is the mixture "w.p. rho uniform on v's
@@ -232,7 +233,7 @@ class PGR(Oracle):
         return np.bincount(np.asarray(reports, dtype=np.int64), minlength=self.space.size).astype(np.int64)
 
     def _decode(self, histogram: np.ndarray) -> np.ndarray:
-        """Support counts of the d items: reports on each item's hyperplane ([FNNT22] §4)."""
+        """Support counts of the d items: reports on each item's hyperplane ([FNNT22, DP])."""
         return self.space.incidence(histogram, self.d)
 
     # -- exact audit ------------------------------------------------------------------------------
