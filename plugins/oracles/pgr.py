@@ -46,8 +46,9 @@ MAX_POINTS = 1 << 24
 MAX_DECODE_WORK = 1 << 33
 #: Largest q accepted (``q`` itself is at most MAX_POINTS - 1 since t >= 2).
 MAX_Q = MAX_POINTS - 1
-#: Users sampled at once on the aggregate path's hyperplane part (bounds its (users, t) temporaries).
-_SAMPLE_CHUNK = 1 << 20
+#: Elements of the (users, t) int64 temporaries of one sampling chunk (32 MB each): a chunk holds
+#: this // t users, on both paths.
+_CHUNK_ELEMENTS = 1 << 22
 #: Items with at least this many times c_set users on their hyperplane get one multinomial draw.
 _MULTINOMIAL_FROM = 1
 #: Largest (d x t) table of item vectors kept by an oracle.
@@ -182,6 +183,12 @@ class PGR(Oracle):
         off = self._on * exp_neg(self.epsilon)
         return (self._on - off) * self.space.on_hyperplane
 
+    @property
+    def chunk_users(self) -> int:
+        """Users per chunk: a user's sampling temporaries are t integers, keep a chunk near
+        :data:`_CHUNK_ELEMENTS` of them (t = 11 at eps = 1 and d = 41,270)."""
+        return max(1, _CHUNK_ELEMENTS // self.space.t)
+
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Report ranks (ints in [0, K)) of users holding ``values``."""
@@ -209,8 +216,9 @@ class PGR(Oracle):
         on_plane[crowded] = 0
         total = int(on_plane.sum())
         ends = np.cumsum(on_plane)
-        for start in range(0, total, _SAMPLE_CHUNK):
-            users = np.arange(start, min(total, start + _SAMPLE_CHUNK), dtype=np.int64)
+        chunk = self.chunk_users
+        for start in range(0, total, chunk):
+            users = np.arange(start, min(total, start + chunk), dtype=np.int64)
             items = np.searchsorted(ends, users, side="right")
             hist += self._histogram(self.space.sample(items, np.ones(items.size, dtype=bool), rng, self._items))
         return self._decode(hist)
@@ -220,7 +228,7 @@ class PGR(Oracle):
         ``Multinomial(users[i], uniform on its c_set points)`` per item, in blocks of items."""
         c_set, size = self.space.on_hyperplane, self.space.size
         hist = np.zeros(size, dtype=np.int64)
-        step = max(1, _SAMPLE_CHUNK // c_set)
+        step = max(1, self.chunk_users // c_set)
         for start in range(0, items.size, step):
             block = slice(start, start + step)
             draws = rng.multinomial(users[block], np.full(c_set, 1.0 / c_set))
