@@ -44,8 +44,9 @@ MAX_POINTS = 1 << 24
 #: Largest K q t accepted: the decoder's work per estimate (a large eps with a large d: the default
 #: q near e^eps + 1 then makes decoding take minutes; [FNNT22]'s cost is O(K e^eps log K) too).
 MAX_DECODE_WORK = 1 << 33
-#: Largest q accepted (``q`` itself is at most MAX_POINTS - 1 since t >= 2).
-MAX_Q = MAX_POINTS - 1
+#: Largest q accepted, the largest prime below 2^16: beyond it even t = 2 (K = q + 1) exceeds
+#: MAX_DECODE_WORK, 2 q^2 operations per estimate.
+MAX_Q = 65_521
 #: Elements of the (users, t) int64 temporaries of one sampling chunk (32 MB each): a chunk holds
 #: this // t users, on both paths.
 _CHUNK_ELEMENTS = 1 << 22

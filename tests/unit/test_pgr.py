@@ -170,7 +170,7 @@ def test_errors_name_the_remedy():
     with pytest.raises(ParamError, match="give a prime q explicitly"):
         PGR(d=10, epsilon=math.inf)
     with pytest.raises(ParamError, match="smaller prime q"):
-        PGR(d=10**6, epsilon=1.0, q=65_537)
+        PGR(d=10**6, epsilon=1.0, q=65_521)
     with pytest.raises(ParamError, match="decoding takes about"):
         PGR(d=41_270, epsilon=8.0)
 
@@ -218,3 +218,11 @@ def test_a_typo_of_grr_is_not_taken_for_pgr():
 
     assert closest("gr", ["grr", "pgr", "olh"]) == "grr"
     assert closest("pg", ["grr", "pgr"]) == "pgr"
+
+
+def test_q_above_the_largest_feasible_prime_is_refused_by_the_declaration():
+    from ldpbench.params import resolve
+
+    with pytest.raises(ParamError):
+        resolve(PGR.params, {"q": 65_537}, owner="oracle 'pgr'")
+    assert PGR(d=8, epsilon=11.0, q=65_521).space.size == 65_522
