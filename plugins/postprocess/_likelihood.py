@@ -34,9 +34,13 @@ from ldpbench.types import Channel, Estimate
 
 from ._em import Group, channel_group, check_same_domain
 
-#: How each kind of group is named in ``Estimate.info``.
-FULL = "full (report histogram through the oracle's channel)"
-PER_ITEM = "per-item composite (support counts as sums of Bernoulli(p*)/Bernoulli(q*) bits)"
+#: The kinds of group, as the result rows name them, and how ``Estimate.info`` spells them out.
+FULL = "full"
+PER_ITEM = "per-item"
+DESCRIPTIONS = {
+    FULL: "full (report histogram through the oracle's channel)",
+    PER_ITEM: "per-item composite (support counts as sums of Bernoulli(p*)/Bernoulli(q*) bits)",
+}
 
 
 class SupportBitsChannel(Channel):
@@ -120,7 +124,9 @@ def likelihood_groups(estimate: Estimate, method: str) -> tuple[list[Group], lis
     return groups, kinds
 
 
-def describe(kinds: Sequence[str]) -> str:
-    """One line for ``Estimate.info``: the kind of likelihood, or the kinds of a mix of groups."""
+def describe(kinds: Sequence[str]) -> tuple[str, str]:
+    """``(short, long)`` names of the likelihood of these groups: one kind, or ``mixed``."""
     distinct = list(dict.fromkeys(kinds))
-    return distinct[0] if len(distinct) == 1 else "sum of " + "; ".join(distinct)
+    if len(distinct) == 1:
+        return distinct[0], DESCRIPTIONS[distinct[0]]
+    return "mixed", "sum of " + "; ".join(DESCRIPTIONS[k] for k in distinct)
