@@ -88,6 +88,7 @@ def test_mle_rr_is_refused_with_personalized_budgets(tmp_path, run_cli):
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.slow  # 4 oracles x 2 budgets x 3 repeats through the runner: ~15 s each on a busy box
 @pytest.mark.parametrize("simulation", ["aggregate", "per-user"])
 def test_a_spec_runs_ibu_after_oue_olh_grr_and_hr(tmp_path, simulation):
     spec = {
