@@ -102,7 +102,8 @@ def estimate_from_vector(
     p, q = fo.p_star, fo.q_star
     # Through the oracle's own estimate(), as in a run; then the caller's vector verbatim (the
     # round trip through support counts would change the last bits).
-    return fo.estimate(n * (q + (p - q) * f), int(n)).replace(frequencies=f)
+    est = fo.estimate(n * (q + (p - q) * f), int(n))
+    return est.replace(frequencies=f, bernoulli_support=fo.tags().bernoulli_support)
 
 
 def postprocess(

@@ -156,6 +156,7 @@ def combine(parts: Sequence[Estimate], d: int) -> Estimate:
         support_counts=parts[0].support_counts if single else None,
         report_histogram=parts[0].report_histogram if single else None,
         channel=parts[0].channel if single else None,
+        bernoulli_support=parts[0].bernoulli_support if single else False,
         parts=tuple(parts),
         info={
             "groups": [

@@ -5,7 +5,8 @@
 - ``aggregate``: the oracle draws the aggregate directly from its exact distribution, O(d).
 
 Both return the oracle's unbiased :class:`~ldpbench.types.Estimate`; for finite-output oracles
-the estimate also carries the report histogram and the channel (what EM needs).
+the estimate also carries the report histogram and the channel (what EM needs), and it carries the
+oracle's ``bernoulli_support`` tag (what IBU needs to use the support counts' likelihood).
 
 Which methods are called is read from the oracle's declared :meth:`~ldpbench.types.Oracle.tags`
 only. This is the one simulation path: the engine, personalized budgets and the conformance kit
@@ -137,6 +138,8 @@ def simulate(
     if simulation == "aggregate" and not tags.exact_aggregate:
         # Not silent: the rows' notes say the numbers come from an approximation of the oracle.
         est = est.with_warning(approximate_aggregate_note(oracle.name))
+    # What the oracle declares about its aggregate rides along for likelihood-based steps (EM, IBU).
+    est = est.replace(bernoulli_support=tags.bernoulli_support)
     if hist is not None:
         return est.replace(report_histogram=hist, channel=oracle.channel())
     return est

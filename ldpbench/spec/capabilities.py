@@ -1,8 +1,12 @@
 """What a spec asks of its plugins, checked against what their tags declare.
 
 A spec can name plugins that exist and take valid parameters, yet ask for something one of them
-cannot do: aggregate simulation (the default) of an oracle without an aggregate path, or an
-EM-family post-processor (``requires_channel``) after an oracle without a finite report space.
+cannot do: aggregate simulation (the default) of an oracle without an aggregate path, an
+EM-family post-processor (``requires_channel``) after an oracle without a finite report space,
+``ibu`` (``requires_likelihood``) after an oracle whose aggregate has no declared likelihood
+(neither a report histogram nor ``bernoulli_support`` counts), or ``mle-rr``
+(``requires_randomized_response``) after an oracle whose channel is not randomized response, or
+with personalized budgets.
 Without this check every cell of such a spec would fail at run time; here the spec is refused by
 ``ldpbench validate`` / ``run`` with ``FILE:LINE`` at the plugin's entry, naming the missing
 capability. Capabilities are read from :meth:`~ldpbench.types.Oracle.tags` only, as the engine
@@ -20,7 +24,7 @@ from typing import Any
 
 from ..errors import ParamError
 from ..pluginmanager import Plugins
-from ..types import Oracle, OracleTags
+from ..types import Oracle, OracleTags, PostProcessorTags
 from .model import Budget, Entry, Pipeline
 
 #: The domain size at which an oracle is built to read its tags (the dataset is not loaded at
@@ -41,19 +45,21 @@ def capability_problems(
     """``(path in the spec, message)`` for every capability the spec needs and a plugin lacks."""
     problems: list[Problem] = []
     epsilon = _probe_epsilon(budgets)
+    personalized = any(b.groups for b in budgets)
     for mech in mechanisms:
         if mech.kind != "oracle":
             continue
         where = _entry_path(data, "oracles", mech.name)
         try:
-            tags = _oracle_tags(plugins, mech, epsilon)
+            oracle = _probe_oracle(plugins, mech, epsilon)
         except ParamError as exc:
             # A value the spec gave that the constructor refuses (pgr's q must be a prime): report
             # it here, at its line, rather than as failed cells of the run.
             problems.append((_param_path(data, where, exc.key), str(exc)))
             continue
-        if tags is None:
+        if oracle is None:
             continue
+        tags = oracle.tags()
         if simulation == "aggregate" and not tags.aggregate:
             said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
             problems.append((where, (
@@ -63,23 +69,62 @@ def capability_problems(
         for path, step in _steps(data, pipelines):
             info = plugins.get("postprocessor", step.name)
             try:
-                needs_channel = plugins.create("postprocessor", step.name, step.param_dict).tags().requires_channel
+                needs = plugins.create("postprocessor", step.name, step.param_dict).tags()
             except Exception:  # noqa: BLE001 - a failing constructor is reported by the run, not here
                 continue
-            if not needs_channel:
-                continue
-            if not tags.finite_output:
-                problems.append((path, (
-                    f"post-processor '{info.name}' needs a finite-output oracle (a report histogram and "
-                    f"a channel), but oracle '{mech.name}' has none (its tags: finite_output = False)"
-                )))
-            elif simulation == "aggregate" and not tags.aggregate_histogram:
-                problems.append((path, (
-                    f"post-processor '{info.name}' needs the report histogram, but the aggregate path of "
-                    f"oracle '{mech.name}' gives none (it does not implement sample_report_histogram): "
-                    f"set 'simulation: per-user'"
-                )))
+            message = _missing(info.name, mech.name, oracle, tags, needs, simulation, personalized)
+            if message:
+                problems.append((path, message))
     return problems
+
+
+def _missing(
+    step: str, name: str, oracle: Oracle, tags: OracleTags, needs: PostProcessorTags, simulation: str, personalized: bool
+) -> str | None:
+    """Why post-processor ``step`` cannot follow oracle ``name`` in this spec (``None``: it can)."""
+    histogram = tags.finite_output and (simulation == "per-user" or tags.aggregate_histogram)
+    if needs.requires_channel or needs.requires_randomized_response:
+        if not tags.finite_output:
+            return (
+                f"post-processor '{step}' needs a finite-output oracle (a report histogram and "
+                f"a channel), but oracle '{name}' has none (its tags: finite_output = False)"
+            )
+        if not histogram:
+            return (
+                f"post-processor '{step}' needs the report histogram, but the aggregate path of "
+                f"oracle '{name}' gives none (it does not implement sample_report_histogram): "
+                f"set 'simulation: per-user'"
+            )
+    if needs.requires_randomized_response:
+        if _randomized_response(oracle) is None:
+            return (
+                f"post-processor '{step}' needs a randomized-response channel (grr), but the channel of "
+                f"oracle '{name}' declares none (its tags: randomized_response = None): use 'ibu'"
+            )
+        if personalized:
+            return (
+                f"post-processor '{step}' is the closed form for one budget, but this spec gives users "
+                f"personalized budgets ('users:'): use 'ibu' or 'em'"
+            )
+    if needs.requires_likelihood and not (histogram or tags.bernoulli_support):
+        why = (
+            "its tags: finite_output = False, bernoulli_support = False" if not tags.finite_output
+            else "its aggregate path gives no report histogram and its tags: bernoulli_support = False; "
+                 "set 'simulation: per-user'"
+        )
+        return (
+            f"post-processor '{step}' needs a likelihood of what oracle '{name}' aggregates (a report "
+            f"histogram and channel, or support counts declared bernoulli_support), but it has none ({why})"
+        )
+    return None
+
+
+def _randomized_response(oracle: Oracle) -> tuple[float, float] | None:
+    """The ``(p, q)`` the oracle's channel declares, or ``None``."""
+    try:
+        return oracle.channel().tags().randomized_response
+    except Exception:  # noqa: BLE001 - a channel that fails here fails (and is reported) in the run
+        return None
 
 
 def default_names(plugins: Plugins, kind: str) -> list[str]:
@@ -121,15 +166,16 @@ def _probe_epsilon(budgets: Sequence[Budget]) -> float:
     return 1.0
 
 
-def _oracle_tags(plugins: Plugins, mech: Entry, epsilon: float) -> OracleTags | None:
-    """The oracle's tags at the probe size; ``None`` if it cannot be built there.
+def _probe_oracle(plugins: Plugins, mech: Entry, epsilon: float) -> Oracle | None:
+    """The oracle built at the probe size; ``None`` if it cannot be built there.
 
     :raises ParamError: the constructor refuses a parameter the spec gave (whatever d and epsilon:
         a refusal about another parameter may depend on the probe's sizes, so it is left to the run).
     """
     try:
         oracle: Oracle = plugins.create("oracle", mech.name, mech.param_dict, d=PROBE_DOMAIN, epsilon=epsilon)
-        return oracle.tags()
+        oracle.tags()
+        return oracle
     except ParamError as exc:
         if exc.key is not None and exc.key in mech.param_dict:
             raise

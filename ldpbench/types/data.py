@@ -127,6 +127,9 @@ class Estimate:
     :param support_counts: the aggregated support counts ``c_v``.
     :param report_histogram: the histogram of reports, for finite-output oracles.
     :param channel: ``P(report | item)`` matching ``report_histogram``.
+    :param bernoulli_support: ``support_counts`` are sums of per-user Bernoulli(p*) / Bernoulli(q*)
+        support bits, as the producing oracle declares (its ``bernoulli_support`` tag; set by the
+        simulation, never guessed from the numbers): what ``ibu`` needs without a report histogram.
     :param parts: per-budget-group estimates when users have personalized budgets.
     :param items: indices into the population's domain when the estimate covers only some items
         (Blender's head list); ``None`` means the whole domain in order.
@@ -156,6 +159,7 @@ class Estimate:
     support_counts: np.ndarray | None = None
     report_histogram: np.ndarray | None = None
     channel: Channel | None = None
+    bernoulli_support: bool = False
     parts: tuple[Estimate, ...] = ()
     items: np.ndarray | None = None
     query_transforms: tuple[Any, ...] = ()

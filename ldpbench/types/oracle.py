@@ -39,6 +39,9 @@ class Oracle(Plugin):
     ``finite_output``                 :meth:`channel`, :meth:`report_histogram` and
                                       :meth:`support_counts_from_histogram`
     ``aggregate_histogram``           :meth:`sample_report_histogram` (with finite output)
+    ``bernoulli_support``             never: the oracle states it by overriding :meth:`tags`
+                                      (its support counts are sums of per-user Bernoulli(p*)
+                                      / Bernoulli(q*) bits; ``ibu`` reads them then)
     ``output_table``                  :meth:`output_table`
     ``output_rows``                   :meth:`output_rows`
     ``support_matrix``                :meth:`support_matrix`

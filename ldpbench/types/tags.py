@@ -34,6 +34,14 @@ class OracleTags:
     #: The aggregate shortcut yields the report histogram (``sample_report_histogram``), so an
     #: aggregate-path estimate carries what EM needs.
     aggregate_histogram: bool = False
+    #: The support counts are sums over users of Bernoulli bits: whether a report supports item
+    #: ``v`` is Bernoulli(``p*``) for a user holding ``v`` and Bernoulli(``q*``) for any other
+    #: user, independently across users -- the definition of a pure protocol (Wang et al., USENIX
+    #: Security 2017, §3) held exactly, with integer counts (GRR, OUE, SUE, OLH, BLH, SS, HR; not
+    #: SHE's sums of Laplace noise, nor a sketch). Each count is then Binomial(n, q* + (p* - q*)
+    #: f_v) for users drawn from ``f``, and ``ibu`` maximizes the product of these per-item
+    #: likelihoods from the support counts alone. Never derived: an oracle states it.
+    bernoulli_support: bool = False
     #: ``output_table()`` gives the exact output law at this instance's ``d`` (for the audits).
     output_table: bool = False
     #: ``output_rows(reports)`` maps reports to rows of ``output_table()``.
@@ -57,6 +65,14 @@ class PostProcessorTags:
     #: Needs the report histogram and channel of a finite-output oracle (EM and its variants):
     #: a spec pairing it with an oracle whose tags lack ``finite_output`` is refused at validation.
     requires_channel: bool = False
+    #: Needs a likelihood of what the oracle aggregated (IBU): the report histogram and channel
+    #: of a finite-output oracle, or support counts the oracle declares ``bernoulli_support``. A
+    #: spec pairing it with an oracle that declares neither is refused at validation.
+    requires_likelihood: bool = False
+    #: Needs a randomized-response channel (``ChannelTags.randomized_response``: GRR) and one
+    #: budget for all users (the closed-form MLE of ``mle-rr``); a spec pairing it with another
+    #: oracle, or with personalized budgets, is refused at validation.
+    requires_randomized_response: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
 

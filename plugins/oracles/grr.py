@@ -8,12 +8,13 @@ other value with probability ``q = 1 / (e^eps + d - 1)``; ``Support(y) = {y}`` s
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Channel, ChannelTags, Oracle
+from ldpbench.types import Channel, ChannelTags, Oracle, OracleTags
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
 
@@ -92,6 +93,10 @@ class GRR(Oracle):
     @property
     def q_star(self) -> float:
         return self._q
+
+    def tags(self) -> OracleTags:
+        # A report supports exactly the value reported: Bernoulli(p) for the held item, q otherwise.
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     @property
     def keep_probability(self) -> float:

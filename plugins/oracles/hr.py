@@ -11,13 +11,14 @@ constants of OLH with g = 2, with O(log K)-bit reports and O(n + K log K) aggreg
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Channel, Oracle
+from ldpbench.types import Channel, Oracle, OracleTags
 
 from . import _hadamard
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
@@ -100,6 +101,12 @@ class HR(Oracle):
     @property
     def q_star(self) -> float:
         return 0.5
+
+    def tags(self) -> OracleTags:
+        # y supports v when y is in C_v: w.p. p* for the held value, exactly 1/2 for any other
+        # (|C_v ∩ C_w| = K/4), independently across users. ibu prefers the channel when the
+        # estimate carries the report histogram (both paths do); this is the fallback.
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -9,6 +9,7 @@ authors' ``olh.py`` ([W20-code]; the PEM code uses floor instead) — set ``g`` 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -18,7 +19,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
-from ldpbench.types import Oracle
+from ldpbench.types import Oracle, OracleTags
 
 from . import _hashing
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg, independent_binomials
@@ -99,6 +100,12 @@ class OLH(Oracle):
     @property
     def q_star(self) -> float:
         return self._q
+
+    def tags(self) -> OracleTags:
+        # <H, y> supports v when H(v) = y: w.p. p* for the held value and 1/g for any other (the
+        # idealized hash; the seeded family has these marginals to 2^-32), independently across
+        # users, since each user draws her own seed (ibu's per-item likelihood).
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> OLHReports:

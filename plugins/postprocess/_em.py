@@ -100,16 +100,26 @@ def groups_of(estimate: Estimate, method: str = "em") -> list[Group]:
                 f"report space and a channel (grr, hr); '{part.mechanism or 'this oracle'}' "
                 f"(epsilon={part.epsilon:g}) provides no report histogram/channel"
             )
-        hist = np.asarray(part.report_histogram, dtype=float)
-        if hist.shape != (part.channel.n_reports,):
-            raise ValueError(
-                f"report histogram of length {hist.size} does not match the channel's {part.channel.n_reports} reports"
-            )
-        groups.append(Group(hist, part.channel, int(part.n), float(part.epsilon)))
+        groups.append(channel_group(part))
+    check_same_domain(groups)
+    return groups
+
+
+def channel_group(part: Estimate) -> Group:
+    """The group of one estimate that carries a report histogram and its channel."""
+    hist = np.asarray(part.report_histogram, dtype=float)
+    if hist.shape != (part.channel.n_reports,):
+        raise ValueError(
+            f"report histogram of length {hist.size} does not match the channel's {part.channel.n_reports} reports"
+        )
+    return Group(hist, part.channel, int(part.n), float(part.epsilon))
+
+
+def check_same_domain(groups: Sequence[Group]) -> None:
+    """:raises ValueError: when the groups' channels disagree on the number of items."""
     d = {g.channel.n_items for g in groups}
     if len(d) != 1:
         raise ValueError(f"budget groups disagree on the domain size: {sorted(d)}")
-    return groups
 
 
 class _GRRStack:

@@ -47,20 +47,32 @@ def _names(kind):
 
 
 def _runs(tmp_path, simulation):
-    """Every built-in oracle with every post-processor it can feed: the steps that need a finite
-    output (EM and its variants) go after the oracles that declare one (``validate`` refuses the
-    others: a capability, not a fault), every other step after every oracle."""
+    """Every built-in oracle with every post-processor it can feed: a step goes after the oracles
+    whose tags give what its tags require (``validate`` refuses the others: a capability, not a
+    fault) -- EM after a finite output, IBU after a finite output or Bernoulli support counts,
+    the closed-form MLE of randomized response after a randomized-response channel."""
     plugins = build_plugins()
-    oracles = [i for i in plugins.registry("oracle")]
-    tags = {i.name: i.cls(d=16, epsilon=2.0).tags() for i in oracles}
-    # EM on the aggregate path also needs the histogram sampler (pgr offers EM per user only)
-    finite = [name for name, t in tags.items()
-              if t.finite_output and (simulation == "per-user" or t.aggregate_histogram)]
-    steps = [i for i in plugins.registry("postprocessor")]
-    needs = {i.name for i in steps if i.cls().tags().requires_channel}
+    oracles = [i.cls(d=16, epsilon=2.0) for i in plugins.registry("oracle")]
+    steps = [i.cls() for i in plugins.registry("postprocessor")]
+
+    def feeds(oracle, step):
+        have, need = oracle.tags(), step.tags()
+        # EM on the aggregate path also needs the histogram sampler (pgr offers EM per user only)
+        finite = have.finite_output and (simulation == "per-user" or have.aggregate_histogram)
+        if need.requires_randomized_response and (
+            not finite or oracle.channel().tags().randomized_response is None
+        ):
+            return False
+        if need.requires_channel and not finite:
+            return False
+        return not need.requires_likelihood or finite or have.bernoulli_support
+
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for step in steps:
+        fed = tuple(o.name for o in oracles if feeds(o, step))
+        groups.setdefault(fed, []).append(step.name)
     metrics = ", ".join(_names("metric"))
-    groups = [([i.name for i in oracles], [i.name for i in steps if i.name not in needs]), (finite, sorted(needs))]
-    for k, (names, pipes) in enumerate(groups):
+    for k, (names, pipes) in enumerate(sorted(groups.items())):
         spec = ORACLE_SPEC.format(simulation=simulation, oracles=", ".join(names),
                                   pipelines=", ".join(pipes), metrics=metrics)
         (tmp_path / f"spec{k}.yaml").write_text(spec)

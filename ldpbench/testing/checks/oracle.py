@@ -399,6 +399,32 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert int(chunk) == chunk and chunk >= 1, f"{where}: chunk_users must be a positive int, got {chunk!r}"
 
 
+def check_bernoulli_support(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """A declared ``bernoulli_support``: on every path the support counts are integers in [0, n]
+    (sums of n bits; the engine's boundary already refuses fractional ones) and the estimate
+    carries the declaration to the post-processors (ibu).
+
+    The law of those bits is tested elsewhere: their probabilities p*/q* against the output table
+    (``check_output_table_support``), the counts' mean and Binomial-sum variance by simulation
+    (``check_unbiased_*``, ``check_variance_*``: V-exact is the variance of a sum of such bits).
+    """
+    counts = _truth(cfg)
+    n = int(counts.sum())
+    for eps in cfg.epsilons:
+        o = subject.oracle(cfg.d, eps)
+        if not o.tags().bernoulli_support:
+            raise CheckSkipped(f"{subject.label} does not declare bernoulli_support (its tags)")
+        for path in _paths(o):
+            where = _where(subject, path=path, epsilon=eps)
+            est = _simulate(o, counts, _rng(cfg, "bernoulli", path, eps), path)
+            c = np.asarray(est.support_counts)
+            assert np.all(np.isfinite(c)) and np.array_equal(c, np.round(c)), (
+                f"{where}: bernoulli_support is declared, so support counts must be integers (sums of bits)"
+            )
+            assert np.all((c >= 0) & (c <= n)), f"{where}: support counts outside [0, n={n}]"
+            assert est.bernoulli_support, f"{where}: the estimate does not carry the declared bernoulli_support"
+
+
 def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The same seed gives the same output on both paths."""
     counts = _truth(cfg)
@@ -482,6 +508,7 @@ _ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
     check_output_table_ldp: ("output_table",),
     check_output_table_support: ("output_table",),
     check_channel: ("finite_output",),
+    check_bernoulli_support: ("bernoulli_support",),
     check_exact_law_aggregate: ("aggregate", "exact_aggregate", "output_table"),
     check_exact_law_per_user: ("output_table",),
     check_unbiased_aggregate: ("aggregate",),
@@ -504,6 +531,7 @@ ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_unbiased_per_user,
     check_variance_per_user,
     check_chunks,
+    check_bernoulli_support,
     check_reproducible,
     check_no_global_random_state,
 )

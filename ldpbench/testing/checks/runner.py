@@ -139,8 +139,13 @@ def _applies(check: Callable[[], None]) -> bool:
     except Exception:  # noqa: BLE001 - a broken plugin is for the checks themselves to report
         return True
     needs = _ORACLE_NEEDS.get(check.fn, ())
-    have = {"aggregate": tags.aggregate, "exact_aggregate": tags.exact_aggregate,
-            "finite_output": tags.finite_output, "output_table": tags.output_table}
+    have = {
+        "aggregate": tags.aggregate,
+        "exact_aggregate": tags.exact_aggregate,
+        "finite_output": tags.finite_output,
+        "output_table": tags.output_table,
+        "bernoulli_support": tags.bernoulli_support,
+    }
     return all(have[n] for n in needs)
 
 

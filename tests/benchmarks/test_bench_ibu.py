@@ -1,0 +1,51 @@
+"""Cost per estimate of ``ibu`` (default settings: tol 1e-8/d, at most 10,000 maps, SQUAREM) and of
+the closed-form ``mle-rr``, at d = 1,024 and at Kosarak scale (d = 41,270, n = 8,019,015).
+
+Workload: a Zipf(1.1) population, the oracle's aggregate-path estimate drawn once outside the
+timed body; eps = 4. GRR and HR give ibu the full likelihood (report histogram), OUE and OLH the
+per-item one (support counts). ``extra_info`` records the maps evaluated and whether the stopping
+rule was met: at d = 41,270 every oracle runs to the 10,000-map cap (components the MLE puts on
+the boundary converge sublinearly), so those rows time 10,000 maps. Rounds are fixed (``pedantic``)
+because one estimate takes seconds to minutes.
+
+Figures::
+
+    .venv/bin/pytest tests/benchmarks/test_bench_ibu.py --benchmark-enable --benchmark-only
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.simulate import simulate
+
+PLUGINS = build_plugins()
+SIZES = {1_024: 1_000_000, 41_270: 8_019_015}
+
+
+def _estimate(oracle: str, d: int, epsilon: float = 4.0):
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    counts = np.random.default_rng(0).multinomial(SIZES[d], w / w.sum())
+    o = PLUGINS.create("oracle", oracle, {}, d=d, epsilon=epsilon)
+    return simulate(o, counts, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize("d", sorted(SIZES))
+@pytest.mark.parametrize("oracle", ["grr", "oue", "olh", "hr"])
+def test_bench_ibu(benchmark, oracle, d):
+    est = _estimate(oracle, d)
+    ibu = PLUGINS.create("postprocessor", "ibu", {})
+    rounds = 3 if d <= 1_024 else 1
+    out = benchmark.pedantic(ibu.apply, args=(est, np.random.default_rng(0)), rounds=rounds, iterations=1)
+    benchmark.extra_info.update({k: out.info[k] for k in ("ibu_iterations", "ibu_converged", "ibu_likelihood")})
+    assert abs(out.frequencies.sum() - 1) <= 1e-9
+
+
+@pytest.mark.parametrize("d", sorted(SIZES))
+def test_bench_mle_rr(benchmark, d):
+    est = _estimate("grr", d)
+    mle = PLUGINS.create("postprocessor", "mle-rr", {})
+    out = benchmark(mle.apply, est, np.random.default_rng(0))
+    assert abs(out.frequencies.sum() - 1) <= 1e-9
