@@ -114,12 +114,22 @@ class BaseCut(PostProcessor):
         """Per-item threshold theta_v (fraction scale)."""
         if estimate.variance is None:
             raise NotApplicable(f"base-cut needs the oracle's noise variance, and '{estimate.mechanism}' gave none")
-        sigma = np.sqrt(np.broadcast_to(np.asarray(estimate.variance, dtype=float), (estimate.d,)))
+        variance = np.broadcast_to(np.asarray(estimate.variance, dtype=float), (estimate.d,))
+        if not np.all(np.isfinite(variance)):
+            raise NotApplicable(f"base-cut needs finite noise variances, and '{estimate.mechanism}' gave NaN or inf")
+        # A variance *estimated* from the data (Blender's) can come out below zero; its threshold is 0.
+        sigma = np.sqrt(np.maximum(variance, 0.0))
         return significance_quantile(estimate.d, self.alpha) * sigma
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         f = _vector(estimate)
-        return _result(estimate, self.name, np.where(f < self.threshold(estimate), 0.0, f))
+        result = _result(estimate, self.name, np.where(f < self.threshold(estimate), 0.0, f))
+        negative = int(np.count_nonzero(np.asarray(estimate.variance, dtype=float) < 0))
+        if negative:
+            result = result.with_warning(
+                f"base-cut: {negative} item(s) had a negative estimated variance; their threshold is 0"
+            )
+        return result
 
 
 class Norm(PostProcessor):

@@ -423,3 +423,17 @@ def test_every_method_is_registered_with_a_description_and_a_cost():
     assert plugins.get("postprocessor", "norm-cut").cls.params[0].default == "paper"
     assert plugins.get("postprocessor", "mle-apx").cls.params[0].default == "generic"
     assert plugins.get("postprocessor", "post-pos").cls.acts_on == "queries"
+
+
+def test_base_cut_says_so_when_an_estimated_variance_is_negative():
+    # Blender estimates its variances from the data; one below zero must not make a NaN threshold.
+    from ldpbench_plugins.postprocess.consistency import BaseCut
+
+    est = Estimate(frequencies=np.array([0.5, -0.01, 0.3, 0.21]), n=1000, epsilon=1.0, mechanism="x",
+                   variance=np.array([1e-4, -1e-5, 1e-4, 1e-4]))
+    out = BaseCut().apply(est, np.random.default_rng(0))
+    assert np.all(np.isfinite(out.frequencies))
+    assert out.frequencies[1] == 0.0  # threshold 0: a negative estimate is cut
+    assert any("negative estimated variance" in w for w in out.warnings)
+    with pytest.raises(NotApplicable, match="NaN or inf"):
+        BaseCut().apply(est.replace(variance=np.array([1e-4, np.nan, 1e-4, 1e-4])), np.random.default_rng(0))
