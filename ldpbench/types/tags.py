@@ -42,6 +42,11 @@ class OracleTags:
     support_matrix: bool = False
     #: Users per chunk on the per-user path (``None``: the engine's default chunk).
     chunk_users: int | None = None
+    #: The output table's worst likelihood ratio equals ``e^eps``. Off for an oracle whose reports,
+    #: as the table describes them, spend less than the budget it declares (THE reads only the
+    #: support sets of eps-LDP reports): the kit then checks the bound without asking that it be
+    #: attained.
+    attains_epsilon: bool = True
     #: The oracle assumed when a bare estimate vector is post-processed without naming one
     #: (``ldpbench.postprocess``); exactly one installed oracle should claim it.
     default: bool = False
