@@ -42,6 +42,13 @@ class OracleTags:
     support_matrix: bool = False
     #: Users per chunk on the per-user path (``None``: the engine's default chunk).
     chunk_users: int | None = None
+    #: ``support_counts`` and ``sample_support_counts`` return real-valued per-item sums of the
+    #: reports, not counts (SHE adds up Laplace-noised one-hot vectors): the harness checks them as
+    #: finite floats, and the estimate is not a pure protocol's (its ``p_star``/``q_star`` are None).
+    real_valued_counts: bool = False
+    #: ``report_log_likelihood(reports)`` gives the density of continuous reports under every item:
+    #: the empirical audit attacks them with likelihood-ratio events instead of support sets.
+    report_density: bool = False
     #: The output table's worst likelihood ratio equals ``e^eps``. Off for an oracle whose reports,
     #: as the table describes them, spend less than the budget it declares (THE reads only the
     #: support sets of eps-LDP reports): the kit then checks the bound without asking that it be
