@@ -22,8 +22,11 @@ from ._sketch import CountMeanSketch, SketchReports, stirling2
 
 #: Bits per chunk of the per-user path (a user's report is m bits).
 _BITS_PER_CHUNK = 1 << 22
-#: Items per block of the exact aggregate sampler (bounds its (items x m) temporaries).
-_ITEMS_PER_BLOCK = 256
+#: Items per block of the exact aggregate sampler (bounds its (items x window) temporaries).
+_ITEMS_PER_BLOCK = 4096
+#: The aggregate sampler's core window of K: categories at least this fraction of the mode's
+#: probability (the rest, below ~1e-12 in total, is drawn exactly but one item at a time).
+_CORE_RELATIVE = 1e-13
 #: Largest exact output table (rows).
 _TABLE_ROWS = 1 << 16
 
@@ -121,32 +124,53 @@ class CMS(CountMeanSketch):
         return self._counts_from_sketch(sketch)
 
     def _sample_per_user_hash(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The exact sampler of the class docstring. A user's ``K`` lies in a core window around
+        its mode except with probability below ~1e-12; users are first split exactly between the
+        core and the tail (binomial), the core ones are spread by a multinomial over the narrow
+        window, and the rare tail ones one item at a time, so nothing is truncated."""
         from scipy.stats import binom
 
         m = self.buckets
         own = rng.binomial(counts, self._p)
         pmf = binom.pmf(np.arange(m), m - 1, self._q0)
-        order = np.argsort(-pmf, kind="stable")  # likeliest first: multinomial draws stop early
-        pvals = pmf[order] / pmf.sum()
-        blocks, total = [], np.zeros(m + 1, dtype=np.int64)
-        for start in range(0, self.d, _ITEMS_PER_BLOCK):
-            stop = min(self.d, start + _ITEMS_PER_BLOCK)
-            hist = np.zeros((stop - start, m + 1), dtype=np.int64)  # users of each item per T = B + K
-            hist[:, order] += rng.multinomial(counts[start:stop] - own[start:stop], pvals)
-            hist[:, order + 1] += rng.multinomial(own[start:stop], pvals)
-            used = np.flatnonzero(hist.any(axis=0))
-            lo = int(used[0]) if used.size else 0
-            hi = int(used[-1]) + 1 if used.size else 0
-            blocks.append((start, stop, lo, hist[:, lo:hi].astype(np.int32)))
-            total += hist.sum(axis=0)
+        core = np.flatnonzero(pmf >= pmf.max() * _CORE_RELATIVE)
+        k_lo, k_hi = int(core[0]), int(core[-1]) + 1
+        tail = np.concatenate([np.arange(k_lo), np.arange(k_hi, m)])
+        p_core = float(pmf[k_lo:k_hi].sum()) if tail.size else 1.0
+        order = np.argsort(-pmf[k_lo:k_hi], kind="stable")  # likeliest first: multinomial draws stop early
+        unsort = np.argsort(order)
+        pvals = pmf[k_lo:k_hi][order] / p_core
+        width = k_hi - k_lo + 1  # T = K or K + 1 over the core: T in [k_lo, k_hi]
+        total = np.zeros(m + 1, dtype=np.int64)
+        blocks, stray = [], []  # stray: (item, T, users) of users whose K fell in the tail
+        for group, shift in ((counts - own, 0), (own, 1)):
+            inside = rng.binomial(group, min(1.0, p_core))
+            for v in np.flatnonzero(group > inside):
+                spread = rng.multinomial(int(group[v] - inside[v]), pmf[tail] / pmf[tail].sum())
+                for k, users in zip(tail[spread > 0], spread[spread > 0]):
+                    stray.append((int(v), int(k) + shift, int(users)))
+                    total[int(k) + shift] += int(users)
+            for start in range(0, self.d, _ITEMS_PER_BLOCK):
+                stop = min(self.d, start + _ITEMS_PER_BLOCK)
+                hist = np.zeros((stop - start, width), dtype=np.int64)
+                hist[:, shift : shift + width - 1] = rng.multinomial(inside[start:stop], pvals)[:, unsort]
+                if shift == 0:
+                    blocks.append(hist)
+                else:
+                    blocks[start // _ITEMS_PER_BLOCK] += hist
+                total[k_lo : k_hi + 1] += hist.sum(axis=0)
         used = np.flatnonzero(total)
-        lo, hi = int(used[0]), int(used[-1]) + 1
+        lo, hi = min(k_lo, int(used[0])), max(k_hi + 1, int(used[-1]) + 1)  # the core plus any strays
         rate = np.arange(lo, hi) / m
         out = own.astype(np.int64)
-        for start, stop, b_lo, part in blocks:
-            others = np.broadcast_to(total[lo:hi], (stop - start, hi - lo)).copy()
-            others[:, b_lo - lo : b_lo - lo + part.shape[1]] -= part
-            out[start:stop] += rng.binomial(others, rate).sum(axis=1)
+        for b, hist in enumerate(blocks):
+            start = b * _ITEMS_PER_BLOCK
+            others = np.broadcast_to(total[lo:hi], (hist.shape[0], hi - lo)).copy()
+            others[:, k_lo - lo : k_lo - lo + width] -= hist
+            for v, t, users in stray:
+                if start <= v < start + hist.shape[0]:
+                    others[v - start, t - lo] -= users
+            out[start : start + hist.shape[0]] += rng.binomial(others, rate).sum(axis=1)
         return out
 
     # -- exact law (the audits) ---------------------------------------------------------------
