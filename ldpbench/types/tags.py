@@ -69,6 +69,9 @@ class PostProcessorTags:
     #: Needs the report histogram and channel of a finite-output oracle (EM and its variants):
     #: a spec pairing it with an oracle whose tags lack ``finite_output`` is refused at validation.
     requires_channel: bool = False
+    #: Needs a pure protocol's ``p_star``/``q_star`` on the estimate (MLE-Apx): a spec pairing it
+    #: with an oracle whose tags declare ``real_valued_counts`` (SHE) is refused at validation.
+    requires_pure: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
 

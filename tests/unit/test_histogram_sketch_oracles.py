@@ -236,3 +236,16 @@ def test_cms_aggregate_has_the_exact_law_with_stray_users(core, monkeypatch):
     rng = np.random.default_rng(11)
     draws = np.array([o.sample_support_counts(counts, rng) for _ in range(5000)])
     stats.exact_distribution_test(draws, law, label=f" of CMS aggregate counts, core {core}").check()
+
+
+def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys):
+    from ldpbench.cli import main
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: she-mle\nseed: 1\nrepeats: 1\ndatasets:\n  - zipf: {d: 16, n: 1000, s: 1.1}\n"
+                    "epsilons: [1]\noracles: [she, the]\npipelines:\n  - base\n  - mle-apx\nmetrics: [mse]\n")
+    code = main(["validate", str(spec)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{spec}:10: post-processor 'mle-apx' needs a pure oracle's p* and q*, but oracle 'she'" in err
+    assert "oracle 'the'" not in err
