@@ -49,9 +49,10 @@ class CMS(CountMeanSketch):
         other item lands in a uniform bucket, so given ``T = B + K`` its support indicators are
         i.i.d. Bernoulli(T/m). So per item, the users' T histogram is drawn (two multinomials), and
         ``c_w = own_w + sum_t Binomial(N_t - N_t(w), t/m)``, independent over w given the
-        histograms. O(d m) in the worst case (categories are visited in decreasing probability, so
-        small items stop early). With the real seeded hash each item's law is exact (to 2^-32 per
-        bucket) and cross-item independence is approximate, exactly as for OLH.
+        histograms. O(d w) for a core window of w values of K (about 15 standard deviations of
+        Binomial(m - 1, q) wide; users outside it, below 1e-12 of them, are drawn exactly one item
+        at a time). With the real seeded hash each item's law is exact (to 2^-32 per bucket) and
+        cross-item independence is approximate, exactly as for OLH.
     """
 
     name = "cms"
