@@ -70,9 +70,13 @@ class CMS(CountMeanSketch):
         return max(1, _BITS_PER_CHUNK // self.buckets)
 
     def tags(self) -> OracleTags:
+        return dataclasses.replace(super().tags(), output_table=self._enumerable, output_rows=self._enumerable)
+
+    @property
+    def _enumerable(self) -> bool:
+        """Whether :meth:`output_table` is small enough to enumerate (at most 65,536 rows, d <= 16)."""
         rows = self.functions * 2**self.buckets if self.fixed_family else 2**self.d
-        table = self.d <= 16 and rows <= _TABLE_ROWS
-        return dataclasses.replace(super().tags(), output_table=table, output_rows=table)
+        return self.d <= 16 and rows <= _TABLE_ROWS
 
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> SketchReports:
@@ -185,6 +189,9 @@ class CMS(CountMeanSketch):
         ``b`` zeros (ones and zeros in disjoint buckets),
         ``P0 = m^-d sum_{j, j'} m!/(m-j-j')! S(a, j) S(b, j') q^j (1-q)^j'`` (S: Stirling numbers of
         the second kind)."""
+        if not self._enumerable:
+            raise ValueError(f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
+                             f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})")
         d, m, p, q = self.d, self.buckets, self._p, self._q0
         if self.fixed_family:
             k = self.functions

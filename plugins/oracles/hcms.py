@@ -66,9 +66,13 @@ class HCMS(CountMeanSketch):
         return 1.0 / (1.0 + math.exp(-self.epsilon)), 0.5
 
     def tags(self) -> OracleTags:
+        return dataclasses.replace(super().tags(), output_table=self._enumerable, output_rows=self._enumerable)
+
+    @property
+    def _enumerable(self) -> bool:
+        """Whether :meth:`output_table` is small enough to enumerate (at most 65,536 rows, d <= 16)."""
         rows = self.functions * self.buckets * 2 if self.fixed_family else 2**self.d
-        table = self.d <= 16 and rows <= _TABLE_ROWS
-        return dataclasses.replace(super().tags(), output_table=table, output_rows=table)
+        return self.d <= 16 and rows <= _TABLE_ROWS
 
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> SketchReports:
@@ -137,6 +141,9 @@ class HCMS(CountMeanSketch):
         ``z_v``): ``P(z | v) = w(z) (p* if z_v else 1 - p*)`` with
         ``w(z) = 2 (m-1)/m 2^-d + (1/m) [z is all ones or all zeros]`` (coefficient 0 supports all
         or nothing; any other makes the items' signs i.i.d. fair coins)."""
+        if not self._enumerable:
+            raise ValueError(f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
+                             f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})")
         d, m, p = self.d, self.buckets, self._p
         if self.fixed_family:
             k = self.functions
