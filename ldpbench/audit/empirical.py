@@ -279,7 +279,8 @@ def _losses(oracle: Oracle, v: int, n: int, rng: np.random.Generator, pair: tupl
     out = np.empty(n)
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        ll = np.asarray(oracle.report_log_likelihood(oracle.perturb(np.full(m, v, dtype=np.int64), rng)), dtype=float)
+        reports = oracle.perturb(np.full(m, v, dtype=np.int64), rng)
+        ll = np.asarray(oracle.report_log_likelihood(reports), dtype=float)
         if ll.shape != (m, oracle.d):
             raise ValueError(f"report_log_likelihood returned shape {ll.shape}, expected ({m}, {oracle.d})")
         out[start : start + m] = ll[:, pair[0]] - ll[:, pair[1]]

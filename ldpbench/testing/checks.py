@@ -283,7 +283,9 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
                 f"{where}: an oracle with real-valued sums is not pure: its Estimate must carry no p*/q*"
             )
         else:
-            assert est.p_star == o.p_star and est.q_star == o.q_star, f"{where}: Estimate p*/q* differ from the oracle's"
+            assert est.p_star == o.p_star and est.q_star == o.q_star, (
+                f"{where}: Estimate p*/q* differ from the oracle's"
+            )
         assert est.mechanism, f"{where}: Estimate.mechanism is empty"
         var = None if est.variance is None else np.asarray(est.variance, dtype=float)
         assert var is not None and var.shape == (cfg.d,), f"{where}: Estimate.variance must have length {cfg.d}"

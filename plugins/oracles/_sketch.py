@@ -38,7 +38,7 @@ agree on half the coefficients), an item w != v is supported w.p. ``p`` if ``h(w
   functions are over-estimated, the others under-estimated.
 
 Apple's server computes ``f_w = m/(m-1) (1/k sum_j M[j, h_j(w)] - n/m)`` from its debiased sketch
-M ([Apple17] Algorithms 3 and 5); summing the debiased votes that M holds gives exactly
+M ([Apple17], the server-side algorithms of both sketches); summing the debiased votes that M holds gives exactly
 ``m/(m-1) ((c_w/n - q0)/(p - q0) - 1/m)``, i.e. ``(c_w/n - q*)/(p* - q*)``: Apple's estimator and
 the pure-protocol estimate are one formula (``tests/unit/test_sketch_oracles.py`` checks it on a
 sketch built Apple's way).

@@ -1,8 +1,8 @@
-"""Apple's count-mean sketch (CMS) ([Apple17] Algorithms 1-3; [Pan24]; see :mod:`._sketch`).
+"""Apple's count-mean sketch (CMS) ([Apple17], its count mean sketch; [Pan24]; see :mod:`._sketch`).
 
 A user holding v hashes it to a bucket ``h(v)`` of ``[0, m)``, one-hot encodes the bucket as m bits
 and flips every bit w.p. ``1/(e^(eps/2) + 1)`` (two one-hot vectors differ in two bits, each costing
-eps/2: eps-LDP, [Apple17] Theorem 1). Support: ``{w : bit h(w) is 1}``, so
+eps/2: eps-LDP, as [Apple17] shows). Support: ``{w : bit h(w) is 1}``, so
 ``p* = e^(eps/2)/(e^(eps/2) + 1)`` and ``q* = q + (p* - q)/m`` with ``q = 1 - p*``.
 """
 

@@ -1,10 +1,10 @@
-"""Apple's Hadamard count-mean sketch (HCMS) ([Apple17] Algorithms 4-5; [Pan24]; see :mod:`._sketch`).
+"""Apple's Hadamard count-mean sketch (HCMS) ([Apple17]; [Pan24]; see :mod:`._sketch`).
 
 A user holding v hashes it to a bucket ``b = h(v)`` of ``[0, m)`` (m a power of two), picks a
 coefficient ``l`` uniform on ``[0, m)`` and sends the sign ``H_m[b, l]`` of the Sylvester-Hadamard
-matrix, kept w.p. ``e^eps/(e^eps + 1)`` and flipped otherwise: one bit, eps-LDP ([Apple17]
-Theorem 2). Support: ``{w : H_m[h(w), l] = sent sign}``. Two distinct rows agree on exactly half
-the coefficients, so ``p* = e^eps/(e^eps + 1)`` and ``q* = p*/m + (m - 1)/(2m)``.
+matrix, kept w.p. ``e^eps/(e^eps + 1)`` and flipped otherwise: one bit, eps-LDP (randomized
+response on one sign). Support: ``{w : H_m[h(w), l] = sent sign}``. Two distinct rows agree on
+exactly half the coefficients, so ``p* = e^eps/(e^eps + 1)`` and ``q* = p*/m + (m - 1)/(2m)``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ pure protocol's constants decline it).
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import ClassVar
 
 import numpy as np

@@ -94,7 +94,7 @@ def test_cms_null_law_by_brute_force():
 
 
 def _apple_cms(o: CMS, reports, n: int) -> np.ndarray:
-    """Apple's server ([Apple17] Algorithm 3): M[j] += k (c/2 x + 1/2) with x = +-1 bits, then
+    """Apple's server ([Apple17], server-side CMS): M[j] += k (c/2 x + 1/2) with x = +-1 bits, then
     f(w) = m/(m-1) (1/k sum_j M[j, h_j(w)] - n/m); returned as a fraction."""
     k, m = o.functions, o.buckets
     c = (math.exp(o.epsilon / 2) + 1) / (math.exp(o.epsilon / 2) - 1)
@@ -106,7 +106,7 @@ def _apple_cms(o: CMS, reports, n: int) -> np.ndarray:
 
 
 def _apple_hcms(o: HCMS, reports, n: int) -> np.ndarray:
-    """Apple's HCMS server ([Apple17] Algorithm 5): M[j, l] += k c y, M <- M H^T, same estimate."""
+    """Apple's HCMS server ([Apple17], server-side HCMS): M[j, l] += k c y, M <- M H^T, same estimate."""
     k, m = o.functions, o.buckets
     c = (math.exp(o.epsilon) + 1) / (math.exp(o.epsilon) - 1)
     y = np.where(reports.votes, 1.0, -1.0)
