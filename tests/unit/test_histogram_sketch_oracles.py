@@ -266,3 +266,16 @@ def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
     rng = np.random.default_rng(12)
     draws = np.array([o.sample_support_counts(counts, rng) for _ in range(5000)])
     stats.exact_distribution_test(draws, law, label=" of Apple HCMS aggregate counts (splitting)").check()
+
+
+def test_personalized_budgets_weight_she_groups_by_their_variance():
+    """SHE carries no p*/q*: its groups are weighted by the (f-free) noise variance it declares."""
+    from ldpbench.groups import group_weights
+
+    rng = np.random.default_rng(8)
+    counts = np.array([30, 10, 5, 5])
+    parts = [simulate(SHE(d=4, epsilon=eps), counts, rng, "aggregate") for eps in (0.5, 2.0)]
+    w = group_weights(parts, 4)
+    inverse = np.array([1 / parts[0].variance[0], 1 / parts[1].variance[0]])
+    np.testing.assert_allclose(w, inverse / inverse.sum(), rtol=1e-12)
+    assert w[1] / w[0] == pytest.approx(16.0)  # variance 8/(eps^2 n): four times eps, 16 times the weight
