@@ -279,3 +279,22 @@ def test_personalized_budgets_weight_she_groups_by_their_variance():
     inverse = np.array([1 / parts[0].variance[0], 1 / parts[1].variance[0]])
     np.testing.assert_allclose(w, inverse / inverse.sum(), rtol=1e-12)
     assert w[1] / w[0] == pytest.approx(16.0)  # variance 8/(eps^2 n): four times eps, 16 times the weight
+
+
+def test_audit_she_says_what_it_checked(capsys):
+    """'ldpbench audit she' exits 0 having audited something: the declared density's worst loss per
+    budget (exactly eps) and the likelihood-ratio attack, not 'nothing was audited'."""
+    import json
+
+    from ldpbench.cli import main
+
+    assert main(["audit", "she", "--trials", "3000", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"].startswith("consistent")
+    budgets = report["empirical"]["budgets"]
+    assert [b["declared_loss"] for b in budgets] == pytest.approx([0.5, 1.0, 4.0], rel=1e-9)
+    assert all(b["best"]["attack"] == "likelihood-ratio" for b in budgets)
+    assert report["exact"]["available"] is False
+    assert main(["audit", "she", "--trials", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "continuous reports: no output table (the exact audit does not apply)" in out
