@@ -11,10 +11,10 @@ Per-user sizes keep one run well under a few seconds: SHE and THE draw d Laplace
 CMS m = 1024 bits per user plus d hash evaluations, HCMS d hash evaluations (a fresh hash function
 per user means reading a report costs O(d), as for OLH).
 
-Measured on the shared 2-core box (load average 18 from other jobs, so these are upper bounds;
-min over rounds): per user at d = 1,024, n = 20,000, eps = 1: SHE 1.24 s (16k users/s), THE 1.42 s
-(14k users/s), CMS 0.52 s (38k users/s), HCMS 0.34 s (58k users/s). Aggregate at Kosarak scale,
-eps = 1 / 4: SHE 2.2 / 2.2 ms, THE 10 / 14 ms, HCMS 9.0 / 4.7 ms, CMS 3.3 / 1.7 s (its exact
+Measured on the shared 2-core box (load average 7-8 from other jobs, so these are upper bounds;
+min over rounds): per user at d = 1,024, n = 20,000, eps = 1: SHE 0.38 s (53k users/s), THE 0.43 s
+(46k users/s), CMS 0.28 s (72k users/s), HCMS 0.12 s (163k users/s). Aggregate at Kosarak scale,
+eps = 1 / 4: SHE 2.1 / 2.2 ms, THE 5.9 / 5.6 ms, HCMS 6.9 / 4.5 ms, CMS 1.43 / 0.71 s (its exact
 sampler draws d x window binomials, the window being ~15 standard deviations of K wide).
 """
 
