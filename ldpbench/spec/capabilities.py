@@ -4,9 +4,10 @@ A spec can name plugins that exist and take valid parameters, yet ask for someth
 cannot do: aggregate simulation (the default) of an oracle without an aggregate path, an
 EM-family post-processor (``requires_channel``) after an oracle without a finite report space,
 ``ibu`` (``requires_likelihood``) after an oracle whose aggregate has no declared likelihood
-(neither a report histogram nor ``bernoulli_support`` counts), or ``mle-rr``
+(neither a report histogram nor ``bernoulli_support`` counts), ``mle-rr``
 (``requires_randomized_response``) after an oracle whose channel is not randomized response, or
-with personalized budgets.
+with personalized budgets, or a step that reads a pure protocol's p*, q* (``requires_pure``) after
+one that sums real-valued reports.
 Without this check every cell of such a spec would fail at run time; here the spec is refused by
 ``ldpbench validate`` / ``run`` with ``FILE:LINE`` at the plugin's entry, naming the missing
 capability. Capabilities are read from :meth:`~ldpbench.types.Oracle.tags` only, as the engine
@@ -82,6 +83,11 @@ def _missing(
     step: str, name: str, oracle: Oracle, tags: OracleTags, needs: PostProcessorTags, simulation: str, personalized: bool
 ) -> str | None:
     """Why post-processor ``step`` cannot follow oracle ``name`` in this spec (``None``: it can)."""
+    if needs.requires_pure and tags.real_valued_counts:
+        return (
+            f"post-processor '{step}' needs a pure oracle's p* and q*, but oracle '{name}' "
+            f"aggregates real-valued reports (its tags: real_valued_counts = True)"
+        )
     histogram = tags.finite_output and (simulation == "per-user" or tags.aggregate_histogram)
     if needs.requires_channel or needs.requires_randomized_response:
         if not tags.finite_output:

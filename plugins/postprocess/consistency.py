@@ -22,6 +22,7 @@ randomness), so each is chainable in any order.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
-from ldpbench.types import Estimate, PostProcessor
+from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 from ldpbench_plugins.numerics.noise import significance_quantile
 from ldpbench_plugins.numerics.simplex import simplex_shift, simplex_shift_iterative
 
@@ -279,6 +280,10 @@ class MLEApx(PostProcessor):
         Param("variant", str, "generic", "generic (Gaussian, any pure oracle) or grr (multinomial, GRR only)",
               choices=("generic", "grr")),
     )
+
+    def tags(self) -> PostProcessorTags:
+        # reads the oracle's p*, q*: not for a non-pure oracle (SHE's real-valued sums)
+        return dataclasses.replace(super().tags(), requires_pure=True)
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         p, q = estimate.p_star, estimate.q_star

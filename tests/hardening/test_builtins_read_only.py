@@ -50,7 +50,8 @@ def _runs(tmp_path, simulation):
     """Every built-in oracle with every post-processor it can feed: a step goes after the oracles
     whose tags give what its tags require (``validate`` refuses the others: a capability, not a
     fault) -- EM after a finite output, IBU after a finite output or Bernoulli support counts,
-    the closed-form MLE of randomized response after a randomized-response channel."""
+    the closed-form MLE of randomized response after a randomized-response channel, MLE-Apx
+    (a pure protocol's p*, q*) after the pure oracles."""
     plugins = build_plugins()
     oracles = [i.cls(d=16, epsilon=2.0) for i in plugins.registry("oracle")]
     steps = [i.cls() for i in plugins.registry("postprocessor")]
@@ -64,6 +65,8 @@ def _runs(tmp_path, simulation):
         ):
             return False
         if need.requires_channel and not finite:
+            return False
+        if need.requires_pure and have.real_valued_counts:
             return False
         return not need.requires_likelihood or finite or have.bernoulli_support
 

@@ -12,8 +12,10 @@ What the oracle checks establish (docs/algorithms.md §8.1, §8.2, at sizes that
 - the constants (0 <= q* < p* <= 1), the generic estimate ``(c/n - q*)/(p* - q*)`` and the exact
   variance formula (V-exact);
 - the exact epsilon-LDP of :meth:`~ldpbench.types.Oracle.output_table` (every likelihood ratio at
-  most ``e^eps (1 + 1e-12)``, the bound attained, each conditional law summing to 1) and p*, q*
-  read off the table;
+  most ``e^eps (1 + 1e-12)``, the bound attained unless the tags say ``attains_epsilon = False``,
+  each conditional law summing to 1) and p*, q* read off the table;
+- for an oracle whose tags declare ``real_valued_counts`` (SHE), its sums checked as finite floats
+  and its estimate carrying no p*/q*; its variance is tested by simulation only;
 - that ``perturb`` follows the table (Pearson chi-square of the reports' table rows when the oracle
   declares ``output_rows``, else binomial tests of its support counts) and, for finite-output
   oracles, that ``channel()`` is the law of the reports;
