@@ -8,18 +8,18 @@ import math
 
 import numpy as np
 import pytest
-
-from ldpbench.audit.empirical import empirical_audit
-from ldpbench.boundary import PluginOutputError
-from ldpbench.errors import UsageError
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
 from ldpbench_plugins.oracles import _fwht
 from ldpbench_plugins.oracles._sketch import CountMeanSketch
 from ldpbench_plugins.oracles.cms import CMS
 from ldpbench_plugins.oracles.hcms import HCMS
 from ldpbench_plugins.oracles.she import SHE
 from ldpbench_plugins.oracles.the import THE, noise_factor, optimal_theta
+
+from ldpbench.audit.empirical import empirical_audit
+from ldpbench.boundary import PluginOutputError
+from ldpbench.errors import NotApplicable
+from ldpbench.pluginmanager import build_plugins
+from ldpbench.simulate import simulate
 
 TABLED = [
     ("the", THE, {}),
@@ -162,10 +162,10 @@ def test_she_estimate_is_the_mean_report_and_carries_no_pure_constants():
     assert o.tags().real_valued_counts and o.tags().report_density and not o.tags().support_matrix
 
 
-def test_mle_apx_declines_she_with_a_usage_error():
+def test_mle_apx_declines_she_as_not_applicable():
     plugins = build_plugins()
     est = simulate(SHE(d=5, epsilon=1.0), np.array([3, 0, 1, 0, 2]), np.random.default_rng(0), "aggregate")
-    with pytest.raises(UsageError, match="pure oracle"):
+    with pytest.raises(NotApplicable, match="pure oracle"):
         plugins.create("postprocessor", "mle-apx").apply(est, np.random.default_rng(0))
 
 
@@ -224,8 +224,9 @@ def test_cms_aggregate_has_the_exact_law_with_stray_users(core, monkeypatch):
     """The aggregate sampler's tail path (users whose K falls outside the core window) is exact:
     with a core of only the likeliest K values, most users stray and the support counts must still
     follow the law enumerated from the output table."""
-    from ldpbench.testing import stats
     from ldpbench_plugins.oracles import cms as cms_module
+
+    from ldpbench.testing import stats
 
     monkeypatch.setattr(cms_module, "_CORE_RELATIVE", core)
     counts = np.array([2, 1, 1])
@@ -254,8 +255,9 @@ def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys)
 def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
     """Apple's HCMS aggregate path through HR's splitting sampler (forced for a tiny population,
     which would otherwise have its reports drawn) against the law enumerated from the table."""
-    from ldpbench.testing import stats
     from ldpbench_plugins.oracles import hcms as hcms_module
+
+    from ldpbench.testing import stats
 
     monkeypatch.setattr(hcms_module, "_PER_USER_UP_TO", 0)
     counts = np.array([2, 1, 1])
@@ -303,9 +305,8 @@ def test_audit_she_says_what_it_checked(capsys):
 def test_laplace_noise_has_the_laplace_law():
     """The symmetrized-exponential sampler against scipy's Laplace CDF (KS, 200,000 draws), and
     both halves: exactly symmetric signs, exponential magnitudes."""
-    from scipy import stats as st
-
     from ldpbench_plugins.oracles._histogram import laplace_noise
+    from scipy import stats as st
 
     x = laplace_noise((400, 500), 2.0, np.random.default_rng(9)).ravel()
     assert st.kstest(x, "laplace", args=(0, 2.0)).pvalue >= 1e-6
