@@ -132,6 +132,19 @@ def test_the_alpha_grid_is_a_parameter():
     assert out.frequencies.min() >= 0 and out.frequencies.sum() == pytest.approx(1.0)
 
 
+def test_a_capped_em_run_is_noted_as_em_notes_it():
+    # em-murakami runs EM on the data and on each simulated data set; a run stopped by max_iter is
+    # not the MLE the correction assumes, and em's rows say so: em-murakami's must too
+    est = tiny_estimate()
+    capped = {"max_iter": 1, "accelerate": False, "simulations": 2}
+    out = PLUGINS.create("postprocessor", "em-murakami", capped).apply(est, np.random.default_rng(0))
+    em = PLUGINS.create("postprocessor", "em", {"max_iter": 1, "accelerate": False}).apply(est, None)
+    assert em.warnings and em.warnings[0] in out.warnings
+    assert any("2 of 2 simulated data sets" in w for w in out.warnings)
+    converged = PLUGINS.create("postprocessor", "em-murakami", {}).apply(est, np.random.default_rng(0))
+    assert not converged.warnings
+
+
 def test_old_name_runs_the_rilstone_step():
     est = tiny_estimate()
     old = PLUGINS.create("postprocessor", "em-corrected", {}).apply(est, np.random.default_rng(0))
