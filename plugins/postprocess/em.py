@@ -214,8 +214,10 @@ class EMMurakami(EM):
         warnings = estimate.warnings + result.warnings(self.max_iter)
         if capped_simulations:
             warnings += (
-                f"EM hit the iteration cap ({self.max_iter}) on {capped_simulations} of {self.simulations} simulated "
-                "data sets that choose alpha: their last iterates, not the exact MLE",
+                (
+                    f"EM hit the iteration cap ({self.max_iter}) on {capped_simulations} of {self.simulations} "
+                    "simulated data sets that choose alpha: their last iterates, not the exact MLE"
+                ),
             )
         return estimate.replace(frequencies=corrected, info=info, warnings=warnings)
 
