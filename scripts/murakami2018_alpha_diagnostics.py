@@ -126,13 +126,13 @@ def main() -> None:
         "zipf(d=281,s=1)": plugins.create("dataset", "zipf", {"d": 281, "n": 303_916, "s": 1.0}).load(np.random.default_rng(0)),
     }
     variants = {
-        "shipped (ridge 1e-10, 1/(2N^2), 1 sim)": dict(),
-        "pseudo-inverse": dict(pinv=True),
-        "pseudo-inverse, t2 x N (1/(2N))": dict(pinv=True, t2_scale=None),
-        "pseudo-inverse, t2 x 2 (1/N^2)": dict(pinv=True, t2_scale=2.0),
-        "sign flipped (p + alpha a_hat)": dict(sign=-1.0),
-        "ridge, 10 simulations": dict(simulations=10),
-        "pseudo-inverse, 10 simulations": dict(pinv=True, simulations=10),
+        "shipped (ridge 1e-10, 1/(2N^2), 1 sim)": {},
+        "pseudo-inverse": {"pinv": True},
+        "pseudo-inverse, t2 x N (1/(2N))": {"pinv": True, "t2_scale": None},
+        "pseudo-inverse, t2 x 2 (1/N^2)": {"pinv": True, "t2_scale": 2.0},
+        "sign flipped (p + alpha a_hat)": {"sign": -1.0},
+        "ridge, 10 simulations": {"simulations": 10},
+        "pseudo-inverse, 10 simulations": {"pinv": True, "simulations": 10},
     }
     for name, pop in pops.items():
         truth = pop.counts / pop.counts.sum()

@@ -176,3 +176,24 @@ def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
     for rep in (0, 1):
         alpha = json.loads(infos[("em-murakami", rep)])["alpha"]
         assert math.log10(alpha) == round(math.log10(alpha))
+
+
+def test_the_diagnostics_script_computes_the_plugins_a_hat():
+    # scripts/murakami2018_alpha_diagnostics.py varies eq. 28 (inverse of S, t2 factor); with the
+    # published options it must be the plugin's a_hat, or its table compares something else
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "murakami2018_alpha_diagnostics.py"
+    spec = importlib.util.spec_from_file_location("murakami2018_alpha_diagnostics", path)
+    diagnostics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagnostics)
+    groups = groups_of(tiny_estimate())
+    theta = PLUGINS.create("postprocessor", "em", {}).fit(tiny_estimate()).theta
+    reports = _murakami.report_columns(groups)
+    published = _murakami.estimated_error(theta, reports)
+    np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=1.0), published, rtol=1e-10)
+    # every report value was sent here, so S is invertible and the pseudo-inverse agrees
+    np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=True, t2_scale=1.0), published, rtol=1e-6)
+    doubled = diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=2.0)
+    assert not np.allclose(doubled, published)
