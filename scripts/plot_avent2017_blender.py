@@ -29,7 +29,7 @@ import polars as pl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BLENDER = re.compile(
-    r"blender\((?:delta=[^,]+,)?opt_in_fraction=([\d.]+),head_list_size=(\d+)\):(opt-in|client|blended)"
+    r"blender\((?:delta=[^,]+,)?opt_in_fraction=([\d.]+),head_list_size=(\d+)(?:,project_groups=\w+)?\):(opt-in|client|blended)"
 )
 GROUPS = ("opt-in", "client", "blended")
 COLORS = {"opt-in": "tab:orange", "client": "tab:blue", "blended": "tab:green", "olh": "tab:gray", "grr": "black"}
@@ -218,14 +218,14 @@ def optin_table(stats: pl.DataFrame, eps: float = 4.0) -> str:
 
 
 def figure9(seed: int = 2017) -> str:
-    """[A17] Fig. 9 on aol-queries: top-10 true queries, estimates of one run (eps 4, 5%, M 50)."""
+    """[A17] Fig. 9 on aol-queries: top-10 true queries, estimates of one run (eps 4, 5%, M 50, blend projected)."""
     import numpy as np
 
     from ldpbench.pluginmanager import build_plugins
 
     plugins = build_plugins()
     truth = plugins.create("dataset", "aol-queries", {}).load(np.random.default_rng(seed))
-    out = plugins.create("protocol", "blender", {}).run(truth, 4.0, np.random.default_rng(seed))
+    out = plugins.create("protocol", "blender", {"project_groups": "blended"}).run(truth, 4.0, np.random.default_rng(seed))
     f = truth.frequencies
     cols = {}
     for group, est in out.items():

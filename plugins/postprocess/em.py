@@ -192,10 +192,12 @@ class EMMurakami(EM):
         theta = result.theta
         a_hat = _murakami.estimated_error(theta, _murakami.report_columns(groups), self.ridge)
         simulated = []
+        capped_simulations = 0
         for _ in range(self.simulations):
             sim_groups = sample_histograms(groups, theta, rng)
-            sim_theta = self._run(sim_groups).theta
-            simulated.append((sim_theta, _murakami.estimated_error(sim_theta, _murakami.report_columns(sim_groups), self.ridge)))
+            sim = self._run(sim_groups)
+            capped_simulations += not sim.converged
+            simulated.append((sim.theta, _murakami.estimated_error(sim.theta, _murakami.report_columns(sim_groups), self.ridge)))
         alpha, _ = _murakami.choose_alpha(theta, simulated, alphas)
         corrected = _murakami.normalized_decoder(theta - alpha * a_hat)
         info = {
@@ -207,7 +209,17 @@ class EMMurakami(EM):
             # the engine stores these in every result row (column ``info``)
             "diagnostics": {**estimate.info.get("diagnostics", {}), "alpha": alpha},
         }
-        return estimate.replace(frequencies=corrected, info=info)
+        # a capped EM run (on the data or on a simulated data set) is not the MLE the method assumes:
+        # say so in the rows' notes, as em does
+        warnings = estimate.warnings + result.warnings(self.max_iter)
+        if capped_simulations:
+            warnings += (
+                (
+                    f"EM hit the iteration cap ({self.max_iter}) on {capped_simulations} of {self.simulations} "
+                    "simulated data sets that choose alpha: their last iterates, not the exact MLE"
+                ),
+            )
+        return estimate.replace(frequencies=corrected, info=info, warnings=warnings)
 
 
 @hookimpl

@@ -60,13 +60,16 @@ def test_the_manifest_records_each_groups_guarantee(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_reproduction_spec_states_delta_for_every_blender_configuration():
+@pytest.mark.parametrize("name", ["avent2017_blender.yaml", "avent2017_blender_repeats.yaml"])
+def test_the_reproduction_specs_state_delta_and_project_the_blend_only(name):
+    # [A17] Fig. 7 step 5 projects the blended estimate only; both reproduction specs must say so
     plugins = build_plugins()
-    path = Path(__file__).resolve().parents[2] / "specs" / "avent2017_blender.yaml"
+    path = Path(__file__).resolve().parents[2] / "specs" / name
     spec = load_spec_text(path.read_text(), plugins, str(path))
     blenders = [m for m in spec.mechanisms if m.name == "blender"]
     assert blenders and all(m.param_dict.get("delta") == 1e-5 for m in blenders)
     assert all(m.label.startswith("blender(delta=1e-05,") for m in blenders)
+    assert all(m.param_dict.get("project_groups") == "blended" for m in blenders)
 
 
 def test_the_spec_simulation_mode_drives_blenders_client_sampler():

@@ -132,6 +132,19 @@ def test_the_alpha_grid_is_a_parameter():
     assert out.frequencies.min() >= 0 and out.frequencies.sum() == pytest.approx(1.0)
 
 
+def test_a_capped_em_run_is_noted_as_em_notes_it():
+    # em-murakami runs EM on the data and on each simulated data set; a run stopped by max_iter is
+    # not the MLE the correction assumes, and em's rows say so: em-murakami's must too
+    est = tiny_estimate()
+    capped = {"max_iter": 1, "accelerate": False, "simulations": 2}
+    out = PLUGINS.create("postprocessor", "em-murakami", capped).apply(est, np.random.default_rng(0))
+    em = PLUGINS.create("postprocessor", "em", {"max_iter": 1, "accelerate": False}).apply(est, None)
+    assert em.warnings and em.warnings[0] in out.warnings
+    assert any("2 of 2 simulated data sets" in w for w in out.warnings)
+    converged = PLUGINS.create("postprocessor", "em-murakami", {}).apply(est, np.random.default_rng(0))
+    assert not converged.warnings
+
+
 def test_old_name_runs_the_rilstone_step():
     est = tiny_estimate()
     old = PLUGINS.create("postprocessor", "em-corrected", {}).apply(est, np.random.default_rng(0))
@@ -163,3 +176,24 @@ def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
     for rep in (0, 1):
         alpha = json.loads(infos[("em-murakami", rep)])["alpha"]
         assert math.log10(alpha) == round(math.log10(alpha))
+
+
+def test_the_diagnostics_script_computes_the_plugins_a_hat():
+    # scripts/murakami2018_alpha_diagnostics.py varies eq. 28 (inverse of S, t2 factor); with the
+    # published options it must be the plugin's a_hat, or its table compares something else
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "murakami2018_alpha_diagnostics.py"
+    spec = importlib.util.spec_from_file_location("murakami2018_alpha_diagnostics", path)
+    diagnostics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagnostics)
+    groups = groups_of(tiny_estimate())
+    theta = PLUGINS.create("postprocessor", "em", {}).fit(tiny_estimate()).theta
+    reports = _murakami.report_columns(groups)
+    published = _murakami.estimated_error(theta, reports)
+    np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=1.0), published, rtol=1e-10)
+    # every report value was sent here, so S is invertible and the pseudo-inverse agrees
+    np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=True, t2_scale=1.0), published, rtol=1e-6)
+    doubled = diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=2.0)
+    assert not np.allclose(doubled, published)
