@@ -22,8 +22,8 @@ users to show its throughput when fixed costs no longer dominate. Each figure is
 Names (ldpbench -> pure-LDP): grr -> DE (direct encoding), olh -> LH(use_olh=True), blh ->
 LH(g=2), oue -> UE(use_oue=True), sue -> UE, she -> HE, the -> HE(use_the=True), hr ->
 HadamardResponse (the same high-privacy HR only for eps <= 1: above it pure-LDP switches to a
-different, blocked HR), cms -> CMS, hcms -> CMS(is_hadamard=True) (with the sketch size of
-ldpbench's oracle). ldpbench oracles without a pure-LDP counterpart (ss, adp, pgr) are listed as such.
+different, blocked HR), cms -> CMS, hcms -> CMS(is_hadamard=True) (Apple's fixed family of k hash
+functions on both sides: our ``estimator: apple``, with our k and m). ldpbench oracles without a pure-LDP counterpart (ss, adp, pgr) are listed as such.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,6 +56,8 @@ class PureLDP:
     label: str
     make: Callable[[float, int, object], tuple[object, object]]
     caveat: str = ""
+    #: parameters of our oracle that make it the same protocol as pure-LDP's
+    ours_params: dict = field(default_factory=dict)
 
 
 def pure_ldp_oracles() -> dict[str, PureLDP]:
@@ -93,8 +95,9 @@ def pure_ldp_oracles() -> dict[str, PureLDP]:
             HEClient(e, d, index_mapper=_identity), HEServer(e, d, use_the=True, index_mapper=_identity))),
         "hr": PureLDP("HadamardResponse", hr,
                       caveat="pure-LDP's HR is another protocol (blocked HR) for eps > 1"),
-        "cms": PureLDP("CMS", cms(False)),
-        "hcms": PureLDP("CMS(is_hadamard=True)", cms(True)),
+        # pure-LDP implements Apple's fixed family of k hash functions: our estimator=apple
+        "cms": PureLDP("CMS", cms(False), ours_params={"estimator": "apple"}),
+        "hcms": PureLDP("CMS(is_hadamard=True)", cms(True), ours_params={"estimator": "apple"}),
     }
 
 
@@ -136,6 +139,22 @@ def time_pure(entry: PureLDP, eps: float, d: int, ours: object, values: np.ndarr
     return best
 
 
+def render(rows: list[tuple], n: int, big_n: int, markdown: bool) -> str:
+    """The table: ldpbench and pure-LDP users/s at n, their ratio, ldpbench at big_n."""
+    def num(x: float) -> str:
+        return "—" if math.isnan(x) else f"{x:,.0f}"
+
+    header = ("ldpbench", "pure-LDP", f"ldpbench n={n:,}", f"pure-LDP n={n:,}", "ratio", f"ldpbench n={big_n:,}", "note")
+    body = [(name, label, num(small), num(pure), "—" if math.isnan(pure) else f"{small / pure:,.0f}x", num(big), note)
+            for name, label, small, pure, big, note in rows]
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|---|"]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
+    widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
+    return "\n".join("  ".join(str(c).ljust(w) if i in (0, 1, 6) else str(c).rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in [header, *body])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=2_000, help="users for both libraries (default 2,000)")
@@ -144,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
     parser.add_argument("--rounds", type=int, default=3, help="best of this many runs (default 3)")
     parser.add_argument("--oracles", nargs="*", help="only these ldpbench oracles")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():
@@ -162,22 +182,22 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(20170816)
     values, counts = zipf_values(args.d, args.n, rng)
     _, big_counts = zipf_values(args.d, args.big_n, rng)
-    print(f"per-user simulation, d = {args.d}, eps = {args.epsilon:g}; users/s, best of {args.rounds}")
-    print(f"{'ldpbench':9} {'pure-LDP':22} {'ldpbench n=' + str(args.n):>17} {'pure-LDP n=' + str(args.n):>17} "
-          f"{'ratio':>8} {'ldpbench n=' + str(args.big_n):>19}  note")
+    rows = []
     for name in names:
-        ours = plugins.create("oracle", name, {}, d=args.d, epsilon=args.epsilon)
+        entry = theirs.get(name)
+        ours = plugins.create("oracle", name, entry.ours_params if entry else {}, d=args.d, epsilon=args.epsilon)
         big = args.big_n / time_ours(ours, big_counts, args.rounds)
         small = args.n / time_ours(ours, counts, args.rounds)
-        entry = theirs.get(name)
         if entry is None:
-            print(f"{name:9} {'(none)':22} {small:17,.0f} {'—':>17} {'—':>8} {big:19,.0f}  no pure-LDP counterpart")
+            rows.append((name, "—", small, math.nan, big, "no pure-LDP counterpart"))
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pure = args.n / time_pure(entry, args.epsilon, args.d, ours, values, args.rounds)
         caveat = entry.caveat if (name != "hr" or args.epsilon > 1) else ""
-        print(f"{name:9} {entry.label:22} {small:17,.0f} {pure:17,.0f} {small / pure:7,.0f}x {big:19,.0f}  {caveat}")
+        rows.append((name, entry.label, small, pure, big, caveat))
+    print(f"per-user simulation, d = {args.d}, eps = {args.epsilon:g}, Zipf(1.1) users; users/s, best of {args.rounds}")
+    print(render(rows, args.n, args.big_n, args.markdown))
     return 0
 
 

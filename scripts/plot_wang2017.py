@@ -1,7 +1,8 @@
 """Figures and tables for reports/wang2017_oracles.md from a results folder.
 
     .venv/bin/ldpbench run specs/wang2017_oracles.yaml
-    .venv/bin/python scripts/plot_wang2017.py results/wang2017_oracles reports/wang2017_oracles
+    .venv/bin/python scripts/plot_wang2017.py results/wang2017_oracles reports/wang2017_oracles \
+        --report reports/wang2017_oracles.md
 
 Writes into the output folder:
 
@@ -9,10 +10,13 @@ Writes into the output folder:
   (lines) against eps, one panel per domain size of ``PANEL_DOMAINS``;
 - ``mse_vs_d.png``: the same against d, one panel per budget of ``PANEL_EPSILONS``;
 - ``ratio.png``: measured / theory for every (d, eps) cell, one heat map per oracle;
-- ``crossover.png``: where GRR overtakes OLH: the closed form 3 e^eps + 2 of [W17] §4.5, the
+- ``crossover.png``: where GRR overtakes OLH: the closed form 3 e^eps + 2 of [W17] §4 (the comparison of the protocols), the
   crossing of the theory curves and the measured one with a bootstrap 95% interval;
 - ``tables.md``: the ratio tables, the orderings [W17] states, the crossovers and the best oracle
   per cell, every number with the run it comes from.
+
+With ``--report FILE`` it also rewrites the generated blocks of the write-up (between
+``<!-- BEGIN name -->`` and ``<!-- END name -->``: oracles, repeats, ratio, orderings, crossovers).
 
 The closed forms and the crossover arithmetic are in ``scripts/wang2017_analysis.py``.
 """
@@ -54,7 +58,7 @@ STYLE = {
 }
 PANEL_DOMAINS = (64, 1024, 16384)
 PANEL_EPSILONS = (1.0, 3.0, 5.0)
-#: claims of [W17] that some oracles are worse than OUE and OLH (§4.5, Table 1)
+#: claims of [W17] that some oracles are worse than OUE and OLH (§4, Table 1)
 WORSE_THAN_OUE_OLH = ("sue", "she", "the", "blh")
 BOOTSTRAP_SEED = 20170816
 
@@ -236,7 +240,7 @@ def plot_crossover(along_d: list[dict], along_eps: list[dict], other: str, out: 
     right.set_title("crossover along eps (GRR better above)", fontsize=10)
     right.grid(True, alpha=0.3)
     right.legend(fontsize=8)
-    fig.suptitle(f"[W17] §4.5: where GRR overtakes {other.upper()}", fontsize=10)
+    fig.suptitle(f"[W17] §4 (comparison): where GRR overtakes {other.upper()}", fontsize=10)
     fig.tight_layout()
     path = out / "crossover.png"
     fig.savefig(path, dpi=110)
@@ -348,7 +352,7 @@ def orderings(lb: pl.DataFrame) -> str:
             if grr_better != (d < w17.crossover_domain(e)):
                 disagree.append(f"d = {d}, ε = {e:g}")
         lines.append(
-            f"| GRR beats OUE and OLH exactly when d < 3e^ε + 2 (§4.5) | the measured winner of GRR vs "
+            f"| GRR beats OUE and OLH exactly when d < 3e^ε + 2 (§4, comparison) | the measured winner of GRR vs "
             f"min(OUE, OLH) follows the rule in {agree} of {len(cells)} cells"
             + (f" (not at {'; '.join(disagree)})" if disagree else "")
             + f"; it follows the expected-MSE crossover (f_v terms included) in {exact} of {len(cells)} | "
@@ -408,6 +412,31 @@ def best_table(lb: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def report_blocks(lb: pl.DataFrame, along_d: list[dict], along_eps: list[dict], other: str) -> dict[str, str]:
+    """The generated parts of reports/wang2017_oracles.md, by marker name."""
+    return {
+        "oracles": ", ".join(oracles_of(lb)),
+        "repeats": ", ".join(map(str, sorted(lb["repeats"].unique().to_list()))),
+        "ratio": ratio_table(lb) + "\n\nmeasured / own formula at d = 1024:\n\n" + ratio_by_eps(lb, 1024),
+        "orderings": orderings(lb),
+        "crossovers": crossover_tables(along_d, along_eps, other),
+    }
+
+
+def fill_report(path: Path, blocks: dict[str, str]) -> None:
+    """Replace the text between ``<!-- BEGIN name -->`` and ``<!-- END name -->`` for every block."""
+    text = path.read_text(encoding="utf-8")
+    for name, content in blocks.items():
+        begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+        if text.count(begin) != 1 or text.count(end) != 1:
+            raise SystemExit(f"{path}: needs exactly one {begin} ... {end} pair")
+        head, rest = text.split(begin)
+        _, tail = rest.split(end)
+        inline = "\n" not in content
+        text = head + begin + (content if inline else "\n" + content + "\n") + end + tail
+    path.write_text(text, encoding="utf-8")
+
+
 def tables(lb: pl.DataFrame, along_d: list[dict], along_eps: list[dict], other: str, results: Path) -> str:
     n = sorted(lb["n"].unique().to_list())
     reps = sorted(lb["repeats"].unique().to_list())
@@ -446,7 +475,7 @@ def tables(lb: pl.DataFrame, along_d: list[dict], along_eps: list[dict], other: 
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
+    if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3] != "--report"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     results, out = Path(argv[1]), Path(argv[2])
@@ -460,6 +489,9 @@ def main(argv: list[str]) -> int:
     print("wrote", plot_crossover(along_d, along_eps, other, out))
     (out / "tables.md").write_text(tables(lb, along_d, along_eps, other, results), encoding="utf-8")
     print("wrote", out / "tables.md")
+    if len(argv) == 5:
+        fill_report(Path(argv[4]), report_blocks(lb, along_d, along_eps, other))
+        print("updated", argv[4])
     return 0
 
 

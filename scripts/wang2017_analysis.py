@@ -18,7 +18,7 @@ blh      (e^eps + 1)^2 / (e^eps - 1)^2                   §4.4, Binary Local Has
 olh      4 e^eps / (e^eps - 1)^2                         §4.4, OLH at the real optimum g = e^eps + 1
 =======  =============================================  ==========================================
 
-Setting DE's Var* equal to OUE's gives the crossover ``d* = 3 e^eps + 2`` (§4.5): below it GRR has
+Setting DE's Var* equal to OUE's gives the crossover ``d* = 3 e^eps + 2`` (the comparison closing §4): below it GRR has
 the smaller variance. The full-domain MSE of a run also carries the ``f_v`` terms of the exact
 variance; averaged over the domain they do not depend on the population (the frequencies sum to 1):
 ``(d - 2) / (d (e^eps - 1))`` for GRR and ``1/d`` for OUE, which moves the crossover of the *MSE*
@@ -68,7 +68,7 @@ def paper_mse(oracle: str, eps: float, d: int, n: int) -> float:
 
 
 def crossover_domain(eps: float) -> float:
-    """[W17] §4.5: GRR's Var* equals OUE's (and OLH's) at d = 3 e^eps + 2."""
+    """[W17] §4 (comparison): GRR's Var* equals OUE's (and OLH's) at d = 3 e^eps + 2."""
     return 3 * math.exp(eps) + 2
 
 

@@ -77,7 +77,7 @@ def test_a_tiny_version_finds_grr_overtaking_olh_where_the_paper_says(tiny_run):
     def mse(oracle: str, d: int, eps: float) -> dict:
         return lb.filter((lb["oracle"] == oracle) & (lb["d"] == d) & (lb["epsilon"] == eps)).row(0, named=True)
 
-    # [W17] §4.5: GRR wins below d* = 3e^eps + 2 (166 at eps = 4; 10 at eps = 1), loses above
+    # [W17] §4 (comparison): GRR wins below d* = 3e^eps + 2 (166 at eps = 4; 10 at eps = 1), loses above
     for d, eps, grr_wins in ((64, 4, True), (64, 1, False), (256, 1, False)):
         grr, olh = mse("grr", d, eps), mse("olh", d, eps)
         gap = (olh["mean"] - grr["mean"]) * (1 if grr_wins else -1)
