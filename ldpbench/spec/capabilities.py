@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..errors import ParamError
 from ..pluginmanager import Plugins
 from ..types import Oracle, OracleTags
 from .model import Budget, Entry, Pipeline
@@ -43,10 +44,16 @@ def capability_problems(
     for mech in mechanisms:
         if mech.kind != "oracle":
             continue
-        tags = _oracle_tags(plugins, mech, epsilon)
+        where = _entry_path(data, "oracles", mech.name)
+        try:
+            tags = _oracle_tags(plugins, mech, epsilon)
+        except ParamError as exc:
+            # A value the spec gave that the constructor refuses (pgr's q must be a prime): report
+            # it here, at its line, rather than as failed cells of the run.
+            problems.append((_param_path(data, where, exc.key), str(exc)))
+            continue
         if tags is None:
             continue
-        where = _entry_path(data, "oracles", mech.name)
         if simulation == "aggregate" and not tags.aggregate:
             said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
             problems.append((where, (
@@ -115,11 +122,33 @@ def _probe_epsilon(budgets: Sequence[Budget]) -> float:
 
 
 def _oracle_tags(plugins: Plugins, mech: Entry, epsilon: float) -> OracleTags | None:
+    """The oracle's tags at the probe size; ``None`` if it cannot be built there.
+
+    :raises ParamError: the constructor refuses a parameter the spec gave (whatever d and epsilon:
+        a refusal about another parameter may depend on the probe's sizes, so it is left to the run).
+    """
     try:
         oracle: Oracle = plugins.create("oracle", mech.name, mech.param_dict, d=PROBE_DOMAIN, epsilon=epsilon)
         return oracle.tags()
+    except ParamError as exc:
+        if exc.key is not None and exc.key in mech.param_dict:
+            raise
+        return None
     except Exception:  # noqa: BLE001 - parameters that fail here fail (and are reported) in the run
         return None
+
+
+def _param_path(data: dict[str, Any], where: tuple[Any, ...], key: str | None) -> tuple[Any, ...]:
+    """The spec path of parameter ``key`` of the oracle entry at ``where`` (the entry itself if the
+    spec does not spell it out as ``{name: {key: ...}}``)."""
+    node: Any = data
+    for part in where:
+        node = node[part] if isinstance(node, (list, dict)) else None
+    if isinstance(node, dict) and len(node) == 1:
+        params = next(iter(node.values()))
+        if isinstance(params, dict) and key in params:
+            return (*where, next(iter(node)), key)
+    return where
 
 
 def _entry_path(data: dict[str, Any], key: str, name: str) -> tuple[Any, ...]:

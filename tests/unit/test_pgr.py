@@ -1,0 +1,212 @@
+"""Projective Geometry Response: the geometry, the fast decoder, the constants and the variance,
+all checked exactly against enumeration on small spaces."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpbench.errors import ParamError
+from ldpbench_plugins.oracles._projective import ProjectiveSpace, incidence_sums, points
+from ldpbench_plugins.oracles.pgr import PGR, default_field, dimension
+
+#: (q, t) pairs covering q = 2 (characteristic 2), t = 2 (one DP level) up to t = 6
+SPACES = [(2, 2), (2, 3), (2, 5), (3, 2), (3, 3), (3, 4), (3, 6), (5, 3), (5, 4), (7, 3), (11, 2), (13, 3)]
+
+
+@pytest.mark.parametrize(("q", "t"), SPACES)
+def test_ranks_name_every_point_once(q, t):
+    space = ProjectiveSpace(q, t)
+    ranks = np.arange(space.size)
+    x = space.vectors(ranks)
+    lead = x[np.arange(space.size), np.argmax(x != 0, axis=1)]
+    assert np.all(lead == 1), "canonical vectors start with a 1"
+    assert len({tuple(row) for row in x}) == space.size
+    for g in range(1, q):  # every nonzero multiple names the same point
+        assert np.array_equal(space.ranks((g * x) % q), ranks)
+
+
+@pytest.mark.parametrize(("q", "t"), SPACES)
+def test_hyperplanes_have_the_sizes_of_the_paper(q, t):
+    space = ProjectiveSpace(q, t)
+    x = space.vectors(np.arange(space.size))
+    incident = (x @ x.T) % q == 0
+    assert space.on_hyperplane == points(q, t - 1) and space.on_two_hyperplanes == points(q, t - 2)
+    assert np.all(incident.sum(axis=0) == space.on_hyperplane)
+    both = incident.T.astype(int) @ incident
+    off = both[~np.eye(space.size, dtype=bool)]
+    assert np.all(off == space.on_two_hyperplanes)
+
+
+@pytest.mark.parametrize(("q", "t"), SPACES)
+def test_fast_decoder_equals_the_direct_sums(q, t):
+    """The dynamic program gives exactly the sums taken by the definition, for every prefix of items."""
+    space = ProjectiveSpace(q, t)
+    rng = np.random.default_rng([q, t])
+    for y in (rng.integers(0, 1000, space.size), rng.poisson(0.3, space.size), np.eye(space.size, dtype=np.int64)[-1]):
+        direct = space.incidence_direct(y, space.size)
+        for items in sorted({1, 2, space.size // 2 + 1, space.size}):
+            assert np.array_equal(incidence_sums(space, y, items), direct[:items])
+            assert np.array_equal(space.incidence(y, items), direct[:items])
+
+
+def test_fast_decoder_on_floats_and_large_counts():
+    space = ProjectiveSpace(5, 4)
+    rng = np.random.default_rng(3)
+    y = rng.random(space.size)
+    np.testing.assert_allclose(incidence_sums(space, y, 100), space.incidence_direct(y, 100), rtol=1e-12)
+    big = rng.integers(2**40, 2**41, space.size)
+    assert np.array_equal(incidence_sums(space, big, space.size), space.incidence_direct(big, space.size))
+
+
+def test_decoder_at_a_realistic_size_matches_sampled_direct_sums():
+    """d = 5,000, eps = 4 (q = 53, t = 4, K = 151,740): the DP path, checked on 40 items."""
+    oracle = PGR(d=5_000, epsilon=4.0)
+    space = oracle.space
+    assert (space.q, space.t) == (53, 4)
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 50, space.size)
+    T = incidence_sums(space, y, oracle.d)
+    items = rng.choice(oracle.d, 40, replace=False)
+    u = space.vectors(np.arange(space.size))
+    direct = y @ ((u @ space.vectors(items).T) % space.q == 0)
+    assert np.array_equal(T[items], direct)
+
+
+def _noise(oracle: PGR) -> float:
+    p, q = oracle.p_star, oracle.q_star
+    return q * (1 - q) / (p - q) ** 2
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0])
+@pytest.mark.parametrize("d", [2, 256, 5_000])
+def test_default_q_is_the_better_prime_around_e_eps_plus_one(eps, d):
+    target = math.exp(eps) + 1
+    below = max((c for c in range(2, math.floor(target) + 1) if _prime(c)), default=None)
+    above = min(c for c in range(math.ceil(target), 2 * math.ceil(target) + 2) if _prime(c))
+    chosen = default_field(eps, d)
+    assert chosen in {below, above}
+    others = {below, above} - {chosen, None}
+    assert all(_noise(PGR(d=d, epsilon=eps)) <= _noise(PGR(d=d, epsilon=eps, q=c)) for c in others)
+
+
+def _prime(n: int) -> bool:
+    return n >= 2 and all(n % f for f in range(2, int(n**0.5) + 1))
+
+
+def test_known_parameters():
+    assert [default_field(e, 4_096) for e in (0.5, 1, 2, 4)] == [3, 3, 7, 53]
+    assert dimension(256, 5) == 5 and points(5, 5) == 781
+    oracle = PGR(d=41_270, epsilon=1.0)
+    assert (oracle.space.q, oracle.space.t, oracle.space.size) == (3, 11, 88_573)
+
+
+@pytest.mark.parametrize(("d", "q"), [(2, 0), (3, 0), (5, 0), (8, 0), (8, 2), (7, 3), (6, 7), (4, 13)])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 4.0])
+def test_table_gives_p_star_q_star_and_the_variance_exactly(d, q, eps):
+    """From the enumerated table: P(v in S | v) = p*, P(v in S | w) = q*, and the exact variance of
+    each estimate for a population (a sum of independent Bernoullis per user) = variance(n, f)."""
+    oracle = PGR(d=d, epsilon=eps, q=q)
+    P, S = oracle.output_table()
+    assert P.shape == S.shape == (oracle.space.size, d)
+    np.testing.assert_allclose(P.sum(axis=0), 1, rtol=0, atol=1e-12)
+    ratio = (P.max(axis=1) / P.min(axis=1)).max()
+    assert ratio == pytest.approx(math.exp(eps), rel=1e-12)
+    M = S.T.astype(float) @ P  # M[w, v] = P(w in Support | user holds v)
+    np.testing.assert_allclose(np.diag(M), oracle.p_star, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(M[~np.eye(d, dtype=bool)], oracle.q_star, rtol=0, atol=1e-13)
+    counts = np.arange(1, d + 1) * 7
+    n = int(counts.sum())
+    var_counts = (M * (1 - M)) @ counts
+    exact = var_counts / (n * (oracle.p_star - oracle.q_star)) ** 2
+    np.testing.assert_allclose(oracle.variance(n, counts / n), exact, rtol=1e-12)
+
+
+def test_infinite_budget_reports_uniformly_on_the_hyperplane():
+    oracle = PGR(d=5, epsilon=math.inf, q=3)
+    P, S = oracle.output_table()
+    np.testing.assert_allclose(P[S], 1 / oracle.space.on_hyperplane)
+    assert np.all(P[~S] == 0) and oracle.p_star == 1.0
+
+
+def test_mixture_weight_reproduces_the_law():
+    """rho / c_set + (1 - rho) / K = e^eps / Z on the hyperplane, (1 - rho) / K = 1 / Z off it."""
+    for eps in (0.5, 1.0, 4.0):
+        oracle = PGR(d=100, epsilon=eps)
+        P, S = oracle.output_table()
+        rho, space = oracle.hyperplane_weight, oracle.space
+        np.testing.assert_allclose(P[S], rho / space.on_hyperplane + (1 - rho) / space.size, rtol=1e-12)
+        np.testing.assert_allclose(P[~S], (1 - rho) / space.size, rtol=1e-12)
+
+
+@pytest.mark.parametrize("q", [2, 3, 5, 11])
+def test_sampler_lands_on_or_off_the_hyperplane_as_told(q):
+    oracle = PGR(d=40, epsilon=1.0, q=q)
+    rng = np.random.default_rng(q)
+    values = rng.integers(0, oracle.d, 20_000)
+    inside = rng.random(values.size) < 0.5
+    reports = oracle.space.sample(values, inside, rng)
+    on = oracle.support_matrix(reports)[np.arange(values.size), values]
+    assert np.array_equal(on, inside)
+    assert reports.min() >= 0 and reports.max() < oracle.space.size
+
+
+def test_support_counts_agree_with_the_support_matrix():
+    oracle = PGR(d=300, epsilon=2.0)
+    rng = np.random.default_rng(1)
+    reports = oracle.perturb(rng.integers(0, oracle.d, 5_000), rng)
+    assert np.array_equal(oracle.support_counts(reports), oracle.support_matrix(reports).sum(axis=0))
+
+
+@pytest.mark.parametrize("q", [4, 9, 15, 1])
+def test_q_must_be_a_prime(q):
+    with pytest.raises(ParamError, match="prime"):
+        PGR(d=10, epsilon=1.0, q=q)
+
+
+def test_errors_name_the_remedy():
+    with pytest.raises(ParamError, match="give a prime q explicitly"):
+        PGR(d=10, epsilon=math.inf)
+    with pytest.raises(ParamError, match="smaller prime q"):
+        PGR(d=10**6, epsilon=1.0, q=65_537)
+    with pytest.raises(ParamError, match="decoding takes about"):
+        PGR(d=41_270, epsilon=8.0)
+
+
+SPEC = """\
+name: pgr-q
+datasets:
+  - zipf: {d: 64, n: 5000, s: 1.1}
+epsilons: [1]
+oracles:
+  - grr
+  - pgr:
+      q: 4
+"""
+
+
+def test_a_spec_with_a_composite_q_is_refused_at_its_line(tmp_path, plugins):
+    from ldpbench.errors import SpecError
+    from ldpbench.spec import load_spec
+
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC)
+    with pytest.raises(SpecError) as info:
+        load_spec(path, plugins)
+    (msg,) = info.value.problems
+    assert msg.startswith(f"{path}:8: ") and "q must be 0 (automatic) or a prime" in msg
+    path.write_text(SPEC.replace("q: 4", "q: 7"))
+    assert [m.name for m in load_spec(path, plugins).mechanisms] == ["grr", "pgr"]
+
+
+@pytest.mark.parametrize(("q", "t"), SPACES)
+def test_hyperplane_points_are_exactly_the_points_on_each_hyperplane(q, t):
+    space = ProjectiveSpace(q, t)
+    x = space.vectors(np.arange(space.size))
+    incident = (x @ x.T) % q == 0
+    listed = space.hyperplane_points(np.arange(space.size))
+    assert listed.shape == (space.size, space.on_hyperplane)
+    for v in range(space.size):
+        assert np.array_equal(np.sort(listed[v]), np.flatnonzero(incident[:, v]))
