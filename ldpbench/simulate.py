@@ -98,6 +98,12 @@ def per_user_draw(
     return None, acc
 
 
+def approximate_aggregate_note(name: str) -> str:
+    """The warning an estimate of an oracle whose aggregate path is not exact carries."""
+    return (f"oracle '{name}': aggregate simulation approximates the per-user law (exact_aggregate is "
+            f"False; see the oracle's documentation, or use simulation: per-user)")
+
+
 def simulate(
     oracle: Oracle,
     counts: np.ndarray,
@@ -128,6 +134,9 @@ def simulate(
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
     est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
+    if simulation == "aggregate" and not tags.exact_aggregate:
+        # Not silent: the rows' notes say the numbers come from an approximation of the oracle.
+        est = est.with_warning(approximate_aggregate_note(oracle.name))
     if hist is not None:
         return est.replace(report_histogram=hist, channel=oracle.channel())
     return est

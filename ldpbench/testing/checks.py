@@ -436,12 +436,17 @@ def check_exact_law_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
     """The aggregate path draws the support counts (and report histogram) from their exact law,
     enumerated from output_table() (channel()) for a tiny population (acceptance B2). Draws go
     through the engine's own aggregate_draw() (what simulate() runs), so what is tested is what a
-    run uses."""
+    run uses. Not applicable to an oracle whose tags declare the aggregate path approximate."""
     counts = np.asarray(cfg.law_counts, dtype=np.int64)
     d = counts.size
     for eps in _law_epsilons(cfg):
         o = subject.oracle(d, eps)
         _skip_without_aggregate(o, subject.label)
+        if not o.tags().exact_aggregate:
+            raise CheckSkipped(
+                f"{subject.label} declares its aggregate path approximate (tags().exact_aggregate is False); "
+                f"its moments are still checked (check_unbiased_aggregate, check_variance_aggregate)"
+            )
         where = _where(subject, d=d, n=int(counts.sum()), epsilon=eps, path="aggregate")
         rng = _rng(cfg, "law-aggregate", eps)
         law = _support_law(o, counts, where)
@@ -639,7 +644,7 @@ _ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
     check_output_table_ldp: ("output_table",),
     check_output_table_support: ("output_table",),
     check_channel: ("finite_output",),
-    check_exact_law_aggregate: ("aggregate", "output_table"),
+    check_exact_law_aggregate: ("aggregate", "exact_aggregate", "output_table"),
     check_exact_law_per_user: ("output_table",),
     check_unbiased_aggregate: ("aggregate",),
     check_variance_aggregate: ("aggregate",),
@@ -974,7 +979,8 @@ def _applies(check: Callable[[], None]) -> bool:
     except Exception:  # noqa: BLE001 - a broken plugin is for the checks themselves to report
         return True
     needs = _ORACLE_NEEDS.get(check.fn, ())
-    have = {"aggregate": tags.aggregate, "finite_output": tags.finite_output, "output_table": tags.output_table}
+    have = {"aggregate": tags.aggregate, "exact_aggregate": tags.exact_aggregate,
+            "finite_output": tags.finite_output, "output_table": tags.output_table}
     return all(have[n] for n in needs)
 
 

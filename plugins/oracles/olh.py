@@ -76,16 +76,21 @@ class OLH(Oracle):
               min=0, max=_hashing.MAX_RANGE, forbid=(1,)),
     )
 
-    def __init__(self, d: int, epsilon: float, g: int = 0, **params):
-        super().__init__(d=d, epsilon=epsilon, g=g, **params)
+    def __init__(self, d: int, epsilon: float, **params):
+        super().__init__(d=d, epsilon=epsilon, **params)
         self.d = check_domain(d, self.name)
         self.epsilon = check_epsilon(epsilon, self.name)
-        if g == 1 or g < 0 or g > _hashing.MAX_RANGE:
-            raise ParamError(f"oracle 'olh': g must be 0 (automatic) or an integer in [2, 2^32), got {g}", "g")
         #: The hash range actually used (``g``, or the default rule when ``g == 0``).
-        self.buckets = int(g) if g else default_range(self.epsilon)
+        self.buckets = self.hash_range()
         self._p, self._q = olh_constants(self.epsilon, self.buckets)
         self._keys = _hashing.value_keys(np.arange(self.d))
+
+    def hash_range(self) -> int:
+        """The number of buckets ``g``: the parameter, or ``round(e^eps) + 1`` when it is 0."""
+        g = self.g
+        if g == 1 or g < 0 or g > _hashing.MAX_RANGE:
+            raise ParamError(f"oracle 'olh': g must be 0 (automatic) or an integer in [2, 2^32), got {g}", "g")
+        return int(g) if g else default_range(self.epsilon)
 
     @property
     def p_star(self) -> float:

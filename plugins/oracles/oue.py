@@ -1,170 +1,47 @@
-"""Optimized unary encoding (OUE) ([W17] §4.3; [W20] §III-C; algorithms.md §1.2).
+"""Optimized unary encoding (OUE) ([W17] §4.3; [W20] §III-C).
 
 One-hot encode the value, then perturb every bit independently: the user's own 1-bit stays 1
 w.p. ``p* = 1/2``; every 0-bit becomes 1 w.p. ``q* = 1/(e^eps + 1)``. ``Support`` = the positions
-of the ones. (Use q* = 1/(e^eps + 1): [W20] §III-C's "flip a 0 bit w.p. 1/e" is loose.)
+of the ones. (Use q* = 1/(e^eps + 1): [W20] §III-C's "flip a 0 bit w.p. 1/e" is loose.) The
+machinery shared with SUE is in :mod:`._unary`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.types import Oracle, OracleTags
+from ldpbench.types import OracleTags
 
-from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg, independent_binomials
+from ._common import exp_neg
+from ._unary import UnaryEncoding, UnaryReports, bernoulli_positions
 
-#: Budget of expected (user, position) pairs per chunk of the per-user path.
-_PAIRS_PER_CHUNK = 1 << 22
-#: Above this q, Bernoulli positions come from one uniform per position (timed: a geometric draw
-#: costs about as much as five uniforms), in blocks of _DENSE_BLOCK positions.
-_DENSE_ABOVE = 0.2
-_DENSE_BLOCK = 1 << 20
+#: OUE's reports (the shared unary-encoding form), under the name earlier code imports.
+OUEReports = UnaryReports
 
-
-@dataclass(frozen=True)
-class OUEReports:
-    """A chunk of OUE reports in sparse form: report ``u`` has ones at ``item[user == u]``.
-
-    ``n_users`` users; the pairs ``(user, item)`` are distinct, in no particular order.
-    """
-
-    n_users: int
-    user: np.ndarray
-    item: np.ndarray
-
-    def dense(self, d: int) -> np.ndarray:
-        """The ``(n_users, d)`` bit matrix (small chunks only)."""
-        bits = np.zeros((self.n_users, d), dtype=bool)
-        bits[self.user, self.item] = True
-        return bits
+__all__ = ["OUE", "OUEReports", "bernoulli_positions"]
 
 
-def bernoulli_positions(length: int, q: float, rng: np.random.Generator) -> np.ndarray:
-    """Sorted positions of the ones among ``length`` i.i.d. Bernoulli(q) trials.
-
-    For small q, in O(length * q): the gaps between consecutive ones of a Bernoulli process are
-    i.i.d. Geometric(q) (counting the trial that succeeds), so cumulative sums of geometric draws
-    give the ones exactly; draws that land beyond ``length`` are discarded (the process is
-    memoryless, so this does not bias the ones inside). For q above :data:`_DENSE_ABOVE` a uniform
-    per position is cheaper than a geometric per one; it is drawn in blocks to bound memory.
-    """
-    if length <= 0 or q <= 0:
-        return np.zeros(0, dtype=np.int64)
-    if q >= 1:
-        return np.arange(length, dtype=np.int64)
-    parts = []
-    if q > _DENSE_ABOVE:
-        for start in range(0, length, _DENSE_BLOCK):
-            block = min(_DENSE_BLOCK, length - start)
-            parts.append(np.flatnonzero(rng.random(block) < q) + start)
-        return np.concatenate(parts)
-    start = 0
-    while start < length:
-        expected = (length - start) * q
-        batch = int(expected + 6 * math.sqrt(expected) + 16)
-        pos = start - 1 + np.cumsum(rng.geometric(q, size=batch))
-        if pos[-1] >= length:
-            parts.append(pos[pos < length])
-            break
-        parts.append(pos)
-        start = int(pos[-1]) + 1
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-class OUE(Oracle):
+class OUE(UnaryEncoding):
     """Optimized unary encoding: keep the own bit w.p. 1/2, set each other bit w.p. 1/(e^eps+1).
 
-    - **Per-user path**: reports are sparse (:class:`OUEReports`), so memory is O(m + sum K_u) for
-      a chunk of m users instead of O(m d): the own bit is kept w.p. 1/2 and the other d - 1 bits
-      are i.i.d. Bernoulli(q*), i.e. K_u ~ Binomial(d - 1, q*) ones at uniformly random distinct
-      positions. They are drawn for the whole chunk at once as the ones of one Bernoulli process
-      over the concatenated ``m (d - 1)`` "other" positions (:func:`bernoulli_positions`) — the
-      same law, exactly, at cost O(m d q*). ``chunk_users`` keeps a chunk near 4M pairs.
-    - **Aggregate path**: ``c_v ~ Binomial(n_v, 1/2) + Binomial(n - n_v, q*)`` independently over v,
-      **exact in distribution** (every bit is independent given the inputs). O(d).
-
+    [W17] §4.3 chooses ``p = 1/2``, ``q = 1/(e^eps + 1)`` to minimise the approximate variance
+    ``4 e^eps / (n (e^eps - 1)^2)``. Both paths are those of
+    :class:`~._unary.UnaryEncoding`; the aggregate path is **exact in distribution**.
     ``epsilon = inf`` gives q* = 0 (only the own bit, still kept w.p. 1/2).
     """
 
     name = "oue"
-    exact_aggregate: ClassVar[bool] = True
 
-    def __init__(self, d: int, epsilon: float, **params):
-        super().__init__(d=d, epsilon=epsilon, **params)
-        self.d = check_domain(d, self.name)
-        self.epsilon = check_epsilon(epsilon, self.name)
-        t = exp_neg(self.epsilon)
-        self._q = t / (1.0 + t)  # 1 / (e^eps + 1)
-
-    @property
-    def p_star(self) -> float:
-        return 0.5
-
-    @property
-    def q_star(self) -> float:
-        return self._q
+    @classmethod
+    def bit_probabilities(cls, epsilon: float) -> tuple[float, float]:
+        t = exp_neg(epsilon)
+        return 0.5, t / (1.0 + t)  # 1 / (e^eps + 1)
 
     def tags(self) -> OracleTags:
         # The oracle a bare vector is assumed to come from (ldpbench.postprocess): [W17]'s
         # recommended oracle for large domains.
         return dataclasses.replace(super().tags(), default=True)
-
-    @property
-    def chunk_users(self) -> int:
-        """Users per chunk on the per-user path: about 4M expected (user, position) pairs."""
-        per_user = 0.5 + (self.d - 1) * self._q
-        return int(min(1 << 20, max(1, _PAIRS_PER_CHUNK // max(1, math.ceil(per_user)))))
-
-    # -- client side --------------------------------------------------------------------------
-    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> OUEReports:
-        v = as_items(values, self.d)
-        m = v.size
-        own = np.flatnonzero(rng.random(m) < 0.5)
-        # Ones among the "other" positions: position j of user u stands for item j + (j >= v_u).
-        pos = bernoulli_positions(m * (self.d - 1), self._q, rng)
-        user, slot = np.divmod(pos, max(1, self.d - 1))
-        item = slot + (slot >= v[user])
-        return OUEReports(
-            n_users=m,
-            user=np.concatenate([own, user]).astype(np.int64),
-            item=np.concatenate([v[own], item]).astype(np.int64),
-        )
-
-    # -- aggregator side ----------------------------------------------------------------------
-    def support_counts(self, reports: OUEReports) -> np.ndarray:
-        return np.bincount(reports.item, minlength=self.d).astype(np.int64)
-
-    def sample_support_counts(self, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return independent_binomials(as_counts(true_counts, self.d), 0.5, self._q, rng)
-
-    # -- exact audit ------------------------------------------------------------------------------
-    def output_table(self) -> tuple[np.ndarray, np.ndarray]:
-        """All ``2^d`` bit vectors (row index = sum of bit_v 2^v); P = product of per-bit probabilities."""
-        if self.d > 16:
-            raise ValueError(f"OUE output table has 2^d rows; d={self.d} is too large to enumerate (max 16)")
-        rows = np.arange(1 << self.d)
-        S = ((rows[:, None] >> np.arange(self.d)[None, :]) & 1).astype(bool)
-        P = np.ones((rows.size, self.d))
-        for v in range(self.d):
-            bit_prob = np.where(np.arange(self.d) == v, 0.5, self._q)  # P(bit w = 1 | v)
-            P[:, v] = np.prod(np.where(S, bit_prob, 1 - bit_prob), axis=1)
-        return P, S
-
-    def output_rows(self, reports: OUEReports) -> np.ndarray:
-        """Row of :meth:`output_table` of each report: its bit vector read as a binary number."""
-        rows = np.zeros(reports.n_users, dtype=np.int64)
-        np.add.at(rows, reports.user, np.left_shift(1, reports.item))
-        return rows
-
-    def support_matrix(self, reports: OUEReports) -> np.ndarray:
-        """``(n_users, d)`` bools: the users' bit vectors."""
-        return reports.dense(self.d)
 
 
 @hookimpl

@@ -6,7 +6,7 @@ Figures (users per second = n / mean time)::
         --benchmark-columns=mean,min,rounds
 
 Per-user sizes are chosen so that one run takes well under a second (the per-user path is O(n) for
-GRR and HR and O(n d) for OUE and OLH). The Kosarak-scale aggregate runs use d = 41,270 items and
+GRR and HR and O(n d) for OUE, OLH, SUE, BLH, SS and ADP, which runs OUE at d = 1,024). The Kosarak-scale aggregate runs use d = 41,270 items and
 n = 8,019,015 users (a Zipf(1) stand-in; the aggregate cost depends on d and, for HR, on K = 65,536,
 not on the shape).
 """
@@ -21,11 +21,13 @@ from ldpbench.simulate import simulate
 from ldpbench_plugins.datasets.synthetic import apportion
 
 PLUGINS = build_plugins()
-ORACLES = ("grr", "oue", "olh", "hr")
+ORACLES = ("grr", "oue", "olh", "hr", "ss", "sue", "blh", "adp")
 KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
 
 #: (d, n) of the per-user benchmarks
-PER_USER = {"grr": (1_000, 1_000_000), "hr": (1_000, 1_000_000), "oue": (1_000, 20_000), "olh": (1_000, 20_000)}
+PER_USER = {"grr": (1_000, 1_000_000), "hr": (1_000, 1_000_000), "oue": (1_000, 20_000), "olh": (1_000, 20_000),
+            # O(n d) per-user paths (SS: a partition of d keys per user at eps = 1; ADP runs OUE here)
+            "ss": (1_024, 20_000), "sue": (1_024, 20_000), "blh": (1_024, 20_000), "adp": (1_024, 20_000)}
 
 
 def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 from ldpbench.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-BUILTIN = ("grr", "olh", "oue", "hr", "ss")
+BUILTIN = ("grr", "olh", "oue", "hr", "ss", "sue", "blh", "adp")
 LEAKY = ("leaky-grr-2eps", "leaky-ss-2eps", "leaky-ss-window", "leaky-ue-bug")
 
 

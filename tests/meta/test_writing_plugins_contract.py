@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import (
     KINDS,
     Channel,
@@ -93,7 +94,7 @@ def _worked_oracle() -> str:
 
 
 def test_the_worked_oracle_passes_the_kit_as_the_page_says(tmp_path, run_cli):
-    command = next(b for b in _blocks("bash") if "check-plugin sue" in b).split()
+    command = next(b for b in _blocks("bash") if "check-plugin my-sue" in b).split()
     assert command[:2] == ["ldpbench", "check-plugin"]
     folder = command[command.index("--plugins-dir") + 1].rstrip("/")
     (tmp_path / folder).mkdir()
@@ -111,13 +112,20 @@ def test_the_worked_oracle_passes_the_kit_as_the_page_says(tmp_path, run_cli):
         "repeats": 2,
         "datasets": [{"zipf": {"d": 32, "n": 5000}}],
         "epsilons": [1],
-        "oracles": ["sue", "oue"],
+        "oracles": ["my-sue", "sue"],
     }
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     ran = run_cli("run", "spec.yaml", "--plugins-dir", folder, "--format", "json", "--out", "res", "--workers", "1")
     assert ran.returncode == 0, ran.stderr
     rows = json.loads(ran.stdout)
-    assert {r["oracle"] for r in rows} == {"sue", "oue"} and all(r["failed"] == 0 for r in rows)
+    assert {r["oracle"] for r in rows} == {"my-sue", "sue"} and all(r["failed"] == 0 for r in rows)
+
+
+def test_the_worked_oracle_does_not_take_a_builtin_name():
+    namespace: dict = {}
+    exec(compile(_worked_oracle(), "sue.py", "exec"), namespace)  # noqa: S102 - our own docs
+    builtin = {info.name for info in build_plugins().registry("oracle")}
+    assert "sue" in builtin and namespace["SUE"].name not in builtin
 
 
 def test_the_worked_oracle_declares_its_capabilities_by_tags(tmp_path):

@@ -31,7 +31,7 @@ def test_worst_ratio_finds_the_row_and_the_inputs():
     assert ratio == pytest.approx(2.0) and (y, v, w) == (0, 0, 1)
 
 
-@pytest.mark.parametrize("name", ["grr", "olh", "oue", "hr", "ss"])
+@pytest.mark.parametrize("name", ["grr", "olh", "oue", "hr", "ss", "sue", "blh", "adp"])
 def test_correct_oracles_pass_at_every_enumerable_size(fixture_plugins, name):
     audit = exact_audit(fixture_plugins.get("oracle", name).cls, EPSILONS)
     assert audit.passed, audit.summary()
@@ -53,7 +53,7 @@ def test_the_window_leak_hides_at_d_2_and_3_and_shows_where_k_is_2(fixture_plugi
     assert exact_audit(cls, EPSILONS, domains=(2, 3)).passed
     audit = exact_audit(cls, EPSILONS)
     assert {f.d for f in audit.failures} >= {5, 6, 7, 8}
-    assert all(cls(d=f.d, epsilon=f.epsilon).k >= 2 for f in audit.failures)
+    assert all(cls(d=f.d, epsilon=f.epsilon).subset_size >= 2 for f in audit.failures)
     assert audit.failures[0].ratio == math.inf
 
 
