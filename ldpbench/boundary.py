@@ -32,6 +32,7 @@ __all__ = [
     "checked_estimate",
     "checked_metric_value",
     "checked_population",
+    "checked_sums",
     "frozen_estimate",
     "frozen_population",
     "readonly",
@@ -101,6 +102,24 @@ def checked_counts(who: str, what: str, counts: Any, length: int) -> np.ndarray:
     if negative.any():
         raise PluginOutputError(f"{who} returned {what} with negative counts ({_describe_bad(a, negative)})")
     return a.astype(np.int64, copy=False)
+
+
+def checked_sums(who: str, what: str, sums: Any, length: int) -> np.ndarray:
+    """``sums`` as float64 if it is a length-``length`` vector of finite real numbers.
+
+    For oracles whose tags declare ``real_valued_counts`` (SHE adds up real-valued reports): a
+    NaN or infinite sum, or a vector of the wrong shape, is a bug in ``who``.
+    """
+    a = np.asarray(sums)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
+        raise PluginOutputError(f"{who} returned {what} of dtype {a.dtype}, expected real numbers")
+    if a.shape != (length,):
+        raise PluginOutputError(f"{who} returned {what} of shape {a.shape}, expected ({length},)")
+    a = a.astype(np.float64, copy=False)
+    finite = np.isfinite(a)
+    if not finite.all():
+        raise PluginOutputError(f"{who} returned {what} with non-finite values ({_describe_bad(a, ~finite)})")
+    return a
 
 
 def _check_frequencies(who: str, estimate: Estimate, d: int | None) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .boundary import checked_counts, checked_estimate, readonly
+from .boundary import checked_counts, checked_estimate, checked_sums, readonly
 from .errors import LdpbenchError
 from .types import Estimate, Oracle, OracleTags
 
@@ -72,7 +72,16 @@ def aggregate_draw(
         hist = readonly(checked_counts(who, "a report histogram", oracle.sample_report_histogram(counts, rng),
                                        oracle.channel().n_reports))
         return hist, checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
-    return None, checked_counts(who, "support counts", oracle.sample_support_counts(counts, rng), oracle.d)
+    return None, _checked_support(oracle, tags, oracle.sample_support_counts(counts, rng))
+
+
+def _checked_support(oracle: Oracle, tags: OracleTags, support: object) -> np.ndarray:
+    """Support counts as int64 counts, or as finite float sums when the tags declare
+    ``real_valued_counts`` (SHE's summed Laplace reports)."""
+    who = f"oracle '{oracle.name}'"
+    if tags.real_valued_counts:
+        return checked_sums(who, "support sums", support, oracle.d)
+    return checked_counts(who, "support counts", support, oracle.d)
 
 
 def per_user_draw(
@@ -87,8 +96,10 @@ def per_user_draw(
     acc = None
     for values in user_chunks(counts, chunk):
         reports = oracle.perturb(values, rng)
-        part = oracle.report_histogram(reports) if tags.finite_output else oracle.support_counts(reports)
-        part = checked_counts(who, what, part, width)  # before any cast: a NaN must not become a count
+        if tags.finite_output:
+            part = checked_counts(who, what, oracle.report_histogram(reports), width)
+        else:  # checked before any cast: a NaN must not become a count
+            part = _checked_support(oracle, tags, oracle.support_counts(reports))
         acc = part.copy() if acc is None else acc + part
     if acc is None:
         raise ValueError("cannot simulate an oracle on zero users")

@@ -65,7 +65,7 @@ class PluginAudit:
         if self.empirical is not None and self.empirical.leak:
             return "LEAK: an attack shows more than the claimed epsilon"
         if not self.audited:
-            return "not audited: no output table and no support_matrix"
+            return "not audited: no output table, no support_matrix and no report density"
         return "consistent: no evidence of more privacy loss than claimed"
 
     def to_json(self) -> dict[str, Any]:
@@ -86,10 +86,18 @@ class PluginAudit:
         out = [f"audit of {label}"]
         emp = self.empirical
         if emp is not None and emp.available:
+            density = any(b.declared_loss > -math.inf for b in emp.budgets)
+            attacks = "likelihood-ratio on the declared density" if density else "item, absent, pair, joint"
             out.append(
                 f"empirical: d={emp.d}, {emp.trials} reports per input, alpha={emp.alpha:g} split over "
-                f"{emp.tests} attacks (item, absent, pair, joint)"
+                f"{emp.tests} attacks ({attacks})"
             )
+            if density:
+                out.append("  continuous reports: no output table (the exact audit does not apply); the declared "
+                           "density's worst privacy loss over the drawn reports:")
+                for b in emp.budgets:
+                    flag = "  LEAK" if b.density_leak else ""
+                    out.append(f"  {b.epsilon:>8g}  {_fmt(b.declared_loss):>11}{flag}")
             out.append(f"  {'claimed':>8}  {'lower bound':>11}  {'interval':>16}  attack")
             for b in emp.budgets:
                 best = b.best
@@ -117,6 +125,7 @@ def _budget_json(b: Any) -> dict[str, Any]:
     return {
         "epsilon": b.epsilon,
         "eps_lb": b.eps_lb,
+        "declared_loss": None if b.declared_loss == -math.inf else b.declared_loss,
         "leak": b.leak,
         "best": None
         if best is None

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(result.lines()))
     if not result.failed and not result.audited:
         # An audit that looked at nothing must not read as a pass (exit 0) in a script or CI job.
-        print(f"ldpbench: nothing was audited: oracle '{args.name}' declares neither an output table nor "
-              "support_matrix (see docs/audit.md)", file=sys.stderr)
+        print(f"ldpbench: nothing was audited: oracle '{args.name}' declares neither an output table, "
+              "nor support_matrix, nor a report density (see docs/audit.md)", file=sys.stderr)
         return int(ExitCode.PLUGIN)
     return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)

@@ -2,7 +2,8 @@
 
 A spec can name plugins that exist and take valid parameters, yet ask for something one of them
 cannot do: aggregate simulation (the default) of an oracle without an aggregate path, or an
-EM-family post-processor (``requires_channel``) after an oracle without a finite report space.
+EM-family post-processor (``requires_channel``) after an oracle without a finite report space, or
+a step that reads a pure protocol's p*, q* (``requires_pure``) after one that sums real-valued reports.
 Without this check every cell of such a spec would fail at run time; here the spec is refused by
 ``ldpbench validate`` / ``run`` with ``FILE:LINE`` at the plugin's entry, naming the missing
 capability. Capabilities are read from :meth:`~ldpbench.types.Oracle.tags` only, as the engine
@@ -63,10 +64,15 @@ def capability_problems(
         for path, step in _steps(data, pipelines):
             info = plugins.get("postprocessor", step.name)
             try:
-                needs_channel = plugins.create("postprocessor", step.name, step.param_dict).tags().requires_channel
+                step_tags = plugins.create("postprocessor", step.name, step.param_dict).tags()
             except Exception:  # noqa: BLE001 - a failing constructor is reported by the run, not here
                 continue
-            if not needs_channel:
+            if step_tags.requires_pure and tags.real_valued_counts:
+                problems.append((path, (
+                    f"post-processor '{info.name}' needs a pure oracle's p* and q*, but oracle '{mech.name}' "
+                    f"aggregates real-valued reports (its tags: real_valued_counts = True)"
+                )))
+            if not step_tags.requires_channel:
                 continue
             if not tags.finite_output:
                 problems.append((path, (

@@ -12,8 +12,10 @@ What the oracle checks establish (acceptance.md §A1-A7, §B1-B2, at sizes that 
 - the constants (0 <= q* < p* <= 1), the generic estimate ``(c/n - q*)/(p* - q*)`` and the exact
   variance formula (V-exact);
 - the exact epsilon-LDP of :meth:`~ldpbench.types.Oracle.output_table` (every likelihood ratio at
-  most ``e^eps (1 + 1e-12)``, the bound attained, each conditional law summing to 1) and p*, q*
-  read off the table;
+  most ``e^eps (1 + 1e-12)``, the bound attained unless the tags say ``attains_epsilon = False``,
+  each conditional law summing to 1) and p*, q* read off the table;
+- for an oracle whose tags declare ``real_valued_counts`` (SHE), its sums checked as finite floats
+  and its estimate carrying no p*/q*; its variance is tested by simulation only;
 - that ``perturb`` follows the table (Pearson chi-square of the reports' table rows when the oracle
   declares ``output_rows``, else binomial tests of its support counts) and, for finite-output
   oracles, that ``channel()`` is the law of the reports;
@@ -244,8 +246,17 @@ def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert np.allclose(f, want, rtol=1e-12, atol=1e-12), f"{where}: estimate() is not (c/n - q*)/(p* - q*)"
         assert np.allclose(est.counts, n * want, rtol=1e-12, atol=1e-9), f"{where}: count scale != n x fraction"
         truth = rng.dirichlet(np.ones(cfg.d))
-        exact = (q * (1 - q) + truth * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
         got = np.asarray(o.variance(n, truth), dtype=float)
+        if o.tags().real_valued_counts:
+            # Real-valued reports (SHE): p*, q* are expected contributions, not support
+            # probabilities, so (V-exact) does not apply; the repeated simulations check the variance.
+            assert got.shape == (cfg.d,) and np.all(np.isfinite(got)) and np.all(got > 0), (
+                f"{where}: variance(n, f) must be {cfg.d} finite positive numbers"
+            )
+            noise = o.noise_variance(n)
+            assert math.isfinite(noise) and noise > 0, f"{where}: noise_variance(n) must be finite and positive"
+            continue
+        exact = (q * (1 - q) + truth * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
         assert np.allclose(got, exact, rtol=1e-12, atol=0), (
             f"{where}: variance(n, f) differs from (V-exact) [q*(1-q*) + f (p*-q*)(1-p*-q*)]/(n (p*-q*)^2): "
             f"max relative error {np.max(np.abs(got / exact - 1)):.3g}"
@@ -268,14 +279,25 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert f.shape == (cfg.d,) and np.all(np.isfinite(f)), f"{where}: frequencies must be {cfg.d} finite numbers"
         assert est.n == n, f"{where}: Estimate.n = {est.n}, expected {n}"
         assert est.epsilon == eps, f"{where}: Estimate.epsilon = {est.epsilon}, expected {eps}"
-        assert est.p_star == o.p_star and est.q_star == o.q_star, f"{where}: Estimate p*/q* differ from the oracle's"
+        real = o.tags().real_valued_counts
+        if real:
+            assert est.p_star is None and est.q_star is None, (
+                f"{where}: an oracle with real-valued sums is not pure: its Estimate must carry no p*/q*"
+            )
+        else:
+            assert est.p_star == o.p_star and est.q_star == o.q_star, (
+                f"{where}: Estimate p*/q* differ from the oracle's"
+            )
         assert est.mechanism, f"{where}: Estimate.mechanism is empty"
         var = None if est.variance is None else np.asarray(est.variance, dtype=float)
         assert var is not None and var.shape == (cfg.d,), f"{where}: Estimate.variance must have length {cfg.d}"
         assert np.all(np.isfinite(var)) and np.all(var >= 0), f"{where}: Estimate.variance must be finite, >= 0"
         sc = None if est.support_counts is None else np.asarray(est.support_counts)
         assert sc is not None and sc.shape == (cfg.d,), f"{where}: Estimate.support_counts must have length {cfg.d}"
-        assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n]"
+        if real:
+            assert np.all(np.isfinite(sc)), f"{where}: support sums must be finite"
+        else:
+            assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n]"
         if o.tags().finite_output and (path == "per-user" or o.tags().aggregate_histogram):
             assert est.report_histogram is not None and est.channel is not None, (
                 f"{where}: a finite-output estimate must carry its report histogram and channel"
@@ -307,7 +329,7 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
             assert worst <= bound * (1 + 1e-12), (
                 f"{where}: not epsilon-LDP: max_y P(y|v)/P(y|v') = {worst:.12g} > e^eps = {bound:.12g}"
             )
-            assert worst >= bound * (1 - 1e-12), (
+            assert worst >= bound * (1 - 1e-12) or not o.tags().attains_epsilon, (
                 f"{where}: the privacy bound is not attained: max ratio {worst:.12g} < e^eps = {bound:.12g} "
                 f"(the oracle spends less budget than it declares)"
             )
@@ -357,6 +379,9 @@ def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig)
     for eps in cfg.epsilons:
         o = subject.oracle(d, eps)
         tags = o.tags()
+        if tags.real_valued_counts and not tags.output_table:
+            raise CheckSkipped(f"{subject.label} has real-valued reports and no output table: there is no "
+                               "support law to test (the repeated simulations test its moments)")
         # Without a table (or without output_rows) the support counts' binomial laws are still tested.
         P, S = _table(o, _where(subject, d=d, epsilon=eps)) if tags.output_table else (None, None)
         for v in range(d):
@@ -542,9 +567,15 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
     rng = _rng(cfg, "chunks")
     empty = np.asarray(o.support_counts(o.perturb(np.zeros(0, dtype=np.int64), rng)))
     assert empty.shape == (cfg.d,) and not empty.any(), f"{where}: an empty chunk must give zero support counts"
-    assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
     one = np.asarray(o.support_counts(o.perturb(np.array([cfg.d - 1]), rng)))
-    assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), f"{where}: one user supports each value 0/1 times"
+    if o.tags().real_valued_counts:
+        assert empty.dtype.kind in "iuf", f"{where}: support sums must be real numbers, got dtype {empty.dtype}"
+        assert one.shape == (cfg.d,) and np.all(np.isfinite(one)), f"{where}: one user's sums must be finite"
+    else:
+        assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
+        assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), (
+            f"{where}: one user supports each value 0/1 times"
+        )
     if o.tags().finite_output:
         hist = np.asarray(o.report_histogram(o.perturb(np.zeros(0, dtype=np.int64), rng)))
         assert hist.shape == (o.channel().n_reports,) and not hist.any(), f"{where}: empty chunk histogram"

@@ -42,6 +42,7 @@ class Oracle(Plugin):
     ``output_table``                  :meth:`output_table`
     ``output_rows``                   :meth:`output_rows`
     ``support_matrix``                :meth:`support_matrix`
+    ``report_density``                :meth:`report_log_likelihood`
     ``exact_aggregate``               class attribute :attr:`exact_aggregate`
     ``chunk_users``                   property :attr:`chunk_users`
     ================================  ==========================================================
@@ -81,6 +82,7 @@ class Oracle(Plugin):
             output_table=implements(cls, Oracle, "output_table"),
             output_rows=implements(cls, Oracle, "output_rows"),
             support_matrix=implements(cls, Oracle, "support_matrix"),
+            report_density=implements(cls, Oracle, "report_log_likelihood"),
             chunk_users=self.chunk_users,
         )
 
@@ -165,6 +167,14 @@ class Oracle(Plugin):
         Optional (the ``support_matrix`` tag): the empirical privacy audit attacks reports through it.
         """
         raise NotImplementedError(f"{type(self).__name__} has no support_matrix")
+
+    def report_log_likelihood(self, reports: Any) -> np.ndarray:
+        """For reports with a density (continuous output, e.g. SHE's Laplace-noised vectors):
+        ``L[u, v] = log p(report u | user holds v)`` up to an additive constant per report, shape
+        ``(n_users, d)``. Optional (the ``report_density`` tag): the empirical audit attacks such
+        reports with likelihood-ratio events ``{L[:, v1] - L[:, v2] > t}`` and checks that the
+        declared privacy loss never exceeds epsilon."""
+        raise NotImplementedError(f"{type(self).__name__} declares no report density")
 
     def channel(self) -> Channel | None:
         """``P(report | item)`` for oracles whose reports take finitely many values (GRR, HR);

@@ -42,6 +42,18 @@ class OracleTags:
     support_matrix: bool = False
     #: Users per chunk on the per-user path (``None``: the engine's default chunk).
     chunk_users: int | None = None
+    #: ``support_counts`` and ``sample_support_counts`` return real-valued per-item sums of the
+    #: reports, not counts (SHE adds up Laplace-noised one-hot vectors): the harness checks them as
+    #: finite floats, and the estimate is not a pure protocol's (its ``p_star``/``q_star`` are None).
+    real_valued_counts: bool = False
+    #: ``report_log_likelihood(reports)`` gives the density of continuous reports under every item:
+    #: the empirical audit attacks them with likelihood-ratio events instead of support sets.
+    report_density: bool = False
+    #: The output table's worst likelihood ratio equals ``e^eps``. Off for an oracle whose reports,
+    #: as the table describes them, spend less than the budget it declares (THE reads only the
+    #: support sets of eps-LDP reports): the kit then checks the bound without asking that it be
+    #: attained.
+    attains_epsilon: bool = True
     #: The oracle assumed when a bare estimate vector is post-processed without naming one
     #: (``ldpbench.postprocess``); exactly one installed oracle should claim it.
     default: bool = False
@@ -57,6 +69,9 @@ class PostProcessorTags:
     #: Needs the report histogram and channel of a finite-output oracle (EM and its variants):
     #: a spec pairing it with an oracle whose tags lack ``finite_output`` is refused at validation.
     requires_channel: bool = False
+    #: Needs a pure protocol's ``p_star``/``q_star`` on the estimate (MLE-Apx): a spec pairing it
+    #: with an oracle whose tags declare ``real_valued_counts`` (SHE) is refused at validation.
+    requires_pure: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
 

@@ -64,3 +64,20 @@ def independent_binomials(counts: np.ndarray, p: float, q: float, rng: np.random
     counts = np.asarray(counts, dtype=np.int64)
     n = counts.sum(axis=-1, keepdims=True)
     return (rng.binomial(counts, p) + rng.binomial(n - counts, q)).astype(np.int64)
+
+
+def independent_bits_table(d: int, p: float, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """The exact output table of ``d`` independent support bits (OUE, THE): all ``2^d`` bit vectors.
+
+    Row ``sum_w bit_w 2^w``; ``P[y, v] = prod_w P(bit_w | v)`` with ``P(bit_w = 1 | v)`` equal to
+    ``p`` for ``w = v`` and ``q`` otherwise; ``S[y, w] = bit_w``.
+    """
+    if d > 16:
+        raise ValueError(f"the output table has 2^d rows; d={d} is too large to enumerate (max 16)")
+    rows = np.arange(1 << d)
+    S = ((rows[:, None] >> np.arange(d)[None, :]) & 1).astype(bool)
+    P = np.ones((rows.size, d))
+    for v in range(d):
+        bit_prob = np.where(np.arange(d) == v, p, q)
+        P[:, v] = np.prod(np.where(S, bit_prob, 1 - bit_prob), axis=1)
+    return P, S

@@ -22,6 +22,7 @@ randomness), so each is chainable in any order.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import UsageError
 from ldpbench.params import Param
-from ldpbench.types import Estimate, PostProcessor
+from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
 from ._mle_apx import mle_apx_generic, mle_apx_grr
 from ._simplex import simplex_shift, simplex_shift_iterative
@@ -269,6 +270,10 @@ class MLEApx(PostProcessor):
         Param("variant", str, "generic", "generic (Gaussian, any pure oracle) or grr (multinomial, GRR only)",
               choices=("generic", "grr")),
     )
+
+    def tags(self) -> PostProcessorTags:
+        # reads the oracle's p*, q*: not for a non-pure oracle (SHE's real-valued sums)
+        return dataclasses.replace(super().tags(), requires_pure=True)
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         p, q = estimate.p_star, estimate.q_star

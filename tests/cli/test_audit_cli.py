@@ -73,7 +73,7 @@ def test_audit_options_are_used(capsys):
 def test_an_oracle_with_nothing_to_audit_says_so(capsys):
     code, out, err = _cli(capsys, "audit", "opaque-grr")
     assert code == 3  # an audit that looked at nothing is not a pass
-    assert "cannot audit empirically: Opaque has no support_matrix" in out
+    assert "cannot audit empirically: Opaque has neither support_matrix nor a report density" in out
     assert "verdict: not audited" in out and "nothing was audited" in err
 
 

@@ -48,15 +48,22 @@ def _names(kind):
 
 def _runs(tmp_path, simulation):
     """Every built-in oracle with every post-processor it can feed: the steps that need a finite
-    output (EM and its variants) go after the oracles that declare one (``validate`` refuses the
-    others: a capability, not a fault), every other step after every oracle."""
+    output (EM and its variants) go after the oracles that declare one, those that need a pure
+    protocol's p*, q* (MLE-Apx) after the pure oracles (``validate`` refuses the others: a
+    capability, not a fault), every other step after every oracle."""
     plugins = build_plugins()
     oracles = [i for i in plugins.registry("oracle")]
     finite = [i.name for i in oracles if i.cls(d=16, epsilon=2.0).tags().finite_output]
+    pure = [i.name for i in oracles if not i.cls(d=16, epsilon=2.0).tags().real_valued_counts]
     steps = [i for i in plugins.registry("postprocessor")]
     needs = {i.name for i in steps if i.cls().tags().requires_channel}
+    needs_pure = {i.name for i in steps if i.cls().tags().requires_pure} - needs
     metrics = ", ".join(_names("metric"))
-    groups = [([i.name for i in oracles], [i.name for i in steps if i.name not in needs]), (finite, sorted(needs))]
+    groups = [
+        ([i.name for i in oracles], [i.name for i in steps if i.name not in needs | needs_pure]),
+        (finite, sorted(needs)),
+        (pure, sorted(needs_pure)),
+    ]
     for k, (names, pipes) in enumerate(groups):
         spec = ORACLE_SPEC.format(simulation=simulation, oracles=", ".join(names),
                                   pipelines=", ".join(pipes), metrics=metrics)

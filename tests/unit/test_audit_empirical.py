@@ -130,7 +130,7 @@ def test_an_oracle_without_support_matrix_cannot_be_audited_empirically(plugins)
     oracle = plugins.create("oracle", "opaque-grr", d=8, epsilon=1.0)
     assert not has_support_matrix(oracle)
     audit = _audit(plugins, "opaque-grr", d=8)
-    assert audit.verdict == "cannot audit" and "no support_matrix" in audit.reason
+    assert audit.verdict == "cannot audit" and "neither support_matrix nor a report density" in audit.reason
     assert not audit.leak
 
 
