@@ -1,8 +1,8 @@
 """Figures and tables for reports/wang2017_oracles.md from a results folder.
 
     .venv/bin/ldpbench run specs/wang2017_oracles.yaml
-    .venv/bin/ldpbench run specs/wang2017_oracles_ss.yaml
-    .venv/bin/python scripts/plot_wang2017.py results/wang2017_oracles results/wang2017_oracles_ss \
+    .venv/bin/ldpbench run specs/wang2017_oracles_small.yaml
+    .venv/bin/python scripts/plot_wang2017.py results/wang2017_oracles results/wang2017_oracles_small \
         --out reports/wang2017_oracles --report reports/wang2017_oracles.md
 
 Writes into the output folder:

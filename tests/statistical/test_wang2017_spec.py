@@ -1,4 +1,4 @@
-"""specs/wang2017_oracles.yaml (+ its subset-selection companion): they validate, cover the grid the
+"""specs/wang2017_oracles.yaml (+ its companion for the slow samplers): they validate, cover the grid the
 write-up describes and every built-in oracle, and a tiny version reproduces the two findings the write-up rests on —
 measured MSE equals the variance formula, and GRR overtakes OLH at small d and large eps."""
 
@@ -14,8 +14,8 @@ import ldpbench
 from ldpbench.spec import load_spec
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "wang2017_oracles.yaml"
-#: subset selection on a smaller grid (its exact aggregate sampler is slow at d = 2^13, 2^14)
-COMPANION = SPEC.with_name("wang2017_oracles_ss.yaml")
+#: SS and CMS on a smaller grid (their exact aggregate samplers are slow at d = 2^13, 2^14)
+COMPANION = SPEC.with_name("wang2017_oracles_small.yaml")
 
 #: built-in oracles the reproduction leaves out, with the reason (none so far)
 NOT_IN_SPEC: dict[str, str] = {}
@@ -41,7 +41,7 @@ def test_the_spec_validates_and_spans_the_papers_grid(plugins):
     assert raw["epsilons"][0] == 0.5 and raw["epsilons"][-1] == 5
     assert raw["simulation"] == "aggregate" and raw["pipelines"] == ["base"] and raw["metrics"] == ["mse"]
     companion = spec_dict(COMPANION)
-    assert load_spec(COMPANION, plugins).name == "wang2017_oracles_ss"
+    assert load_spec(COMPANION, plugins).name == "wang2017_oracles_small"
     assert companion["seed"] == raw["seed"] and companion["datasets"] == raw["datasets"][: len(companion["datasets"])]
     assert set(companion["epsilons"]) <= set(raw["epsilons"])
 
