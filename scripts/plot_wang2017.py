@@ -65,11 +65,21 @@ WORSE_THAN_OUE_OLH = ("sue", "she", "the", "blh")
 BOOTSTRAP_SEED = 20170816
 
 
+def current_rows(folder: Path) -> pl.DataFrame:
+    """The rows of the spec as it was last run: a results folder also keeps the rows of earlier
+    versions of the spec (more repeats, other oracles), which the run's manifest leaves out."""
+    store = ResultsStore(folder)
+    order = store.read_manifest().get("cell_order")
+    if not order:
+        raise SystemExit(f"{folder}: the manifest lists no cells (not written by `ldpbench run`?)")
+    return store.load().filter(pl.col("cell_id").is_in(order))
+
+
 def leaderboard(results: list[Path]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The raw-estimate MSE rows of one or more runs, aggregated, and the per-repeat rows."""
-    rows = pl.concat(
-        [ResultsStore(folder).load() for folder in results], how="diagonal_relaxed"
-    ).filter((pl.col("pipeline") == "base") & (pl.col("metric") == "mse"))
+    rows = pl.concat([current_rows(folder) for folder in results], how="diagonal_relaxed").filter(
+        (pl.col("pipeline") == "base") & (pl.col("metric") == "mse")
+    )
     lb = aggregate(rows)
     failed = lb.filter(pl.col("failed") > 0)
     if not failed.is_empty():
