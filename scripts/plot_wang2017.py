@@ -352,12 +352,13 @@ def orderings(lb: pl.DataFrame) -> str:
             oracle: [by_cell[oracle, ds[-1], e]["mean"] / by_cell[oracle, ds[0], e]["mean"] for e in eps_all]
             for oracle in sorted(present & set(w17.PAPER_VAR))
         }
-        flat = all(max(v) <= 1.1 for k, v in growth.items() if k != "grr")
+        # at d = 64 one cell's MSE has a standard error of ~5% (20 repeats): 1.25 is "flat" within noise
+        flat = all(max(v) <= 1.25 for k, v in growth.items() if k != "grr")
         lines.append(
             f"| DE's (GRR's) variance grows linearly in d; the others' do not depend on d (§4, Table 1) "
             f"| MSE at d = {ds[-1]} over MSE at d = {ds[0]}, range over ε: "
             + "; ".join(f"{k} ×{min(v):.2g}–×{max(v):.2g}" for k, v in growth.items())
-            + f" (below 1: the f_v term, 1/d on average, fades as d grows) "
+            + " (below 1: the f_v term, 1/d on average, fades as d grows; up to ×1.25 is noise at d = 64) "
             f"| {'yes' if min(growth['grr']) > 10 and flat else 'no'} |"
         )
     if {"grr", "olh", "oue"} <= present:
