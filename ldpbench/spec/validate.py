@@ -95,6 +95,8 @@ class Validator:
         self.problems: list[str] = []
         #: where each dataset entry sits in the spec (for the dataset-facts checks)
         self.dataset_paths: dict[int, tuple[Any, ...]] = {}
+        #: the oracle entries with their paths (checked at each dataset's size)
+        self.oracle_paths: list[tuple[tuple[Any, ...], Entry]] = []
         #: where each group of a personalized budget sits, by id of the Budget
         self.group_paths: dict[int, list[tuple[Any, ...]]] = {}
 
@@ -146,9 +148,9 @@ class Validator:
                 self.dataset_paths[id(e)] = ("datasets", i) if isinstance(data.get("datasets"), list) else ("datasets",)
                 datasets.append(e)
         budgets = self.budgets(data)
-        mechanisms = [
-            e for e in self.entries(data, "oracles", ("oracle", "protocol"), required=True) if e is not None
-        ]
+        listed = self.entries(data, "oracles", ("oracle", "protocol"), required=True)
+        mechanisms = [e for e in listed if e is not None]
+        self.oracle_paths = [(("oracles", i, e.name), e) for i, e in enumerate(listed) if e is not None and e.kind == "oracle"]
         pipelines = self.pipelines(data)
         metrics = [
             e for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric")) if e is not None
@@ -495,6 +497,7 @@ class Validator:
                 self.problem(where + (ds.name, "sample"), f"'sample' is {ds.sample:,}, more users than dataset '{ds.label}' has (n = {n:,})")
             for budget in budgets:
                 self.budget_facts(ds, budget, n, d)
+            self.oracle_facts(ds, budgets, d)
             if simulation == "per-user":
                 users = [ds.sample or n] if not any(b.groups for b in budgets) else [sum(c for _, c in b.groups) for b in budgets]
                 if max(users) > MAX_PER_USER_USERS:
@@ -503,6 +506,25 @@ class Validator:
                         f"simulation: per-user perturbs every user one by one, at most {MAX_PER_USER_USERS:,} per cell; "
                         f"dataset '{ds.label}' would simulate {max(users):,} (use simulation: aggregate, or 'sample')",
                     )
+
+    def oracle_facts(self, ds: DatasetEntry, budgets: list[Budget], d: int) -> None:
+        """Build every oracle at the dataset's ``d`` and each single budget: a parameter that only
+        fails for this size (``ss``'s ``k`` >= d) is a problem of the spec, not failed cells."""
+        epsilons = sorted({b.epsilon_value for b in budgets if not b.groups and b.epsilon_value > 0})
+        for path, mech in self.oracle_paths:
+            for eps in epsilons:
+                try:
+                    # Plugin code: under a cell's guards, as when datasets load.
+                    with cell_guard(self.load_timeout):
+                        self.plugins.create("oracle", mech.name, mech.param_dict, d=d, epsilon=eps)
+                except ParamError as exc:
+                    where = path + (exc.key,) if exc.key else path
+                    self.problem(where, f"oracle '{mech.label}' on dataset '{ds.label}' (d = {d}), epsilon = {eps:g}: {exc}")
+                    break
+                except BaseException as exc:  # noqa: BLE001 - anything else is the plugin's: the run reports it
+                    if is_real_interrupt(exc):
+                        raise
+                    break
 
     def dataset_size(self, ds: DatasetEntry, seed: int, where: tuple[Any, ...]) -> tuple[int, int] | None:
         """``(n, d)`` of a dataset: from parameters declared ``describes`` when it has both, else by

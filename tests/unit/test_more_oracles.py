@@ -4,7 +4,6 @@ oracle's approximate aggregate path."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 

@@ -371,3 +371,22 @@ def test_a_spec_that_is_a_device_a_fifo_or_a_directory_is_refused(tmp_path, plug
     for path in ("/dev/zero", fifo, tmp_path):
         with pytest.raises(SpecError, match=r":1: is (a device|a FIFO|a directory)"):
             load_spec(path, plugins)
+
+
+def test_an_oracle_parameter_that_fails_at_a_datasets_size_is_refused_with_its_line(tmp_path, plugins):
+    text = """\
+        name: subset
+        seed: 1
+        datasets:
+          - zipf: {d: 8, n: 1000}
+          - zipf: {d: 64, n: 1000}
+        epsilons: [1]
+        oracles:
+          - grr
+          - ss:
+              k: 10
+        """
+    found = problems(tmp_path, plugins, text)
+    assert len(found) == 1 and found[0].startswith(f"{tmp_path / 'spec.yaml'}:10: oracle 'ss(k=10)' on dataset 'zipf(d=8,n=1000)' (d = 8)")
+    assert "k must be 0 (automatic) or in [1, d - 1] = [1, 7], got 10" in found[0]
+    load_spec(write(tmp_path, text.replace("d: 8,", "d: 16,")), plugins)  # every size fits: valid
