@@ -117,6 +117,15 @@ def split_users(
     return out
 
 
+def _reference_variance(e: Estimate, d: int) -> float:
+    if e.p_star is not None and e.q_star is not None:
+        return reference_variance(float(e.p_star), float(e.q_star), e.n, d)
+    if e.variance is None:
+        raise ValueError(f"the estimate of '{e.mechanism}' carries neither p*/q* nor a variance: "
+                         "its group cannot be weighted")
+    return float(np.mean(np.asarray(e.variance, dtype=float)))
+
+
 def reference_variance(p: float, q: float, n: int, d: int) -> float:
     """Variance of a group's estimate of a population frequency at the reference ``f = 1/d``."""
     r = q + (p - q) / d
@@ -124,8 +133,11 @@ def reference_variance(p: float, q: float, n: int, d: int) -> float:
 
 
 def group_weights(parts: Sequence[Estimate], d: int) -> np.ndarray:
-    """Inverse-variance weights of the groups, evaluated at the fixed reference ``f = 1/d``."""
-    var = np.array([reference_variance(float(e.p_star), float(e.q_star), e.n, d) for e in parts])
+    """Inverse-variance weights of the groups, evaluated at the fixed reference ``f = 1/d``.
+
+    A group whose estimate is not a pure protocol's (no p*/q*: SHE's summed reports) is weighted by
+    its declared noise variance, which for such an oracle does not depend on f."""
+    var = np.array([_reference_variance(e, d) for e in parts])
     if np.any(~np.isfinite(var)) or np.any(var <= 0):
         # d = 1 (nothing to estimate) or a degenerate oracle: weight groups by their sizes.
         w = np.array([float(e.n) for e in parts])

@@ -26,10 +26,22 @@ def chunk_users(d: int) -> int:
     return max(1, COORDINATES_PER_CHUNK // max(1, d))
 
 
+def laplace_noise(shape: tuple[int, int], scale: float, rng: np.random.Generator) -> np.ndarray:
+    """i.i.d. Laplace(0, scale) draws as ``scale * E * S``, E ~ Exponential(1) and S a fair sign:
+    the same law as ``rng.laplace`` (the Laplace law is the symmetrized exponential), about twice
+    as fast (the exponential is a ziggurat draw, the signs are eight to a random byte)."""
+    size = int(np.prod(shape))
+    noise = rng.standard_exponential(size)
+    noise *= scale
+    signs = np.unpackbits(rng.integers(0, 256, size=(size + 7) // 8, dtype=np.uint8), count=size)
+    np.negative(noise, out=noise, where=signs.view(bool))
+    return noise.reshape(shape)
+
+
 def noisy_one_hot(values: np.ndarray, d: int, scale: float, rng: np.random.Generator) -> np.ndarray:
     """``(m, d)`` float64 reports: ``e_{values[u]} + Laplace(0, scale)`` on every coordinate."""
     m = values.size
-    reports = rng.laplace(0.0, scale, size=(m, d)) if scale > 0 else np.zeros((m, d))
+    reports = laplace_noise((m, d), scale, rng) if scale > 0 else np.zeros((m, d))
     reports[np.arange(m), values] += 1.0
     return reports
 

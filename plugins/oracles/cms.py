@@ -9,6 +9,7 @@ eps/2: eps-LDP, as [Apple17] shows). Support: ``{w : bit h(w) is 1}``, so
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -128,23 +129,29 @@ class CMS(CountMeanSketch):
         sketch = rng.binomial(users, self._p) + rng.binomial(totals - users, self._q0)
         return self._counts_from_sketch(sketch)
 
-    def _sample_per_user_hash(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The exact sampler of the class docstring. A user's ``K`` lies in a core window around
-        its mode except with probability below ~1e-12; users are first split exactly between the
-        core and the tail (binomial), the core ones are spread by a multinomial over the narrow
-        window, and the rare tail ones one item at a time, so nothing is truncated."""
+    @functools.cached_property
+    def _k_law(self) -> tuple:
+        """The law of K ~ Binomial(m - 1, q) split into the core window and the tail, once per instance:
+        ``(pmf, k_lo, k_hi, tail values, P(core), core probabilities likeliest first, their unsort)``."""
         from scipy.stats import binom
 
         m = self.buckets
-        own = rng.binomial(counts, self._p)
         pmf = binom.pmf(np.arange(m), m - 1, self._q0)
         core = np.flatnonzero(pmf >= pmf.max() * _CORE_RELATIVE)
         k_lo, k_hi = int(core[0]), int(core[-1]) + 1
         tail = np.concatenate([np.arange(k_lo), np.arange(k_hi, m)])
         p_core = float(pmf[k_lo:k_hi].sum()) if tail.size else 1.0
         order = np.argsort(-pmf[k_lo:k_hi], kind="stable")  # likeliest first: multinomial draws stop early
-        unsort = np.argsort(order)
-        pvals = pmf[k_lo:k_hi][order] / p_core
+        return pmf, k_lo, k_hi, tail, p_core, pmf[k_lo:k_hi][order] / p_core, np.argsort(order)
+
+    def _sample_per_user_hash(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The exact sampler of the class docstring. A user's ``K`` lies in a core window around
+        its mode except with probability below ~1e-12; users are first split exactly between the
+        core and the tail (binomial), the core ones are spread by a multinomial over the narrow
+        window, and the rare tail ones one item at a time, so nothing is truncated."""
+        m = self.buckets
+        own = rng.binomial(counts, self._p)
+        pmf, k_lo, k_hi, tail, p_core, pvals, unsort = self._k_law
         width = k_hi - k_lo + 1  # T = K or K + 1 over the core: T in [k_lo, k_hi]
         total = np.zeros(m + 1, dtype=np.int64)
         blocks, stray = [], []  # stray: (item, T, users) of users whose K fell in the tail
@@ -196,14 +203,12 @@ class CMS(CountMeanSketch):
         if self.fixed_family:
             k = self.functions
             bits = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(bool)
-            P = np.empty((k, 1 << m, d))
-            S = np.empty((k, 1 << m, d), dtype=bool)
-            for j in range(k):
-                for v in range(d):
-                    prob = np.where(np.arange(m) == self.table[j, v], p, q)
-                    P[j, :, v] = np.prod(np.where(bits, prob, 1 - prob), axis=1) / k
-                S[j] = bits[:, self.table[j]]
-            return P.reshape(-1, d), S.reshape(-1, d)
+            # P(bits | v, j) = P(bits | every bit Bernoulli(q)) x (p/q or (1-p)/(1-q)) by bit h_j(v)
+            null = np.prod(np.where(bits, q, 1 - q), axis=1)
+            ratio = np.where(bits, p / q, (1 - p) / (1 - q))  # (2^m, m)
+            P = null[:, None, None] * ratio[:, self.table] / k  # (2^m, k, d)
+            S = bits[:, self.table]
+            return P.transpose(1, 0, 2).reshape(-1, d), S.transpose(1, 0, 2).reshape(-1, d)
         rows = np.arange(1 << d)
         S = ((rows[:, None] >> np.arange(d)[None, :]) & 1).astype(bool)
         ones = S.sum(axis=1)

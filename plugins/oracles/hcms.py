@@ -24,6 +24,8 @@ from ._sketch import CountMeanSketch, SketchReports
 
 #: Largest exact output table (rows).
 _TABLE_ROWS = 1 << 16
+#: Apple's family, aggregate path: up to this many users, draw their reports (same law, cheaper).
+_PER_USER_UP_TO = 2048
 
 
 def hadamard_sign(bucket: np.ndarray, coefficient: np.ndarray) -> np.ndarray:
@@ -44,7 +46,8 @@ class HCMS(CountMeanSketch):
         (multinomial); users of function j in bucket i send ``(l, sign)`` exactly as Hadamard Response
         over ``K = 2m`` outputs with row ``m + i`` (output ``l + m [sign = -1]``; ``H_2m[m + i, .]``
         is ``+1`` exactly where the sign equals ``H_m[i, l]``), so the (l, sign) histogram of each
-        function is drawn by HR's exact splitting sampler (:mod:`._hadamard`), O(k m log m + k d).
+        function is drawn by HR's exact splitting sampler (:mod:`._hadamard`), O(k m log m + k d);
+        up to 2,048 users their reports are drawn instead (the same law, cheaper).
       - ``unbiased`` (w.r.t. the idealized protocol, a fully random function per user): a user with
         ``l = 0`` (w.p. 1/m; column 0 of H is all +1) supports every item or none, by her sign; a user
         with ``l != 0`` supports her own item w.p. p* and every other item independently w.p. 1/2 (a
@@ -126,6 +129,10 @@ class HCMS(CountMeanSketch):
 
     def _sample_fixed(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         k, m = self.functions, self.buckets
+        n = int(counts.sum())
+        if n <= _PER_USER_UP_TO:
+            # few users: their reports are cheaper than the splitting sampler, and have the same law
+            return self.support_counts(self.perturb(np.repeat(np.arange(self.d), counts), rng))
         per_function = rng.multinomial(counts, np.full(k, 1.0 / k))  # (d, k)
         rows = np.zeros((k, 2 * m - 1), dtype=np.int64)  # HR rows 1..2m-1; bucket i is row m + i
         for j in range(k):

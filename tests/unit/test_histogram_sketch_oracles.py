@@ -249,3 +249,65 @@ def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys)
     assert code == 2
     assert f"{spec}:10: post-processor 'mle-apx' needs a pure oracle's p* and q*, but oracle 'she'" in err
     assert "oracle 'the'" not in err
+
+
+def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
+    """Apple's HCMS aggregate path through HR's splitting sampler (forced for a tiny population,
+    which would otherwise have its reports drawn) against the law enumerated from the table."""
+    from ldpbench.testing import stats
+    from ldpbench_plugins.oracles import hcms as hcms_module
+
+    monkeypatch.setattr(hcms_module, "_PER_USER_UP_TO", 0)
+    counts = np.array([2, 1, 1])
+    o = HCMS(d=3, epsilon=1.0, m=4, k=3, estimator="apple")
+    P, S = o.output_table()
+    per_item = [stats.categorical_law(S.astype(np.int64), P[:, v]) for v in range(3)]
+    law = stats.law_of_sum(per_item[v] for v, c in enumerate(counts) for _ in range(c))
+    rng = np.random.default_rng(12)
+    draws = np.array([o.sample_support_counts(counts, rng) for _ in range(5000)])
+    stats.exact_distribution_test(draws, law, label=" of Apple HCMS aggregate counts (splitting)").check()
+
+
+def test_personalized_budgets_weight_she_groups_by_their_variance():
+    """SHE carries no p*/q*: its groups are weighted by the (f-free) noise variance it declares."""
+    from ldpbench.groups import group_weights
+
+    rng = np.random.default_rng(8)
+    counts = np.array([30, 10, 5, 5])
+    parts = [simulate(SHE(d=4, epsilon=eps), counts, rng, "aggregate") for eps in (0.5, 2.0)]
+    w = group_weights(parts, 4)
+    inverse = np.array([1 / parts[0].variance[0], 1 / parts[1].variance[0]])
+    np.testing.assert_allclose(w, inverse / inverse.sum(), rtol=1e-12)
+    assert w[1] / w[0] == pytest.approx(16.0)  # variance 8/(eps^2 n): four times eps, 16 times the weight
+
+
+def test_audit_she_says_what_it_checked(capsys):
+    """'ldpbench audit she' exits 0 having audited something: the declared density's worst loss per
+    budget (exactly eps) and the likelihood-ratio attack, not 'nothing was audited'."""
+    import json
+
+    from ldpbench.cli import main
+
+    assert main(["audit", "she", "--trials", "3000", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"].startswith("consistent")
+    budgets = report["empirical"]["budgets"]
+    assert [b["declared_loss"] for b in budgets] == pytest.approx([0.5, 1.0, 4.0], rel=1e-9)
+    assert all(b["best"]["attack"] == "likelihood-ratio" for b in budgets)
+    assert report["exact"]["available"] is False
+    assert main(["audit", "she", "--trials", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "continuous reports: no output table (the exact audit does not apply)" in out
+
+
+def test_laplace_noise_has_the_laplace_law():
+    """The symmetrized-exponential sampler against scipy's Laplace CDF (KS, 200,000 draws), and
+    both halves: exactly symmetric signs, exponential magnitudes."""
+    from scipy import stats as st
+
+    from ldpbench_plugins.oracles._histogram import laplace_noise
+
+    x = laplace_noise((400, 500), 2.0, np.random.default_rng(9)).ravel()
+    assert st.kstest(x, "laplace", args=(0, 2.0)).pvalue >= 1e-6
+    assert abs((x > 0).mean() - 0.5) <= 5.5 * 0.5 / math.sqrt(x.size)
+    assert st.kstest(np.abs(x), "expon", args=(0, 2.0)).pvalue >= 1e-6
