@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 
 
@@ -17,5 +18,11 @@ def closest(name: str, candidates: Iterable[str]) -> str | None:
     key = str(name).lower().replace("_", "-")
     if key in folded:
         return folded[key]
-    match = difflib.get_close_matches(key, list(folded), n=1, cutoff=0.6)
-    return folded[match[0]] if match else None
+    scored = []
+    for candidate in folded:
+        matcher = difflib.SequenceMatcher(None, key, candidate)
+        if matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6:
+            # Equally similar names: the one that starts like the typo ('gr' is 'grr', not 'pgr').
+            prefix = len(os.path.commonprefix([key, candidate]))
+            scored.append((matcher.ratio(), prefix, candidate))
+    return folded[max(scored)[2]] if scored else None

@@ -53,8 +53,11 @@ def _runs(tmp_path, simulation):
     capability, not a fault), every other step after every oracle."""
     plugins = build_plugins()
     oracles = [i for i in plugins.registry("oracle")]
-    finite = [i.name for i in oracles if i.cls(d=16, epsilon=2.0).tags().finite_output]
-    pure = [i.name for i in oracles if not i.cls(d=16, epsilon=2.0).tags().real_valued_counts]
+    tags = {i.name: i.cls(d=16, epsilon=2.0).tags() for i in oracles}
+    # EM on the aggregate path also needs the histogram sampler (pgr offers EM per user only)
+    finite = [name for name, t in tags.items()
+              if t.finite_output and (simulation == "per-user" or t.aggregate_histogram)]
+    pure = [name for name, t in tags.items() if not t.real_valued_counts]
     steps = [i for i in plugins.registry("postprocessor")]
     needs = {i.name for i in steps if i.cls().tags().requires_channel}
     needs_pure = {i.name for i in steps if i.cls().tags().requires_pure} - needs

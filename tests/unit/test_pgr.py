@@ -170,7 +170,7 @@ def test_errors_name_the_remedy():
     with pytest.raises(ParamError, match="give a prime q explicitly"):
         PGR(d=10, epsilon=math.inf)
     with pytest.raises(ParamError, match="smaller prime q"):
-        PGR(d=10**6, epsilon=1.0, q=65_537)
+        PGR(d=10**6, epsilon=1.0, q=65_521)
     with pytest.raises(ParamError, match="decoding takes about"):
         PGR(d=41_270, epsilon=8.0)
 
@@ -210,3 +210,51 @@ def test_hyperplane_points_are_exactly_the_points_on_each_hyperplane(q, t):
     assert listed.shape == (space.size, space.on_hyperplane)
     for v in range(space.size):
         assert np.array_equal(np.sort(listed[v]), np.flatnonzero(incident[:, v]))
+
+
+def test_a_typo_of_grr_is_not_taken_for_pgr():
+    """'gr' is as similar to 'pgr' as to 'grr'; the suggestion is the name it starts like."""
+    from ldpbench.suggest import closest
+
+    assert closest("gr", ["grr", "pgr", "olh"]) == "grr"
+    assert closest("pg", ["grr", "pgr"]) == "pgr"
+
+
+def test_q_above_the_largest_feasible_prime_is_refused_by_the_declaration():
+    from ldpbench.params import resolve
+
+    with pytest.raises(ParamError):
+        resolve(PGR.params, {"q": 65_537}, owner="oracle 'pgr'")
+    assert PGR(d=8, epsilon=11.0, q=65_521).space.size == 65_522
+
+
+@pytest.mark.parametrize(("d", "eps"), [(5, 1.0), (8, 4.0), (300, 2.0)])
+def test_channel_is_the_output_table_and_its_maps_are_adjoint(d, eps, monkeypatch):
+    """forward/backward through the incidence sums (the DP at d = 300) against the dense table."""
+    oracle = PGR(d=d, epsilon=eps)
+    channel = oracle.channel()
+    P, _ = oracle.output_table()
+    if d == 300:  # through the incidence sums, not the dense matrix
+        monkeypatch.setattr(type(channel), "_DENSE_MAX", 0)
+        channel = oracle.channel()
+    assert (channel.n_reports, channel.n_items) == P.shape
+    rng = np.random.default_rng(d)
+    theta, w = rng.random(d), rng.random(channel.n_reports)
+    np.testing.assert_allclose(channel.forward(theta), P @ theta, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(channel.backward(w), P.T @ w, rtol=1e-12, atol=1e-15)
+
+
+def test_em_runs_after_pgr_per_user_and_is_refused_on_the_aggregate_path(tmp_path, plugins):
+    from ldpbench.errors import SpecError
+    from ldpbench.spec import load_spec
+
+    text = (
+        "name: pgr-em\ndatasets:\n  - zipf: {d: 64, n: 5000, s: 1.1}\n"
+        "epsilons: [1]\noracles: [pgr]\npipelines: [em]\n"
+    )
+    path = tmp_path / "spec.yaml"
+    path.write_text(text + "simulation: per-user\n")
+    assert load_spec(path, plugins).simulation == "per-user"
+    path.write_text(text)
+    with pytest.raises(SpecError, match="set 'simulation: per-user'"):
+        load_spec(path, plugins)
