@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 #: Marker for hook implementations in plugin modules (``@hookimpl``).
 hookimpl = pluggy.HookimplMarker("ldpbench")
 
+from .api import estimate_from_vector, postprocess, run  # noqa: E402
 from .params import REQUIRED, Param  # noqa: E402
 from .types import (  # noqa: E402
     Channel,
@@ -24,12 +25,11 @@ from .types import (  # noqa: E402
     Executor,
     Metric,
     Oracle,
+    Population,
     PostProcessor,
     PriorFamily,
-    Population,
     Protocol,
 )
-from .api import estimate_from_vector, postprocess, run  # noqa: E402
 
 __all__ = [
     "__version__",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 #: What names a post-processing chain: ``"norm-sub"``, ``"power+norm-sub"``,
 #: ``["power", "norm-sub"]``, ``{"norm-cut": {"variant": "code"}}``, a list mixing names and
 #: one-key mappings, or PostProcessor instances.
-PipelineLike = Union[str, PostProcessor, Mapping[str, Any], Sequence[Any]]
+PipelineLike = str | PostProcessor | Mapping[str, Any] | Sequence[Any]
 
 
 @functools.lru_cache(maxsize=1)

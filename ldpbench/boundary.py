@@ -86,8 +86,9 @@ def checked_counts(who: str, what: str, counts: Any, length: int) -> np.ndarray:
     ``who``, reported as :class:`PluginOutputError` naming ``what`` it returned.
     """
     a = np.asarray(counts)
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
-                                 or a.dtype == np.bool_):
+    if a.dtype == object or not (
+        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating) or a.dtype == np.bool_
+    ):
         raise PluginOutputError(f"{who} returned {what} of dtype {a.dtype}, expected integer counts")
     if a.shape != (length,):
         raise PluginOutputError(f"{who} returned {what} of shape {a.shape}, expected ({length},)")
@@ -129,8 +130,10 @@ def _check_frequencies(who: str, estimate: Estimate, d: int | None) -> None:
     if estimate.items is not None:
         items = np.asarray(estimate.items)
         if items.ndim != 1 or not np.issubdtype(items.dtype, np.integer):
-            raise PluginOutputError(f"{who} returned items of shape {items.shape} and dtype {items.dtype}, "
-                                    "expected a vector of item indices")
+            raise PluginOutputError(
+                f"{who} returned items of shape {items.shape} and dtype {items.dtype}, "
+                "expected a vector of item indices"
+            )
         if d is not None and items.size and (items.min() < 0 or items.max() >= d):
             raise PluginOutputError(f"{who} returned items outside the domain 0..{d - 1}")
         expected: int | None = items.size

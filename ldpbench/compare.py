@@ -53,14 +53,15 @@ from .jsoncodec import dumps_json
 from .leaderboard import GROUP_COLUMNS, format_epsilon, format_mean_se, format_number
 from .leaderboard_file import load_leaderboard  # noqa: F401 - also importable from here, as before
 from .store import LEADERBOARD_FILE  # noqa: F401 - likewise
-from .versioning import REGENERATE_LEADERBOARD
 from .suggest import closest
+from .versioning import REGENERATE_LEADERBOARD
 
 #: The standard-error multiple a change must exceed (``--z``; the CI gate's too). A leaderboard
 #: has hundreds of rows and each row's standard error is itself estimated from 10-20 repeats, so a
 #: per-row 3-sigma rule flags one or more of them on a mere change of seed about half the time
 #: (measured on specs/ci.yaml, 6 reseeded runs); at 5 sigma none did.
 DEFAULT_Z = 5.0
+
 
 class Status(str, enum.Enum):
     """A row's verdict, in report order (regressions first), with its asv-style mark, whether it
@@ -313,9 +314,7 @@ def _se(row: Mapping[str, Any]) -> float:
     return 0.0 if se is None or math.isnan(se) else se
 
 
-def compare_rows(
-    baseline: Mapping[str, Any], current: Mapping[str, Any], thresholds: Thresholds, z: float
-) -> Change:
+def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresholds: Thresholds, z: float) -> Change:
     """The verdict on one row present in both leaderboards."""
     key = row_key(current)
     # delta is reported for every matched row; only the numeric verdict below acts on it.
@@ -337,7 +336,10 @@ def compare_rows(
         return change
     fb, fc = baseline.get("fingerprint"), current.get("fingerprint")
     if fb and fc and fb != fc:
-        change.status, change.reason = Status.NOT_COMPARABLE, "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
+        change.status, change.reason = (
+            Status.NOT_COMPARABLE,
+            "fingerprint differs (a plugin's algorithm_version, its parameters or its data)",
+        )
         return change
     if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
         change.status, change.reason = Status.NOT_COMPARABLE, "the metric's direction differs"
@@ -513,17 +515,36 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
         }
         return dumps_json(doc, indent=2) + "\n"
     show_users = any(c.key[1] for c in changes)
-    headers = ["", "dataset"] + (["users"] if show_users else []) + [
-        "ε", "oracle", "pipeline", "metric", "baseline", "current", "change", "status",
-    ]
+    headers = (
+        ["", "dataset"]
+        + (["users"] if show_users else [])
+        + [
+            "ε",
+            "oracle",
+            "pipeline",
+            "metric",
+            "baseline",
+            "current",
+            "change",
+            "status",
+        ]
+    )
     rows = []
     for c in changes:
         dataset, users, eps, oracle, pipeline, metric = c.key
         status = c.status.value + (f": {c.reason}" if c.reason else "")
         rows.append(
-            [c.mark, dataset] + ([users] if show_users else []) + [
-                format_epsilon(eps).removeprefix("ε="), oracle, pipeline, metric,
-                _side_text(c.baseline), _side_text(c.current), _change_text(c), status,
+            [c.mark, dataset]
+            + ([users] if show_users else [])
+            + [
+                format_epsilon(eps).removeprefix("ε="),
+                oracle,
+                pipeline,
+                metric,
+                _side_text(c.baseline),
+                _side_text(c.current),
+                _change_text(c),
+                status,
             ]
         )
     line = verdict(result)

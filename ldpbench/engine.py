@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .boundary import PluginOutputError, checked_estimate, checked_metric_value, checked_population, frozen_estimate, frozen_population
+from .boundary import (
+    PluginOutputError,
+    checked_estimate,
+    checked_metric_value,
+    checked_population,
+    frozen_estimate,
+    frozen_population,
+)
 from .cellguard import CellTimeout, cell_guard, is_real_interrupt
 from .failures import error_text, plugin_location
 from .pluginmanager import Plugins, PluginSource
@@ -48,7 +55,6 @@ def apply_pipeline(
 # ----------------------------------------------------------------------------------------------
 # One cell
 # ----------------------------------------------------------------------------------------------
-
 
 
 @dataclass(frozen=True)
@@ -101,9 +107,7 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def mechanism_outputs(
-    plugins: Plugins, cell: Cell, population: Population
-) -> dict[str, Any]:
+def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> dict[str, Any]:
     """Run the cell's oracle or protocol; return ``{label: Estimate}``."""
     mech = cell.mechanism
     ds, budget, rep, seed = cell.dataset, cell.budget, cell.repeat, cell.seed
@@ -224,8 +228,17 @@ def failed_cell_rows(
     whose worker process died): the same labels and fingerprints as its successful rows, so the
     leaderboard counts failed repeats of the same rows and a rerun replaces them."""
     rows = [
-        result_row(task.cell, task.cell.mechanism.label, pipeline, metric, value=math.nan, error=error,
-                   greater=_greater(plugins, metric), n=n, d=d)
+        result_row(
+            task.cell,
+            task.cell.mechanism.label,
+            pipeline,
+            metric,
+            value=math.nan,
+            error=error,
+            greater=_greater(plugins, metric),
+            n=n,
+            d=d,
+        )
         for pipeline in task.pipelines
         for metric in task.metrics
     ]
@@ -258,8 +271,13 @@ class _Failure:
 
 
 def _score(
-    load: Any, plugins: Plugins, task: CellTask, metrics: list[tuple[Entry, Any, _Failure | None]],
-    processed: Estimate, stage: list[str], raw: Estimate,
+    load: Any,
+    plugins: Plugins,
+    task: CellTask,
+    metrics: list[tuple[Entry, Any, _Failure | None]],
+    processed: Estimate,
+    stage: list[str],
+    raw: Estimate,
 ) -> list[tuple[Entry, float, _Failure | None, float]]:
     """Every metric's value for one processed estimate, and its ``theory`` (NaN unless the
     pipeline left the oracle's vector unchanged). The population lives in this frame only while
@@ -320,7 +338,9 @@ def _make_run_cell():
             if key in cache:
                 return cache[key]
             ds = plugins.create("dataset", dataset.name, dataset.param_dict)
-            population = checked_population(f"dataset '{dataset.name}'", ds.load(rng_for(seed, "dataset", dataset.label)))
+            population = checked_population(
+                f"dataset '{dataset.name}'", ds.load(rng_for(seed, "dataset", dataset.label))
+            )
             # Read-only once and for all: every cell sharing it scores against the same truth.
             population = frozen_population(population)
             if len(cache) >= most:
@@ -375,7 +395,9 @@ def _make_run_cell():
             meta["d"] = population.d
             meta["n"] = ds.sample or population.n
             stage[0] = f"{mech.kind} '{mech.name}'"
-            outputs = {label: frozen_estimate(est) for label, est in mechanism_outputs(plugins, cell, population).items()}
+            outputs = {
+                label: frozen_estimate(est) for label, est in mechanism_outputs(plugins, cell, population).items()
+            }
         except BaseException as exc:  # a failing plugin fails its own cell only
             if not _contained(exc):
                 raise
@@ -410,9 +432,19 @@ def _make_run_cell():
                 else:
                     scores = _score(load_population, plugins, task, metrics, processed, stage, estimate)
                 for metric, value, failure, theory in scores:
-                    r = result_row(cell, label, pipeline, metric, value=value,
-                                   error=failure.error if failure else None, greater=_greater(plugins, metric),
-                                   notes=None if failure else notes, n=meta["n"], d=meta["d"], theory=theory)
+                    r = result_row(
+                        cell,
+                        label,
+                        pipeline,
+                        metric,
+                        value=value,
+                        error=failure.error if failure else None,
+                        greater=_greater(plugins, metric),
+                        notes=None if failure else notes,
+                        n=meta["n"],
+                        d=meta["d"],
+                        theory=theory,
+                    )
                     r["where"] = failure.where if failure else None
                     r["info"] = None if failure else info
                     rows.append(r)
@@ -440,7 +472,9 @@ def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estim
     try:
         return expected_item_variance(
             lambda eps: plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps),
-            estimate, population.frequencies, population.n,
+            estimate,
+            population.frequencies,
+            population.n,
         )
     except Exception:  # noqa: BLE001 - a diagnostic never fails a row
         return None

@@ -48,8 +48,20 @@ MAX_PANELS = 16
 #: Most panels side by side.
 MAX_COLUMNS = 4
 #: Twelve colours that stay apart: tab10 and two darker ones.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf", "#000000", "#6b3d9a")
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#000000",
+    "#6b3d9a",
+)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 LINESTYLES = ("-", "--", "-.", ":")
 #: Marks of the history view (:mod:`ldpbench.history`): status -> (marker, colour, legend text).
@@ -74,8 +86,11 @@ def parse_facet(text: str | None) -> tuple[str, ...]:
     for name in names:
         if name not in FACET_COLUMNS:
             hint = closest(name, FACET_COLUMNS)
-            raise UsageError(f"--facet: unknown column '{name}'" + (f" (did you mean '{hint}'?)" if hint else "")
-                             + f"; choose from {', '.join(FACET_COLUMNS)} (or none)")
+            raise UsageError(
+                f"--facet: unknown column '{name}'"
+                + (f" (did you mean '{hint}'?)" if hint else "")
+                + f"; choose from {', '.join(FACET_COLUMNS)} (or none)"
+            )
     if len(set(names)) != len(names):
         raise UsageError(f"--facet names a column twice: {text}")
     if len(names) > 2:
@@ -93,8 +108,11 @@ def parse_only(items: Sequence[str]) -> dict[str, list[str]]:
             raise UsageError(f"--only {item}: expected COLUMN=VALUE[,VALUE...], e.g. oracle=grr,olh")
         if column not in FILTER_COLUMNS:
             hint = closest(column, FILTER_COLUMNS)
-            raise UsageError(f"--only {item}: unknown column '{column}'" + (f" (did you mean '{hint}'?)" if hint else "")
-                             + f"; choose from {', '.join(FILTER_COLUMNS)}")
+            raise UsageError(
+                f"--only {item}: unknown column '{column}'"
+                + (f" (did you mean '{hint}'?)" if hint else "")
+                + f"; choose from {', '.join(FILTER_COLUMNS)}"
+            )
         only.setdefault(column, []).extend(split_values(values))
     return only
 
@@ -122,9 +140,12 @@ def apply_only(lb: pl.DataFrame, only: Mapping[str, Sequence[str]]) -> pl.DataFr
         for value in wanted:
             if value not in present:
                 hint = closest(value, present)
-                raise UsageError(f"--only {column}={value}: no such {column} in these results"
-                                 + (f" (did you mean '{hint}'?)" if hint else "")
-                                 + f"; it has {', '.join(map(str, present[:20]))}" + (" ..." if len(present) > 20 else ""))
+                raise UsageError(
+                    f"--only {column}={value}: no such {column} in these results"
+                    + (f" (did you mean '{hint}'?)" if hint else "")
+                    + f"; it has {', '.join(map(str, present[:20]))}"
+                    + (" ..." if len(present) > 20 else "")
+                )
         lb = lb.filter(pl.col(column).is_in(list(wanted)))
     return lb
 
@@ -212,7 +233,8 @@ def build_panels(
             points.setdefault(_line_name(r, lines), []).append(r)
         if values is not None:
             merged = identical_series(
-                {name: [(r[x], key_of(r)) for r in rows] for name, rows in points.items()}, values)
+                {name: [(r[x], key_of(r)) for r in rows] for name, rows in points.items()}, values
+            )
         else:
             merged = [[name] for name in points]
         series = []
@@ -220,13 +242,21 @@ def build_panels(
             rows = points[names[0]]
             bars = [_bars(r["mean"], r["ci_low"], r["ci_high"]) for r in rows]
             flags = [(r[x], r["mean"], r["flag"]) for r in rows if r.get("flag")]
-            series.append(Series(list(names), [r[x] for r in rows], [r["mean"] for r in rows],
-                                 [b[0] for b in bars], [b[1] for b in bars], flags))
+            series.append(
+                Series(
+                    list(names),
+                    [r[x] for r in rows],
+                    [r["mean"] for r in rows],
+                    [b[0] for b in bars],
+                    [b[1] for b in bars],
+                    flags,
+                )
+            )
         parts = max(1, math.ceil(len(series) / max_lines))
         size = math.ceil(len(series) / parts) if series else 0  # balanced parts, not 12 + 1
         for p in range(parts):
             part = f" (part {p + 1} of {parts})" if parts > 1 else ""
-            panels.append(Panel(title + part, series[p * size:(p + 1) * size]))
+            panels.append(Panel(title + part, series[p * size : (p + 1) * size]))
     return panels, order
 
 
@@ -237,8 +267,11 @@ def build_panels(
 
 def style_of(index: int) -> dict[str, Any]:
     """Colour, marker and line style of the ``index``-th line name of a figure."""
-    return {"color": PALETTE[index % len(PALETTE)], "marker": MARKERS[index % len(MARKERS)],
-            "linestyle": LINESTYLES[(index // len(PALETTE)) % len(LINESTYLES)]}
+    return {
+        "color": PALETTE[index % len(PALETTE)],
+        "marker": MARKERS[index % len(MARKERS)],
+        "linestyle": LINESTYLES[(index // len(PALETTE)) % len(LINESTYLES)],
+    }
 
 
 def use_log_scale(values: Sequence[float]) -> bool:
@@ -277,7 +310,7 @@ def draw_panels(
     index = {name: i for i, name in enumerate(order)}
     all_y = [y for p in panels for s in p.series for y in s.y]
     log_y = use_log_scale(all_y)
-    chunks = [panels[i:i + MAX_PANELS] for i in range(0, len(panels), MAX_PANELS)] or [[]]
+    chunks = [panels[i : i + MAX_PANELS] for i in range(0, len(panels), MAX_PANELS)] or [[]]
     drawn = []
     for c, chunk in enumerate(chunks):
         ncols = max(1, min(columns or MAX_COLUMNS, MAX_COLUMNS, len(chunk) or 1))
@@ -285,8 +318,9 @@ def draw_panels(
         handles: dict[str, Any] = {}
         labels_in = [s.label for p in chunk for s in p.series]
         legend_rows = len(dict.fromkeys(labels_in)) + 2
-        fig = Figure(figsize=(3.9 * ncols + 3.0, max(3.2 * nrows + 0.6, 0.24 * legend_rows + 1.0)),
-                     layout="constrained")
+        fig = Figure(
+            figsize=(3.9 * ncols + 3.0, max(3.2 * nrows + 0.6, 0.24 * legend_rows + 1.0)), layout="constrained"
+        )
         FigureCanvasAgg(fig)
         axes = fig.subplots(nrows, ncols, squeeze=False)
         for k, panel in enumerate(chunk):
@@ -310,13 +344,19 @@ def draw_panels(
             axes[k // ncols][k % ncols].set_visible(False)
         for flag, (marker, colour, text) in FLAG_STYLE.items():
             if any(f[2] == flag for p in chunk for s in p.series for f in s.flags):
-                handles[text] = Line2D([], [], linestyle="", marker=marker, markersize=9, color=colour,
-                                       markeredgecolor="black")
+                handles[text] = Line2D(
+                    [], [], linestyle="", marker=marker, markersize=9, color=colour, markeredgecolor="black"
+                )
         part = f" ({c + 1} of {len(chunks)})" if len(chunks) > 1 else ""
         fig.suptitle(title + part, fontsize=9.5, x=0.01, ha="left")
         if handles:
-            fig.legend(list(handles.values()), [_wrap(t) for t in handles], loc="outside right upper",
-                       fontsize=7.5, frameon=False)
+            fig.legend(
+                list(handles.values()),
+                [_wrap(t) for t in handles],
+                loc="outside right upper",
+                fontsize=7.5,
+                frameon=False,
+            )
         target = path if c == 0 else path.with_name(f"{path.stem}-{c + 1}{path.suffix}")
         fig.savefig(target, dpi=110)
         drawn.append(Drawn(target, len(chunk), list(handles), log_y))
@@ -334,13 +374,28 @@ def _draw_lines(ax: Any, panel: Panel, index: Mapping[str, int], handles: dict[s
     n = len(panel.series)
     for j, s in enumerate(panel.series):
         shift = spread * (j / (n - 1) - 0.5) if n > 1 else 0.0
-        line = ax.errorbar([x + shift for x in s.x], s.y, yerr=[s.low, s.high], capsize=2, markersize=4,
-                           linewidth=1.2, **style_of(index[s.names[0]]))
+        line = ax.errorbar(
+            [x + shift for x in s.x],
+            s.y,
+            yerr=[s.low, s.high],
+            capsize=2,
+            markersize=4,
+            linewidth=1.2,
+            **style_of(index[s.names[0]]),
+        )
         handles.setdefault(s.label, line)
         for fx, fy, flag in s.flags:
             marker, colour, _ = FLAG_STYLE[flag]
-            ax.plot([fx + shift], [fy], linestyle="", marker=marker, markersize=10, color=colour,
-                    markeredgecolor="black", zorder=5)
+            ax.plot(
+                [fx + shift],
+                [fy],
+                linestyle="",
+                marker=marker,
+                markersize=10,
+                color=colour,
+                markeredgecolor="black",
+                zorder=5,
+            )
 
 
 def _draw_bars(ax: Any, panel: Panel, index: Mapping[str, int], handles: dict[str, Any]) -> None:
@@ -423,7 +478,8 @@ def plan_metric(
         epsilons = sorted(set(e for e in lb["epsilon"].to_list() if not math.isnan(e)))
         positions = epsilon_positions(epsilons)
         frame = lb.filter(pl.col("epsilon").is_not_nan()).with_columns(
-            _x=pl.col("epsilon").replace_strict(positions, default=math.nan, return_dtype=pl.Float64))
+            _x=pl.col("epsilon").replace_strict(positions, default=math.nan, return_dtype=pl.Float64)
+        )
         xticks = ([positions[e] for e in epsilons], ["∞" if math.isinf(e) else f"{e:g}" for e in epsilons])
     panels, order = build_panels(frame, facet, lines, "_x", values, max_lines)
     gib = lb["greater_is_better"].drop_nulls()
@@ -449,6 +505,7 @@ def plot_metric(
 ) -> MetricFigure:
     """Plan (:func:`plan_metric`) and draw the figure(s) of one (metric, users) into ``path``."""
     plan = plan_metric(lb, metric, users, facet, values, evidence, max_lines)
-    drawn = draw_panels(plan.panels, plan.order, path, plan.title, plan.ylabel, "ε", plan.xticks, plan.columns,
-                        bars=plan.bars)
+    drawn = draw_panels(
+        plan.panels, plan.order, path, plan.title, plan.ylabel, "ε", plan.xticks, plan.columns, bars=plan.bars
+    )
     return MetricFigure(drawn, plan.merged, plan.panels)

@@ -87,9 +87,7 @@ def exact_estimate(counts: np.ndarray) -> Estimate:
     )
 
 
-def split_users(
-    population: Population, counts: Sequence[int], rng: np.random.Generator
-) -> list[np.ndarray]:
+def split_users(population: Population, counts: Sequence[int], rng: np.random.Generator) -> list[np.ndarray]:
     """Histograms of ``sum(counts)`` users drawn without replacement, split into groups at random.
 
     Successive multivariate hypergeometric draws: first the whole sample from the population, then
@@ -121,8 +119,9 @@ def _reference_variance(e: Estimate, d: int) -> float:
     if e.p_star is not None and e.q_star is not None:
         return reference_variance(float(e.p_star), float(e.q_star), e.n, d)
     if e.variance is None:
-        raise ValueError(f"the estimate of '{e.mechanism}' carries neither p*/q* nor a variance: "
-                         "its group cannot be weighted")
+        raise ValueError(
+            f"the estimate of '{e.mechanism}' carries neither p*/q* nor a variance: its group cannot be weighted"
+        )
     return float(np.mean(np.asarray(e.variance, dtype=float)))
 
 
@@ -171,9 +170,7 @@ def combine(parts: Sequence[Estimate], d: int) -> Estimate:
         bernoulli_support=parts[0].bernoulli_support if single else False,
         parts=tuple(parts),
         info={
-            "groups": [
-                {"epsilon": e.epsilon, "count": e.n, "weight": float(w)} for w, e in zip(weights, parts)
-            ],
+            "groups": [{"epsilon": e.epsilon, "count": e.n, "weight": float(w)} for w, e in zip(weights, parts)],
             "combination": "inverse variance at the reference f = 1/d (data-independent weights)",
         },
     )

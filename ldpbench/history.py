@@ -111,8 +111,10 @@ def discover_history(parent: str | Path) -> list[Path]:
         raise UsageError(f"--history {parent}: not a folder")
     found = [p for p in sorted(parent.iterdir()) if p.is_dir() and _holds_leaderboard(p)]
     if len(found) < 2:
-        raise UsageError(f"--history {parent}: {len(found)} subfolder(s) with {RESULTS_FILE} or "
-                         f"{LEADERBOARD_FILE}; a history needs at least 2")
+        raise UsageError(
+            f"--history {parent}: {len(found)} subfolder(s) with {RESULTS_FILE} or "
+            f"{LEADERBOARD_FILE}; a history needs at least 2"
+        )
     return sorted(found, key=lambda p: (_created(_manifest(p)) or "", p.name))
 
 
@@ -146,8 +148,9 @@ def gate_flags(
     rows = [load_leaderboard(f, "results") for f in folders]
     flags, comparisons = [], []
     for i in range(1, len(rows)):
-        result = compare(rows[i - 1], rows[i], thresholds, z, baseline_name=str(folders[i - 1]),
-                         current_name=str(folders[i]))
+        result = compare(
+            rows[i - 1], rows[i], thresholds, z, baseline_name=str(folders[i - 1]), current_name=str(folders[i])
+        )
         comparisons.append(result)
         for change in result.changes:
             if result.fails_gate(change):
@@ -211,8 +214,10 @@ def plot_history(
         gib = sub["greater_is_better"].drop_nulls()
         direction = "" if gib.is_empty() else (" (higher is better)" if gib[0] else " (lower is better)")
         heading = metric + (f" · users {users}" if users else "")
-        title = (f"{heading} across {len(points)} results — mean, bars: {CONFIDENCE:.0%} CI; marks: what "
-                 "`ldpbench compare` flags against the previous one; identical series (same aggregates) drawn once")
+        title = (
+            f"{heading} across {len(points)} results — mean, bars: {CONFIDENCE:.0%} CI; marks: what "
+            "`ldpbench compare` flags against the previous one; identical series (same aggregates) drawn once"
+        )
         drawn = draw_panels(panels, order, out / f"{name}.png", title, metric + direction, "results (commit)", xticks)
         figures += [d.path for d in drawn]
     return figures
@@ -230,26 +235,38 @@ def _flag_cells(flag: Flag, points: Sequence[HistoryPoint]) -> list[str]:
     after = format_number(c.current["mean"]) if c.current else "—"
     rel = f" ({c.relative:+.1%})" if math.isfinite(c.relative) else ""
     step = f"{points[flag.index - 1].label} → {points[flag.index].label}".replace("\n", " ")
-    return [step, str(dataset), str(users or ""), format_epsilon(epsilon).removeprefix("ε="), str(oracle),
-            str(pipeline), str(metric), f"{c.mark.strip()} {c.status}".strip(), f"{before} → {after}{rel}", c.reason]
+    return [
+        step,
+        str(dataset),
+        str(users or ""),
+        format_epsilon(epsilon).removeprefix("ε="),
+        str(oracle),
+        str(pipeline),
+        str(metric),
+        f"{c.mark.strip()} {c.status}".strip(),
+        f"{before} → {after}{rel}",
+        c.reason,
+    ]
 
 
 _FLAG_HEADERS = ["from → to", "dataset", "users", "ε", "oracle", "pipeline", "metric", "status", "mean", "reason"]
 
 
-def _markdown(points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path],
-              thresholds: Thresholds, z: float) -> str:
-    lines = [f"# ldpbench history: {len(points)} results\n",
-             "| # | commit | results | created |", "|---|---|---|---|"]
+def _markdown(
+    points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path], thresholds: Thresholds, z: float
+) -> str:
+    lines = [f"# ldpbench history: {len(points)} results\n", "| # | commit | results | created |", "|---|---|---|---|"]
     for i, p in enumerate(points):
         lines.append(f"| {i} | `{(p.commit or 'unknown')[:12]}` | `{p.path}` | {p.created or '?'} |")
     regressions = [f for f in flags if f.kind == "regression"]
-    lines += ["", f"Between consecutive results, the CI gate (`ldpbench compare`, threshold {thresholds}, "
-              f"{z:g}σ noise) flags {len(regressions)} regression(s) and {len(flags) - len(regressions)} "
-              f"improvement(s); written {time.strftime('%Y-%m-%d %H:%M:%S %z')}.\n"]
+    lines += [
+        "",
+        f"Between consecutive results, the CI gate (`ldpbench compare`, threshold {thresholds}, "
+        f"{z:g}σ noise) flags {len(regressions)} regression(s) and {len(flags) - len(regressions)} "
+        f"improvement(s); written {time.strftime('%Y-%m-%d %H:%M:%S %z')}.\n",
+    ]
     if flags:
-        lines += ["## Flagged changes\n", "| " + " | ".join(_FLAG_HEADERS) + " |",
-                  "|" + "---|" * len(_FLAG_HEADERS)]
+        lines += ["## Flagged changes\n", "| " + " | ".join(_FLAG_HEADERS) + " |", "|" + "---|" * len(_FLAG_HEADERS)]
         for f in sorted(flags, key=lambda f: (f.kind != "regression", f.index)):
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _flag_cells(f, points)) + " |")
         lines.append("")
@@ -258,28 +275,39 @@ def _markdown(points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Se
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _html(points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path], markdown: str,
-          out: Path) -> Path:
+def _html(
+    points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path], markdown: str, out: Path
+) -> Path:
     from .html_report import _SCRIPT, _STYLE, HTML_FILE, data_uri
 
     def table(headers: list[str], rows: list[list[str]], table_id: str) -> str:
         head = "".join(f'<th class="t">{html.escape(h)}</th>' for h in headers)
-        body = "".join("<tr>" + "".join(f'<td class="t" data-v="{html.escape(c, quote=True)}">{html.escape(c)}</td>'
-                                        for c in r) + "</tr>" for r in rows)
+        body = "".join(
+            "<tr>"
+            + "".join(f'<td class="t" data-v="{html.escape(c, quote=True)}">{html.escape(c)}</td>' for c in r)
+            + "</tr>"
+            for r in rows
+        )
         box = f'<input class="filter" data-table="{table_id}" placeholder="filter rows…" size="40">'
         return f'{box}<table class="lb" id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     title = f"ldpbench history: {len(points)} results"
     summary = next(line for line in markdown.splitlines() if line.startswith("Between consecutive"))
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-             table(["#", "commit", "results", "created"],
-                   [[str(i), (p.commit or "unknown")[:12], str(p.path), p.created or "?"] for i, p in enumerate(points)],
-                   "points"),
-             f"<p>{html.escape(summary.strip('_'))}</p>", "<h2>Flagged changes</h2>"]
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+        table(
+            ["#", "commit", "results", "created"],
+            [[str(i), (p.commit or "unknown")[:12], str(p.path), p.created or "?"] for i, p in enumerate(points)],
+            "points",
+        ),
+        f"<p>{html.escape(summary.strip('_'))}</p>",
+        "<h2>Flagged changes</h2>",
+    ]
     ordered = sorted(flags, key=lambda f: (f.kind != "regression", f.index))
-    parts.append(table(_FLAG_HEADERS, [_flag_cells(f, points) for f in ordered], "flags") if flags
-                 else "<p>Nothing flagged.</p>")
+    parts.append(
+        table(_FLAG_HEADERS, [_flag_cells(f, points) for f in ordered], "flags") if flags else "<p>Nothing flagged.</p>"
+    )
     parts.append("<h2>Figures</h2>")
     parts += [f'<figure><img alt="{html.escape(p.stem)}" src="{data_uri(p)}"></figure>' for p in figures]
     parts.append(f"<script>{_SCRIPT}</script></body></html>")

@@ -66,9 +66,22 @@ input.filter{display:block;margin:.2em 0}div.scroll{max-height:26em;overflow-y:a
 thead th{position:sticky;top:0;z-index:1}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}
 """
 
-_COLUMNS = (("dataset", "t"), ("users", "t"), ("epsilon", ""), ("oracle", "t"), ("pipeline", "t"), ("metric", "t"),
-            ("mean", ""), ("stderr", ""), ("rank", ""), ("tied_best", "t"), ("p_value", ""), ("theory", ""),
-            ("repeats", ""), ("failed", ""))
+_COLUMNS = (
+    ("dataset", "t"),
+    ("users", "t"),
+    ("epsilon", ""),
+    ("oracle", "t"),
+    ("pipeline", "t"),
+    ("metric", "t"),
+    ("mean", ""),
+    ("stderr", ""),
+    ("rank", ""),
+    ("tied_best", "t"),
+    ("p_value", ""),
+    ("theory", ""),
+    ("repeats", ""),
+    ("failed", ""),
+)
 #: Columns a grouped table leaves out: its heading states them.
 _GROUP_KEYS = ("dataset", "users", "metric")
 
@@ -108,8 +121,10 @@ def leaderboard_table(lb: pl.DataFrame, table_id: str = "lb", omit: tuple[str, .
         rows.append(f'<tr class="{cls}">' + "".join(tds) + "</tr>")
     box = f'<input class="filter" data-table="{table_id}" placeholder="filter rows…" size="40">'
     # A long group scrolls in its own box under a sticky header, so the next group stays in reach.
-    return (f'{box}<div class="scroll"><table class="lb" id="{table_id}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
+    return (
+        f'{box}<div class="scroll"><table class="lb" id="{table_id}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def grouped_tables(lb: pl.DataFrame) -> str:
@@ -124,8 +139,11 @@ def grouped_tables(lb: pl.DataFrame) -> str:
         title = " · ".join([str(dataset)] + ([f"users {users}"] if users else []) + [f"{metric}{direction}"])
         anchor = f"g{i}"
         contents.append(f'<li><a href="#{anchor}">{html.escape(title)}</a> ({sub.height} rows)</li>')
-        tables.append(f'<section class="group" id="{anchor}"><h3>{html.escape(title)}</h3>'
-                      + leaderboard_table(sub, f"lb-{i}", omit=_GROUP_KEYS) + "</section>")
+        tables.append(
+            f'<section class="group" id="{anchor}"><h3>{html.escape(title)}</h3>'
+            + leaderboard_table(sub, f"lb-{i}", omit=_GROUP_KEYS)
+            + "</section>"
+        )
     return f'<ul class="contents">{"".join(contents)}</ul>' + "".join(tables)
 
 
@@ -138,11 +156,21 @@ def failures_table(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = 
     rows = []
     for r in failed.iter_rows(named=True):
         at = where.get((r["dataset"], r["users"], r["oracle"], r["pipeline"], r["metric"], r["error"]), "")
-        cells = [r["dataset"], format_epsilon(r["epsilon"]).removeprefix("ε="), r["oracle"], r["pipeline"],
-                 r["metric"], r["failed"], r["error"] or "", at]
+        cells = [
+            r["dataset"],
+            format_epsilon(r["epsilon"]).removeprefix("ε="),
+            r["oracle"],
+            r["pipeline"],
+            r["metric"],
+            r["failed"],
+            r["error"] or "",
+            at,
+        ]
         rows.append("<tr>" + "".join(f'<td class="t">{html.escape(str(c))}</td>' for c in cells) + "</tr>")
-    return ("<table><thead><tr><th>dataset</th><th>ε</th><th>oracle</th><th>pipeline</th><th>metric</th>"
-            f"<th>failed repeats</th><th>error</th><th>where</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        "<table><thead><tr><th>dataset</th><th>ε</th><th>oracle</th><th>pipeline</th><th>metric</th>"
+        f"<th>failed repeats</th><th>error</th><th>where</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any]:
@@ -150,27 +178,43 @@ def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (manifest or {}).items() if k != "cell_order"}
 
 
-def write_html(lb: pl.DataFrame, manifest: dict[str, Any] | None, figures: list[Path], rank_figures: list[Path],
-               rank_text: str, out: Path, title: str, where: dict[tuple[Any, ...], str] | None = None) -> Path:
+def write_html(
+    lb: pl.DataFrame,
+    manifest: dict[str, Any] | None,
+    figures: list[Path],
+    rank_figures: list[Path],
+    rank_text: str,
+    out: Path,
+    title: str,
+    where: dict[tuple[Any, ...], str] | None = None,
+) -> Path:
     """Write ``out/report.html``; returns its path.
 
     :param where: where each failed group's error was raised, by (dataset, users, oracle,
         pipeline, metric, error), as :func:`ldpbench.report.write_report` finds it.
     """
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
-             "<p>Mean over repeats; <b>bold</b>: best mean of its group; shaded / ≈: not significantly worse "
-             "than the best (paired Wilcoxon over repeats, Holm-corrected). One table per dataset and metric; "
-             "click a header to sort, type in the box above a table to filter it.</p>",
-             "<h2>Leaderboard</h2>", grouped_tables(lb), "<h2>Figures</h2>"]
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+        "<p>Mean over repeats; <b>bold</b>: best mean of its group; shaded / ≈: not significantly worse "
+        "than the best (paired Wilcoxon over repeats, Holm-corrected). One table per dataset and metric; "
+        "click a header to sort, type in the box above a table to filter it.</p>",
+        "<h2>Leaderboard</h2>",
+        grouped_tables(lb),
+        "<h2>Figures</h2>",
+    ]
     parts += [f'<figure><img alt="{html.escape(p.stem)}" src="{data_uri(p)}"></figure>' for p in figures]
     if rank_figures:
         parts.append("<h2>Ranks across the grid</h2>")
         parts += [f'<figure><img alt="{html.escape(p.stem)}" src="{data_uri(p)}"></figure>' for p in rank_figures]
         parts.append(f"<pre>{html.escape(rank_text, quote=False)}</pre>")
-    parts += ["<h2>Failures</h2>", failures_table(lb, where), "<h2>Provenance</h2>",
-              f"<pre>{html.escape(json.dumps(_provenance(manifest), indent=2, default=str), quote=False)}</pre>",
-              f"<script>{_SCRIPT}</script></body></html>"]
+    parts += [
+        "<h2>Failures</h2>",
+        failures_table(lb, where),
+        "<h2>Provenance</h2>",
+        f"<pre>{html.escape(json.dumps(_provenance(manifest), indent=2, default=str), quote=False)}</pre>",
+        f"<script>{_SCRIPT}</script></body></html>",
+    ]
     path = out / HTML_FILE
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

@@ -220,7 +220,6 @@ def _file_digest(path: Path, mtime_ns: int, size: int) -> str:
         return UNAVAILABLE
 
 
-
 def content_hash(path: str | Path) -> str:
     """sha256 (16 hex digits) of a data file a spec names, so that a dataset file edited in place
     makes its stored cells stale (re-read only when its size or modification time changes)."""

@@ -93,9 +93,7 @@ def aggregate(
     if order is not None and not df.is_empty():
         rank = {cell: i for i, cell in enumerate(order)}
         df = (
-            df.with_columns(
-                _rank=pl.col("cell_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64)
-            )
+            df.with_columns(_rank=pl.col("cell_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64))
             .sort("_rank", maintain_order=True)
             .drop("_rank")
         )
@@ -140,8 +138,10 @@ def aggregate(
         fingerprint=pl.when(pl.col("fingerprint") == "").then(None).otherwise(pl.col("fingerprint")),
     )
     # Rank on a signed score so that "best" is always a maximum; NaN means "no score".
-    score = pl.when(pl.col("mean").is_nan()).then(None).otherwise(
-        pl.when(pl.col("greater_is_better")).then(pl.col("mean")).otherwise(-pl.col("mean"))
+    score = (
+        pl.when(pl.col("mean").is_nan())
+        .then(None)
+        .otherwise(pl.when(pl.col("greater_is_better")).then(pl.col("mean")).otherwise(-pl.col("mean")))
     )
     lb = lb.with_columns(_score=score).with_columns(
         best=(pl.col("_score") == pl.col("_score").max().over(list(RANK_COLUMNS))).fill_null(False)

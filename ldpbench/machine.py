@@ -82,11 +82,7 @@ def _loaded_blas() -> list[dict[str, Any]] | None:
         return None
     keys = ("internal_api", "version", "architecture", "threading_layer", "num_threads")
     try:
-        return [
-            {k: lib.get(k) for k in keys}
-            for lib in threadpool_info()
-            if lib.get("user_api") == "blas"
-        ]
+        return [{k: lib.get(k) for k in keys} for lib in threadpool_info() if lib.get("user_api") == "blas"]
     except Exception:  # noqa: BLE001 - diagnostics only, as in _show_config
         return None
 

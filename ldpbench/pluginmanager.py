@@ -100,7 +100,7 @@ class PluginSource:
     #: process that has it uses it, and one that rebuilds it never reuses an older build
     token: str = ""
 
-    def rebuild(self) -> "Plugins":
+    def rebuild(self) -> Plugins:
         """Build these plugins again (in a worker process)."""
         if self.unimportable:
             raise PluginError(
@@ -116,8 +116,12 @@ class Plugins:
     """Every registered plugin of a run, by kind, plus the pluggy manager they came through."""
 
     def __init__(
-        self, pm: pluggy.PluginManager, registries: dict[str, Registry], origins: list[Origin],
-        broken: Sequence[BrokenPlugin] = (), source: PluginSource = PluginSource(),
+        self,
+        pm: pluggy.PluginManager,
+        registries: dict[str, Registry],
+        origins: list[Origin],
+        broken: Sequence[BrokenPlugin] = (),
+        source: PluginSource = PluginSource(),
     ):
         self.pm = pm
         self.registries = registries
@@ -291,7 +295,9 @@ def _hashable(obj: object, name: str) -> object:
         try:
             attributes = vars(obj)
         except TypeError:
-            raise PluginError(f"plugin {name}: an unhashable object without attributes ({type(obj).__name__})") from None
+            raise PluginError(
+                f"plugin {name}: an unhashable object without attributes ({type(obj).__name__})"
+            ) from None
         stand_in = ModuleType(name)
         stand_in.__dict__.update(attributes)
         return stand_in
@@ -319,8 +325,11 @@ def _call_registration_hook(
                 raise PluginError(f"plugin {origin} raised in {hook_name}: {type(exc).__name__}: {exc}") from exc
             # An installed third-party plugin: skip the rest of it, keep the tool working.
             name = origin.plugin.split(":", 1)[-1]
-            broken.append(BrokenPlugin(name, origin.module, origin.distribution, origin.version,
-                                       f"{hook_name} raised {_describe(exc)}"))
+            broken.append(
+                BrokenPlugin(
+                    name, origin.module, origin.distribution, origin.version, f"{hook_name} raised {_describe(exc)}"
+                )
+            )
     return broken
 
 

@@ -118,8 +118,7 @@ class Registry:
             )
         if not issubclass(cls, self.base):
             raise PluginError(
-                f"{where}: {cls.__qualname__} ('{name}') must subclass "
-                f"{self.base.__module__}.{self.base.__qualname__}"
+                f"{where}: {cls.__qualname__} ('{name}') must subclass {self.base.__module__}.{self.base.__qualname__}"
             )
         missing = sorted(cls.__abstractmethods__)
         if missing:
@@ -230,7 +229,9 @@ def contract_problems(kind: str, cls: type[Plugin]) -> list[str]:
                 f"{', '.join(have)} but not {', '.join(lacking)}"
             )
         if implements(cls, Oracle, "sample_report_histogram") and len(have) < len(FINITE_OUTPUT_GROUP):
-            problems.append("sample_report_histogram needs a finite report space (" + ", ".join(FINITE_OUTPUT_GROUP) + ")")
+            problems.append(
+                "sample_report_histogram needs a finite report space (" + ", ".join(FINITE_OUTPUT_GROUP) + ")"
+            )
         if implements(cls, Oracle, "output_rows") and not implements(cls, Oracle, "output_table"):
             problems.append("output_rows indexes rows of output_table, which it does not implement")
         if not isinstance(cls.exact_aggregate, bool):
@@ -243,5 +244,7 @@ def contract_problems(kind: str, cls: type[Plugin]) -> list[str]:
     elif kind == "executor":
         tags = cls.tags() if issubclass(cls, Executor) else None
         if not isinstance(tags, ExecutorTags) or tags.default_for not in (None, "serial", "parallel"):
-            problems.append(f"tags() must return ExecutorTags with default_for None, 'serial' or 'parallel', got {tags!r}")
+            problems.append(
+                f"tags() must return ExecutorTags with default_for None, 'serial' or 'parallel', got {tags!r}"
+            )
     return problems

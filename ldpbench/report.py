@@ -27,8 +27,8 @@ import polars as pl
 from .errors import UsageError
 from .figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
 from .leaderboard import CONFIDENCE, format_epsilon, render
-from .stats.ties import manifest_alpha
 from .leaderboard_file import load_leaderboard_frame
+from .stats.ties import manifest_alpha
 from .store import RESULTS_FILE, ResultsStore
 
 REPORT_FILE = "report.md"
@@ -65,8 +65,9 @@ def _groups(lb: pl.DataFrame) -> list[tuple[str, str]]:
     return list(dict.fromkeys(zip(lb["metric"].to_list(), lb["users"].to_list())))
 
 
-def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame,
-            facet: Sequence[str] = DEFAULT_FACET) -> list[str]:
+def _header(
+    manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame, facet: Sequence[str] = DEFAULT_FACET
+) -> list[str]:
     lines = []
     runs = (manifest or {}).get("runs") if isinstance((manifest or {}).get("runs"), dict) else None
     specs = list(runs.values()) if runs else ([manifest] if manifest else [])
@@ -89,7 +90,9 @@ def _header(manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame,
         f"commit `{(info.get('commit') or 'unknown')[:12]}`",
     ]
     if machine:
-        facts.append(f"{machine.get('platform', '?')}, {machine.get('cpus', '?')} CPUs, Python {machine.get('python', '?')}")
+        facts.append(
+            f"{machine.get('platform', '?')}, {machine.get('cpus', '?')} CPUs, Python {machine.get('python', '?')}"
+        )
     facts.append(f"written {time.strftime('%Y-%m-%d %H:%M:%S %z')}")
     lines.append("- " + " · ".join(facts))
     lines.append(
@@ -122,15 +125,20 @@ def _failures(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = None)
     if failed.is_empty():
         return []
     where = where or {}
-    lines = ["## Failures\n", "Rows whose plugin failed (the error, and where in plugin code it was raised, "
-             "are stored with each result row; `ldpbench leaderboard RESULTS --failures` lists them all):\n"]
+    lines = [
+        "## Failures\n",
+        "Rows whose plugin failed (the error, and where in plugin code it was raised, "
+        "are stored with each result row; `ldpbench leaderboard RESULTS --failures` lists them all):\n",
+    ]
     rows = []
     for r in failed.iter_rows(named=True):
         eps = format_epsilon(r["epsilon"]).removeprefix("ε=")
         error = (r["error"] or "").replace("|", "\\|").replace("\n", " ")
         at = where.get((r["dataset"], r["users"], r["oracle"], r["pipeline"], r["metric"], r["error"]), "")
         at = f"`{at}`" if at else ""
-        rows.append(f"| {r['dataset']} | {eps} | {r['oracle']} | {r['pipeline']} | {r['metric']} | {r['failed']} | {error} | {at} |")
+        rows.append(
+            f"| {r['dataset']} | {eps} | {r['oracle']} | {r['pipeline']} | {r['metric']} | {r['failed']} | {error} | {at} |"
+        )
     lines.append("| dataset | ε | oracle | pipeline | metric | failed repeats | error | where |")
     lines.append("|---|---|---|---|---|---|---|---|")
     lines.extend(rows)
@@ -138,7 +146,9 @@ def _failures(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = None)
     return lines
 
 
-def _identity_evidence(results: Path, manifest: dict[str, Any] | None, lb: pl.DataFrame) -> tuple[Mapping[Any, Any], str]:
+def _identity_evidence(
+    results: Path, manifest: dict[str, Any] | None, lb: pl.DataFrame
+) -> tuple[Mapping[Any, Any], str]:
     """Per-repeat values to judge identical series by, or the aggregates where none are stored."""
     from .duplicates import aggregate_values, load_repeat_values
 
@@ -154,8 +164,9 @@ def _merged_note(merged: list[tuple[str, str]], evidence: str) -> list[str]:
     where: dict[str, list[str]] = {}
     for panel, label in merged:
         where.setdefault(label, []).append(panel)
-    items = [f"{label} ({panels[0] if len(panels) == 1 else f'{len(panels)} panels'})"
-             for label, panels in where.items()]
+    items = [
+        f"{label} ({panels[0] if len(panels) == 1 else f'{len(panels)} panels'})" for label, panels in where.items()
+    ]
     return [f"Drawn once, identical values ({evidence}): " + "; ".join(items) + ".\n"]
 
 
@@ -221,6 +232,7 @@ def write_report(
         from .html_report import write_html
 
         title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
-        report.html = write_html(lb, manifest, report.figures, report.rank_figures,
-                                 "\n".join(rank_lines), out, title, where)
+        report.html = write_html(
+            lb, manifest, report.figures, report.rank_figures, "\n".join(rank_lines), out, title, where
+        )
     return report

@@ -25,17 +25,21 @@ def theory_section(lb: pl.DataFrame) -> list[str]:
         return []
     from .theory import far_from_theory
 
-    lines = ["## Theory beside measurement\n",
-             "Unprocessed estimates: the mean over repeats against the metric's expected value from the "
-             "oracle's own variance formula. A ratio far from 1 (flagged ⚠) points at a wrong oracle.\n",
-             "| dataset | ε | oracle | pipeline | metric | measured | theory | measured/theory |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Theory beside measurement\n",
+        "Unprocessed estimates: the mean over repeats against the metric's expected value from the "
+        "oracle's own variance formula. A ratio far from 1 (flagged ⚠) points at a wrong oracle.\n",
+        "| dataset | ε | oracle | pipeline | metric | measured | theory | measured/theory |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows.iter_rows(named=True):
         ratio = r["mean"] / r["theory"]
         flag = " ⚠" if far_from_theory(r["mean"], r["stderr"], r["theory"]) else ""
-        lines.append(f"| {r['dataset']} | {format_epsilon(r['epsilon']).removeprefix('ε=')} | {r['oracle']} | "
-                     f"{r['pipeline']} | {r['metric']} | {format_number(r['mean'])} | {format_number(r['theory'])} | "
-                     f"{ratio:.3f}{flag} |")
+        lines.append(
+            f"| {r['dataset']} | {format_epsilon(r['epsilon']).removeprefix('ε=')} | {r['oracle']} | "
+            f"{r['pipeline']} | {r['metric']} | {format_number(r['mean'])} | {format_number(r['theory'])} | "
+            f"{ratio:.3f}{flag} |"
+        )
     return lines + [""]
 
 
@@ -46,26 +50,38 @@ def baseline_section(lb: pl.DataFrame) -> list[str]:
         return []
     keys = ["dataset", "users", "epsilon", "metric", "oracle"]
     joined = lb.filter(pl.col("pipeline") != BASELINE_PIPELINE).join(
-        base.select(keys + [pl.col("mean").alias("baseline")]), on=keys, how="inner", nulls_equal=True)
+        base.select(keys + [pl.col("mean").alias("baseline")]), on=keys, how="inner", nulls_equal=True
+    )
     if joined.is_empty():
         return []
-    score = pl.when(pl.col("greater_is_better")).then(pl.col("mean") - pl.col("baseline")).otherwise(
-        pl.col("baseline") - pl.col("mean"))
-    summary = joined.with_columns(beats=score > 0).group_by(["oracle", "pipeline", "metric"], maintain_order=True).agg(
-        beats=pl.col("beats").sum(), cells=pl.len())
-    lines = ["## Against the uniform baseline\n",
-             "DPBench (Hay et al., SIGMOD 2016): a method should beat the trivial estimate 1/d for every item.\n",
-             "| oracle | pipeline | metric | beats uniform |", "|---|---|---|---|"]
+    score = (
+        pl.when(pl.col("greater_is_better"))
+        .then(pl.col("mean") - pl.col("baseline"))
+        .otherwise(pl.col("baseline") - pl.col("mean"))
+    )
+    summary = (
+        joined.with_columns(beats=score > 0)
+        .group_by(["oracle", "pipeline", "metric"], maintain_order=True)
+        .agg(beats=pl.col("beats").sum(), cells=pl.len())
+    )
+    lines = [
+        "## Against the uniform baseline\n",
+        "DPBench (Hay et al., SIGMOD 2016): a method should beat the trivial estimate 1/d for every item.\n",
+        "| oracle | pipeline | metric | beats uniform |",
+        "|---|---|---|---|",
+    ]
     for r in summary.iter_rows(named=True):
         verdict = "yes" if r["beats"] == r["cells"] else ("no" if r["beats"] == 0 else "sometimes")
-        lines.append(f"| {r['oracle']} | {r['pipeline']} | {r['metric']} | {verdict} ({r['beats']} of {r['cells']} cells) |")
+        lines.append(
+            f"| {r['oracle']} | {r['pipeline']} | {r['metric']} | {verdict} ({r['beats']} of {r['cells']} cells) |"
+        )
     return lines + [""]
 
 
 def ranks_section(lb: pl.DataFrame, out: Path, alpha: float) -> tuple[list[str], list[Path]]:
     """Average ranks, Friedman and a CD diagram per metric (grids of at least 2 cells)."""
-    from .stats.ranks import format_ranks, grid_ranks, plot_cd
     from .report import slug
+    from .stats.ranks import format_ranks, grid_ranks, plot_cd
 
     lines, figures = [], []
     for metric in dict.fromkeys(lb["metric"].to_list()):
@@ -75,8 +91,14 @@ def ranks_section(lb: pl.DataFrame, out: Path, alpha: float) -> tuple[list[str],
             continue  # too few methods or complete cells to rank
         path = plot_cd(result, out / f"cd-{slug(metric)}.png")
         figures.append(path)
-        lines += [f"## Ranks across the grid · {metric}\n", f"![critical difference · {metric}]({path.name})\n",
-                  "```", format_ranks(result).rstrip("\n"), "```", ""]
+        lines += [
+            f"## Ranks across the grid · {metric}\n",
+            f"![critical difference · {metric}]({path.name})\n",
+            "```",
+            format_ranks(result).rstrip("\n"),
+            "```",
+            "",
+        ]
     if lines:
         lines.insert(0, "Ranks: Demšar (JMLR 2006); see docs/statistics.md for the tests and their assumptions.\n")
     return lines, figures

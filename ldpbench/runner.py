@@ -34,12 +34,12 @@ from . import __version__, engine
 from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from .errors import LdpbenchError, UsageError
 from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
-from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
-from .types import TaskLost
 from .pluginmanager import Plugins
+from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
 from .spec.expand import Cell, count_cells, expand
 from .spec.model import Entry, Spec
 from .store import ResultsStore, cell_status, rows_to_frame
+from .types import TaskLost
 
 
 @dataclass
@@ -102,11 +102,27 @@ def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
                     out.append({"mechanism": mech.label, "budget": budget.label, **e})
             elif budget.groups:
                 for eps, count in budget.groups:
-                    out.append({"mechanism": mech.label, "budget": budget.label, "group": f"{count} users",
-                                "model": "local", "epsilon": str(eps), "delta": 0.0})
+                    out.append(
+                        {
+                            "mechanism": mech.label,
+                            "budget": budget.label,
+                            "group": f"{count} users",
+                            "model": "local",
+                            "epsilon": str(eps),
+                            "delta": 0.0,
+                        }
+                    )
             else:
-                out.append({"mechanism": mech.label, "budget": budget.label, "group": "all users",
-                            "model": "local", "epsilon": budget.epsilon_value, "delta": 0.0})
+                out.append(
+                    {
+                        "mechanism": mech.label,
+                        "budget": budget.label,
+                        "group": "all users",
+                        "model": "local",
+                        "epsilon": budget.epsilon_value,
+                        "delta": 0.0,
+                    }
+                )
     for e in out:  # JSON has no inf
         if isinstance(e.get("epsilon"), float) and math.isinf(e["epsilon"]):
             e["epsilon"] = "inf"
@@ -119,7 +135,11 @@ def git_commit(path: Path) -> str | None:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-            cwd=path, capture_output=True, text=True, timeout=5, check=False,
+            cwd=path,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -174,8 +194,17 @@ def run_spec(
     out = Path(out_dir) if out_dir else default_out_dir(spec)
     store = ResultsStore(out)
     with store.lock():
-        return _run_locked(spec, plugins, store, workers=workers, executor=executor,
-                           progress=progress, rerun=rerun, recompute=recompute, cell_timeout=cell_timeout)
+        return _run_locked(
+            spec,
+            plugins,
+            store,
+            workers=workers,
+            executor=executor,
+            progress=progress,
+            rerun=rerun,
+            recompute=recompute,
+            cell_timeout=cell_timeout,
+        )
 
 
 def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
@@ -261,7 +290,9 @@ def _run_locked(
     done, stale = (set(), set()) if rerun else cell_status(stored, expected, CODE_KEY)
     reasons: list[str] = []
     if stale:
-        reasons = stale_reasons(plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities)
+        reasons = stale_reasons(
+            plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities
+        )
         if not recompute:
             raise UsageError(
                 f"{len(stale)} stored cells are stale: {'; '.join(reasons)}; "

@@ -70,8 +70,11 @@ def aggregate_draw(
         )
     who = f"oracle '{oracle.name}'"
     if tags.aggregate_histogram:
-        hist = readonly(checked_counts(who, "a report histogram", oracle.sample_report_histogram(counts, rng),
-                                       oracle.channel().n_reports))
+        hist = readonly(
+            checked_counts(
+                who, "a report histogram", oracle.sample_report_histogram(counts, rng), oracle.channel().n_reports
+            )
+        )
         return hist, checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
     return None, _checked_support(oracle, tags, oracle.sample_support_counts(counts, rng))
 
@@ -112,8 +115,10 @@ def per_user_draw(
 
 def approximate_aggregate_note(name: str) -> str:
     """The warning an estimate of an oracle whose aggregate path is not exact carries."""
-    return (f"oracle '{name}': aggregate simulation approximates the per-user law (exact_aggregate is "
-            f"False; see the oracle's documentation, or use simulation: per-user)")
+    return (
+        f"oracle '{name}': aggregate simulation approximates the per-user law (exact_aggregate is "
+        f"False; see the oracle's documentation, or use simulation: per-user)"
+    )
 
 
 def simulate(

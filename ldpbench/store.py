@@ -64,12 +64,35 @@ from .versioning import (
 )
 
 __all__ = [  # the store's own names, then those re-exported from the modules it was split into
-    "LEADERBOARD_FILE", "MANIFEST_FILE", "RESULTS_FILE", "ResultsBusy", "ResultsStore", "ResultsWarning",
-    "cell_status", "io_fault", "write_atomically", "write_leaderboard_json",
-    "APPEND_KEY", "COLUMNS", "OPTIONAL_COLUMNS", "REQUIRED_COLUMNS", "ROW_KEY", "empty_frame", "rows_to_frame",
-    "REGENERATE_LEADERBOARD", "REGENERATE_RESULTS", "RESULTS_KIND", "SCHEMA_KEY", "SCHEMA_VERSION",
-    "UNVERSIONED_LEADERBOARD_SCHEMA", "ResultsSchemaError", "check_leaderboard_schema", "check_schema_version",
-    "stamp_leaderboard_rows", "dumps_json", "latest_appends",
+    "LEADERBOARD_FILE",
+    "MANIFEST_FILE",
+    "RESULTS_FILE",
+    "ResultsBusy",
+    "ResultsStore",
+    "ResultsWarning",
+    "cell_status",
+    "io_fault",
+    "write_atomically",
+    "write_leaderboard_json",
+    "APPEND_KEY",
+    "COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "ROW_KEY",
+    "empty_frame",
+    "rows_to_frame",
+    "REGENERATE_LEADERBOARD",
+    "REGENERATE_RESULTS",
+    "RESULTS_KIND",
+    "SCHEMA_KEY",
+    "SCHEMA_VERSION",
+    "UNVERSIONED_LEADERBOARD_SCHEMA",
+    "ResultsSchemaError",
+    "check_leaderboard_schema",
+    "check_schema_version",
+    "stamp_leaderboard_rows",
+    "dumps_json",
+    "latest_appends",
 ]
 
 RESULTS_FILE = "results.jsonl"
@@ -90,7 +113,8 @@ def io_fault(exc: OSError, path: str | os.PathLike[str], doing: str) -> IOFault:
     reason = exc.strerror or str(exc) or type(exc).__name__
     code = errno.errorcode.get(exc.errno or 0)
     return IOFault(
-        f"cannot {doing} {path}: {reason}" + (f" ({code})" if code else "")
+        f"cannot {doing} {path}: {reason}"
+        + (f" ({code})" if code else "")
         + "; results already written are kept: fix the cause and run again to resume"
     )
 
@@ -140,8 +164,7 @@ class ResultsStore:
         # Schema columns first, in order; extra keys are kept in the file (load ignores them).
         append_id = os.urandom(8).hex()
         block = "".join(
-            dumps_json({**{k: row.get(k) for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n"
-            for row in rows
+            dumps_json({**{k: row.get(k) for k in COLUMNS}, **row, APPEND_KEY: append_id}) + "\n" for row in rows
         )
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -246,8 +269,11 @@ class ResultsStore:
         first, and would replace the newer one with ours before refusing.
         """
         if self.directory.exists() and not self.directory.is_dir():
-            raise io_fault(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)), self.directory,
-                           "use as the results folder")
+            raise io_fault(
+                NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)),
+                self.directory,
+                "use as the results folder",
+            )
         try:
             with open(self.path, "rb") as fh:
                 first = fh.readline()
@@ -357,11 +383,7 @@ class ResultsStore:
         for cell, pipeline, metric in df.select("cell_id", "pipeline", "metric").iter_rows():
             present.setdefault(cell, set()).add((pipeline, metric))
         if isinstance(expected_keys, Mapping):
-            return {
-                cell
-                for cell, keys in expected_keys.items()
-                if set(map(tuple, keys)) <= present.get(cell, set())
-            }
+            return {cell for cell, keys in expected_keys.items() if set(map(tuple, keys)) <= present.get(cell, set())}
         expected = {tuple(k) for k in expected_keys}
         return {cell for cell, keys in present.items() if expected <= keys}
 
@@ -379,7 +401,9 @@ class ResultsStore:
 
 
 def cell_status(
-    rows: pl.DataFrame, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
+    rows: pl.DataFrame,
+    expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]],
+    code_key: str = "code_fingerprint",
 ) -> tuple[set[str], set[str]]:
     """Which cells may be reused, and which were stored by code or data that has changed.
 
@@ -410,7 +434,8 @@ def cell_status(
         else:
             bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
     done = {
-        cell for cell, keys in expected.items()
+        cell
+        for cell, keys in expected.items()
         if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
     }
     return done, stale
@@ -444,5 +469,3 @@ def write_leaderboard_json(path: str | os.PathLike[str], text: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise io_fault(exc, path, "write") from None
-
-

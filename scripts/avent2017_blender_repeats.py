@@ -44,7 +44,9 @@ def main(argv: list[str]) -> int:
         head = ["M", "estimate", "repeats"] + [label for metric, label in COLUMNS if metric in metrics] + ["L1"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-        for oracle in sorted(keys.filter(pl.col("dataset") == ds)["oracle"].to_list(), key=lambda o: ("head_list_size=50" in o, o)):
+        for oracle in sorted(
+            keys.filter(pl.col("dataset") == ds)["oracle"].to_list(), key=lambda o: ("head_list_size=50" in o, o)
+        ):
             rows = df.filter((pl.col("dataset") == ds) & (pl.col("oracle") == oracle))
             m = "50" if "head_list_size=50" in oracle else "10"
             cells = [m, oracle.rsplit(":", 1)[-1]]
@@ -79,7 +81,9 @@ def eps_sweep(df: pl.DataFrame) -> None:
     epsilons = sorted(df["epsilon"].unique().to_list())
     for ds in sorted(df["dataset"].unique().to_list()):
         sub = df.filter(pl.col("dataset") == ds)
-        print(f"\n### {ds}: eps sweep at 5% opt-in (list-of-lists NDCG@10, share of repeats < 0.97; L1 of the head list)\n")
+        print(
+            f"\n### {ds}: eps sweep at 5% opt-in (list-of-lists NDCG@10, share of repeats < 0.97; L1 of the head list)\n"
+        )
         head = ["M", "estimate", "repeats"] + [f"ε = {e:g}" for e in epsilons]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -87,7 +91,11 @@ def eps_sweep(df: pl.DataFrame) -> None:
             m = "50" if "head_list_size=50" in oracle else "10"
             rows = sub.filter(pl.col("oracle") == oracle)
             reps = {e: rows.filter((pl.col("epsilon") == e) & (pl.col("metric") == ndcg)).height for e in epsilons}
-            cells = [m, oracle.rsplit(":", 1)[-1], "/".join(str(reps[e]) for e in epsilons) if len(set(reps.values())) > 1 else str(reps[epsilons[0]])]
+            cells = [
+                m,
+                oracle.rsplit(":", 1)[-1],
+                "/".join(str(reps[e]) for e in epsilons) if len(set(reps.values())) > 1 else str(reps[epsilons[0]]),
+            ]
             for e in epsilons:
                 at = rows.filter(pl.col("epsilon") == e)
                 v = at.filter(pl.col("metric") == ndcg)["value"].to_numpy()

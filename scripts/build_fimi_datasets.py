@@ -45,8 +45,7 @@ SOURCES = {
             'Assortment Decisions: A Case Study", KDD 1999, pp. 254-260.'
         ),
         "terms": (
-            "FIMI hosts the file for research and benchmarking; there is no explicit license. "
-            "Cite Brijs et al. (1999)."
+            "FIMI hosts the file for research and benchmarking; there is no explicit license. Cite Brijs et al. (1999)."
         ),
         "notes": (
             "The transaction and item counts match the published figures exactly. [JG19] reports "
@@ -68,10 +67,7 @@ SOURCES = {
             "of the canonical file (the opening lines and the item ranking 6 > 3 > 11 > 1 > 7 agree) "
             "but this has not been verified byte for byte."
         ),
-        "citation": (
-            "FIMI repository: B. Goethals and M. J. Zaki, FIMI'03 workshop; data donated by "
-            "Ferenc Bodon."
-        ),
+        "citation": ("FIMI repository: B. Goethals and M. J. Zaki, FIMI'03 workshop; data donated by Ferenc Bodon."),
         "terms": "As for FIMI: research and benchmarking, no explicit license.",
         "notes": (
             "**This is a partial sample (about 3.7% of the transactions), not Kosarak.** Use it for "

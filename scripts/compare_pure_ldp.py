@@ -42,7 +42,7 @@ import numpy as np
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.simulate import simulate
 
-INSTALL = "pip install pure-ldp scikit-learn statsmodels \"xxhash<4\"   (see this script's docstring)"
+INSTALL = 'pip install pure-ldp scikit-learn statsmodels "xxhash<4"   (see this script\'s docstring)'
 
 
 def _identity(x: int) -> int:
@@ -83,18 +83,38 @@ def pure_ldp_oracles() -> dict[str, PureLDP]:
 
     return {
         "grr": PureLDP("DE", lambda e, d, o: (DEClient(e, d, _identity), DEServer(e, d, _identity))),
-        "olh": PureLDP("LH(use_olh=True)", lambda e, d, o: (
-            LHClient(e, d, use_olh=True, index_mapper=_identity), LHServer(e, d, use_olh=True, index_mapper=_identity))),
-        "blh": PureLDP("LH(g=2)", lambda e, d, o: (
-            LHClient(e, d, g=2, index_mapper=_identity), LHServer(e, d, g=2, index_mapper=_identity))),
-        "oue": PureLDP("UE(use_oue=True)", lambda e, d, o: (
-            UEClient(e, d, use_oue=True, index_mapper=_identity), UEServer(e, d, use_oue=True, index_mapper=_identity))),
-        "sue": PureLDP("UE", lambda e, d, o: (UEClient(e, d, index_mapper=_identity), UEServer(e, d, index_mapper=_identity))),
-        "she": PureLDP("HE", lambda e, d, o: (HEClient(e, d, index_mapper=_identity), HEServer(e, d, index_mapper=_identity))),
-        "the": PureLDP("HE(use_the=True)", lambda e, d, o: (
-            HEClient(e, d, index_mapper=_identity), HEServer(e, d, use_the=True, index_mapper=_identity))),
-        "hr": PureLDP("HadamardResponse", hr,
-                      caveat="pure-LDP's HR is another protocol (blocked HR) for eps > 1"),
+        "olh": PureLDP(
+            "LH(use_olh=True)",
+            lambda e, d, o: (
+                LHClient(e, d, use_olh=True, index_mapper=_identity),
+                LHServer(e, d, use_olh=True, index_mapper=_identity),
+            ),
+        ),
+        "blh": PureLDP(
+            "LH(g=2)",
+            lambda e, d, o: (LHClient(e, d, g=2, index_mapper=_identity), LHServer(e, d, g=2, index_mapper=_identity)),
+        ),
+        "oue": PureLDP(
+            "UE(use_oue=True)",
+            lambda e, d, o: (
+                UEClient(e, d, use_oue=True, index_mapper=_identity),
+                UEServer(e, d, use_oue=True, index_mapper=_identity),
+            ),
+        ),
+        "sue": PureLDP(
+            "UE", lambda e, d, o: (UEClient(e, d, index_mapper=_identity), UEServer(e, d, index_mapper=_identity))
+        ),
+        "she": PureLDP(
+            "HE", lambda e, d, o: (HEClient(e, d, index_mapper=_identity), HEServer(e, d, index_mapper=_identity))
+        ),
+        "the": PureLDP(
+            "HE(use_the=True)",
+            lambda e, d, o: (
+                HEClient(e, d, index_mapper=_identity),
+                HEServer(e, d, use_the=True, index_mapper=_identity),
+            ),
+        ),
+        "hr": PureLDP("HadamardResponse", hr, caveat="pure-LDP's HR is another protocol (blocked HR) for eps > 1"),
         # pure-LDP implements Apple's fixed family of k hash functions: our estimator=apple
         "cms": PureLDP("CMS", cms(False), ours_params={"estimator": "apple"}),
         "hcms": PureLDP("CMS(is_hadamard=True)", cms(True), ours_params={"estimator": "apple"}),
@@ -141,18 +161,33 @@ def time_pure(entry: PureLDP, eps: float, d: int, ours: object, values: np.ndarr
 
 def render(rows: list[tuple], n: int, big_n: int, markdown: bool) -> str:
     """The table: ldpbench and pure-LDP users/s at n, their ratio, ldpbench at big_n."""
+
     def num(x: float) -> str:
         return "—" if math.isnan(x) else f"{x:,.0f}"
 
-    header = ("ldpbench", "pure-LDP", f"ldpbench n={n:,}", f"pure-LDP n={n:,}", "ratio", f"ldpbench n={big_n:,}", "note")
-    body = [(name, label, num(small), num(pure), "—" if math.isnan(pure) else f"{small / pure:,.0f}x", num(big), note)
-            for name, label, small, pure, big, note in rows]
+    header = (
+        "ldpbench",
+        "pure-LDP",
+        f"ldpbench n={n:,}",
+        f"pure-LDP n={n:,}",
+        "ratio",
+        f"ldpbench n={big_n:,}",
+        "note",
+    )
+    body = [
+        (name, label, num(small), num(pure), "—" if math.isnan(pure) else f"{small / pure:,.0f}x", num(big), note)
+        for name, label, small, pure, big, note in rows
+    ]
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|---|"]
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
     widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
-    return "\n".join("  ".join(str(c).ljust(w) if i in (0, 1, 6) else str(c).rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in [header, *body])
+    return "\n".join(
+        "  ".join(
+            str(c).ljust(w) if i in (0, 1, 6) else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+        ).rstrip()
+        for r in [header, *body]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,8 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore")
             theirs = pure_ldp_oracles()
     except ImportError as exc:
-        print(f"compare_pure_ldp: pure-LDP is not installed ({exc}).\nInstall it beside ldpbench with:\n    {INSTALL}",
-              file=sys.stderr)
+        print(
+            f"compare_pure_ldp: pure-LDP is not installed ({exc}).\nInstall it beside ldpbench with:\n    {INSTALL}",
+            file=sys.stderr,
+        )
         return 2
     plugins = build_plugins()
     names = args.oracles or plugins.registry("oracle").names()

@@ -75,9 +75,21 @@ class Benchmarks:
             with tempfile.TemporaryDirectory() as tmp:
                 report = Path(tmp) / "bench.json"
                 subprocess.run(
-                    [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/benchmarks/{file}",
-                     "--benchmark-enable", "--benchmark-only", f"--benchmark-json={report}"],
-                    cwd=ROOT, check=True, capture_output=True,
+                    [
+                        sys.executable,
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-p",
+                        "no:cacheprovider",
+                        f"tests/benchmarks/{file}",
+                        "--benchmark-enable",
+                        "--benchmark-only",
+                        f"--benchmark-json={report}",
+                    ],
+                    cwd=ROOT,
+                    check=True,
+                    capture_output=True,
                 )
                 for bench in json.loads(report.read_text())["benchmarks"]:
                     self._medians[bench["name"]] = bench["stats"]["median"]
@@ -101,8 +113,10 @@ def _per_user_rates(_: int, bench: Benchmarks) -> str:
     # n of tests/benchmarks/test_bench_oracles.py's PER_USER table
     n = {"grr": 1_000_000, "hr": 1_000_000, "olh": 20_000, "oue": 20_000}
     r = {k: n[k] / bench.median("test_bench_oracles.py", f"test_bench_per_user[{k}]") for k in n}
-    return (f"GRR {rate(r['grr'])} users/s, HR {rate(r['hr'])}/s (d = 1,000); "
-            f"OLH {rate(r['olh'])}/s, OUE {rate(r['oue'])}/s (O(n d))")
+    return (
+        f"GRR {rate(r['grr'])} users/s, HR {rate(r['hr'])}/s (d = 1,000); "
+        f"OLH {rate(r['olh'])}/s, OUE {rate(r['oue'])}/s (O(n d))"
+    )
 
 
 def _aggregate_kosarak(_: int, bench: Benchmarks) -> str:
@@ -114,15 +128,23 @@ def _aggregate_kosarak(_: int, bench: Benchmarks) -> str:
 
 
 FIGURES: dict[str, Figure] = {
-    "quickstart-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/quickstart.yaml", "--out", "{out}"]),
-                              "time ldpbench run specs/quickstart.yaml"),
-    "kosarak-oracles-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/kosarak_oracles.yaml", "--out", "{out}"]),
-                                   "time ldpbench run specs/kosarak_oracles.yaml"),
-    "kosarak-sweep-wall": Figure(_wall_figure([*LDPBENCH, "run", "specs/kosarak_sweep.yaml", "--out", "{out}"]),
-                                 "time ldpbench run specs/kosarak_sweep.yaml"),
+    "quickstart-wall": Figure(
+        _wall_figure([*LDPBENCH, "run", "specs/quickstart.yaml", "--out", "{out}"]),
+        "time ldpbench run specs/quickstart.yaml",
+    ),
+    "kosarak-oracles-wall": Figure(
+        _wall_figure([*LDPBENCH, "run", "specs/kosarak_oracles.yaml", "--out", "{out}"]),
+        "time ldpbench run specs/kosarak_oracles.yaml",
+    ),
+    "kosarak-sweep-wall": Figure(
+        _wall_figure([*LDPBENCH, "run", "specs/kosarak_sweep.yaml", "--out", "{out}"]),
+        "time ldpbench run specs/kosarak_sweep.yaml",
+    ),
     "ci-wall": Figure(_wall_figure(["scripts/run_ci_leaderboard.sh", "{out}"]), "time scripts/run_ci_leaderboard.sh"),
-    "ci-report-wall": Figure(_wall_figure([*LDPBENCH, "report", "reports/ci-baseline", "--out", "{out}"]),
-                             "time ldpbench report reports/ci-baseline --out /tmp/report"),
+    "ci-report-wall": Figure(
+        _wall_figure([*LDPBENCH, "report", "reports/ci-baseline", "--out", "{out}"]),
+        "time ldpbench report reports/ci-baseline --out /tmp/report",
+    ),
     "per-user-rates": Figure(_per_user_rates, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
     "aggregate-kosarak": Figure(_aggregate_kosarak, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
 }
@@ -164,8 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     # several-fold (measured here: 5 s became 54 s at load 10 on 2 cores), so refuse loudly.
     load, cores = os.getloadavg()[0], os.cpu_count() or 1
     if load > 0.5 * cores and not args.force:
-        print(f"docs_figures: the machine is busy (load {load:.1f} on {cores} cores); the docs quote figures "
-              "for an idle machine. Measure when it is idle, or pass --force (and say so).", file=sys.stderr)
+        print(
+            f"docs_figures: the machine is busy (load {load:.1f} on {cores} cores); the docs quote figures "
+            "for an idle machine. Measure when it is idle, or pass --force (and say so).",
+            file=sys.stderr,
+        )
         return 2
     bench = Benchmarks()
     values = {}

@@ -57,7 +57,11 @@ def a_hat_variant(theta, reports, *, pinv: bool, t2_scale: float) -> np.ndarray:
     P = np.maximum(theta @ G, np.finfo(float).tiny)
     s = G / P
     S = (s * w) @ s.T / n
-    Q = -np.linalg.pinv(S, rcond=1e-10, hermitian=True) if pinv else -np.linalg.inv(S + _murakami.DEFAULT_RIDGE * np.eye(d))
+    Q = (
+        -np.linalg.pinv(S, rcond=1e-10, hermitian=True)
+        if pinv
+        else -np.linalg.inv(S + _murakami.DEFAULT_RIDGE * np.eye(d))
+    )
     Qs = Q @ s
     quad = np.einsum("im,im->m", s, Qs)
     t1 = S @ (Q @ (s @ w)) / n - s @ (w * quad) / n
@@ -82,7 +86,9 @@ def algorithm2(groups, theta, rng, *, pinv=False, t2_scale=1.0, simulations=1, s
     for _ in range(simulations):
         sim = sample_histograms(groups, theta, rng)
         sim_theta = run_em(sim).theta
-        simulated.append((sim_theta, a_hat_variant(sim_theta, _murakami.report_columns(sim), pinv=pinv, t2_scale=t2_scale)))
+        simulated.append(
+            (sim_theta, a_hat_variant(sim_theta, _murakami.report_columns(sim), pinv=pinv, t2_scale=t2_scale))
+        )
     alpha, _ = _murakami.choose_alpha(theta, simulated, sign * _murakami.alpha_grid(*_murakami.DEFAULT_ALPHA_EXPONENTS))
     return _murakami.normalized_decoder(theta - alpha * a_hat), alpha, a_hat
 
@@ -108,9 +114,11 @@ def slides_implied() -> float:
         lift = pre[small] - em[c][small]
         rel_big = (pre[big] - em[c][big]) / em[c][big]
         lifts.extend(lift.tolist())
-        print(f"  case ({c + 1}): T = {T:.3f}; -alpha a on entries < 1e-4: median {np.median(lift):.2e} "
-              f"(range {lift.min():.1e}..{lift.max():.1e}); on entries > 1e-2: {np.median(rel_big):+.3f} x EM "
-              f"(range {rel_big.min():+.3f}..{rel_big.max():+.3f})")
+        print(
+            f"  case ({c + 1}): T = {T:.3f}; -alpha a on entries < 1e-4: median {np.median(lift):.2e} "
+            f"(range {lift.min():.1e}..{lift.max():.1e}); on entries > 1e-2: {np.median(rel_big):+.3f} x EM "
+            f"(range {rel_big.min():+.3f}..{rel_big.max():+.3f})"
+        )
     return float(np.median(lifts))
 
 
@@ -123,7 +131,9 @@ def main() -> None:
     plugins = build_plugins()
     pops = {
         "adult": plugins.create("dataset", "adult", {}).load(np.random.default_rng(0)),
-        "zipf(d=281,s=1)": plugins.create("dataset", "zipf", {"d": 281, "n": 303_916, "s": 1.0}).load(np.random.default_rng(0)),
+        "zipf(d=281,s=1)": plugins.create("dataset", "zipf", {"d": 281, "n": 303_916, "s": 1.0}).load(
+            np.random.default_rng(0)
+        ),
     }
     variants = {
         "shipped (ridge 1e-10, 1/(2N^2), 1 sim)": {},
@@ -155,28 +165,36 @@ def main() -> None:
                 rows.setdefault(label, []).append((sq(out - truth) - mse_em, alpha))
                 if label == "shipped (ridge 1e-10, 1/(2N^2), 1 sim)":
                     rows.setdefault("ridge a_hat: L1, share on unsent values", []).append(
-                        (float(np.abs(a_hat).sum()), unobserved_share(a_hat, groups)))
+                        (float(np.abs(a_hat).sum()), unobserved_share(a_hat, groups))
+                    )
                 if label == "pseudo-inverse":
                     errs = [sq(_murakami.normalized_decoder(theta - a * a_hat) - truth) - mse_em for a in FINE_ALPHAS]
                     best = int(np.argmin(errs))
-                    rows.setdefault("oracle alpha (truth), pseudo-inverse a_hat", []).append((errs[best], FINE_ALPHAS[best]))
+                    rows.setdefault("oracle alpha (truth), pseudo-inverse a_hat", []).append(
+                        (errs[best], FINE_ALPHAS[best])
+                    )
                     # the slides' shape in our a_hat: how it moves boundary and large entries
                     alpha = FINE_ALPHAS[best]
                     boundary, large = theta < 1e-4, theta > 1e-2
                     rows.setdefault("at the oracle alpha: T = sum(max(p - alpha a, 0))", []).append(
-                        float(np.maximum(theta - alpha * a_hat, 0).sum()))
+                        float(np.maximum(theta - alpha * a_hat, 0).sum())
+                    )
                     rows.setdefault("at the oracle alpha: -alpha a, entries < 1e-4 (median)", []).append(
-                        float(np.median(-alpha * a_hat[boundary])))
+                        float(np.median(-alpha * a_hat[boundary]))
+                    )
                     rows.setdefault("at the oracle alpha: -alpha a / p, entries > 1e-2 (median)", []).append(
-                        float(np.median(-alpha * a_hat[large] / theta[large])))
+                        float(np.median(-alpha * a_hat[large] / theta[large]))
+                    )
                     rows.setdefault("share of entries < 1e-4 that a_hat lifts (a < 0)", []).append(
-                        float(np.mean(a_hat[boundary] < 0)))
+                        float(np.mean(a_hat[boundary] < 0))
+                    )
                     lift = float(np.median(-a_hat[boundary]))
                     if lift > 0:
                         matched = slides_lift / lift
                         out_m = _murakami.normalized_decoder(theta - matched * a_hat)
                         rows.setdefault("alpha matching the slides' median lift", []).append(
-                            (sq(out_m - truth) - mse_em, matched))
+                            (sq(out_m - truth) - mse_em, matched)
+                        )
                     shrink = theta - 1.0 / K
                     cos = float(a_hat @ shrink / math.sqrt(sq(a_hat) * sq(shrink)))
                     rows.setdefault("cosine(a_hat pinv, p_hat - 1/K)", []).append(cos)
@@ -186,12 +204,17 @@ def main() -> None:
             best = int(np.argmin(errs))
             rows.setdefault("oracle alpha (truth), shipped a_hat", []).append((errs[best], FINE_ALPHAS[best]))
             slides = 0.71 * theta + 0.29 / K
-            rows.setdefault("slides' shape: 0.71 p_hat + 0.29/K", []).append((sq(slides - truth) - mse_em, float("nan")))
+            rows.setdefault("slides' shape: 0.71 p_hat + 0.29/K", []).append(
+                (sq(slides - truth) - mse_em, float("nan"))
+            )
             lifted = _murakami.normalized_decoder(theta + slides_lift * (theta < 1e-4))
             rows.setdefault("slides' shape: lift entries < 1e-4 by the slides' lift", []).append(
-                (sq(lifted - truth) - mse_em, float("nan")))
+                (sq(lifted - truth) - mse_em, float("nan"))
+            )
         em = np.array(rows.pop("EM MSE"))
-        print(f"\n{name}: N = 1070, {args.repeats} repeats, EM MSE {em.mean():.4g} ± {em.std(ddof=1) / math.sqrt(em.size):.2g}")
+        print(
+            f"\n{name}: N = 1070, {args.repeats} repeats, EM MSE {em.mean():.4g} ± {em.std(ddof=1) / math.sqrt(em.size):.2g}"
+        )
         for label, vals in rows.items():
             v = np.array(vals, dtype=float)
             if v.ndim == 1:
@@ -199,11 +222,19 @@ def main() -> None:
                 continue
             diff, second = v[:, 0], v[:, 1]
             if label.startswith("ridge a_hat"):
-                print(f"  {label:48s} L1 median {np.median(diff):.3g}; share on unsent values median {np.median(second):.2f}")
+                print(
+                    f"  {label:48s} L1 median {np.median(diff):.3g}; share on unsent values median {np.median(second):.2f}"
+                )
                 continue
             rel = 100 * diff.mean() / em.mean()
-            extra = "" if np.isnan(second).all() else f"; alpha median {np.median(second):.3g} (range {second.min():.3g}..{second.max():.3g})"
-            print(f"  {label:48s} MSE change {diff.mean():+.3g} ± {diff.std(ddof=1) / math.sqrt(diff.size):.2g} ({rel:+.2f}%){extra}")
+            extra = (
+                ""
+                if np.isnan(second).all()
+                else f"; alpha median {np.median(second):.3g} (range {second.min():.3g}..{second.max():.3g})"
+            )
+            print(
+                f"  {label:48s} MSE change {diff.mean():+.3g} ± {diff.std(ddof=1) / math.sqrt(diff.size):.2g} ({rel:+.2f}%){extra}"
+            )
 
 
 if __name__ == "__main__":

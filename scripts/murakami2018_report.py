@@ -56,17 +56,14 @@ def paired_table(df: pl.DataFrame, group: list[str]) -> pl.DataFrame:
     em = df.filter(pl.col("pipeline") == "em").select(group + ["repeat", pl.col("value").alias("em")])
     joined = df.join(em, on=group + ["repeat"], how="inner")
     joined = joined.with_columns((pl.col("value") - pl.col("em")).alias("diff"))
-    return (
-        joined.group_by(group + ["pipeline"], maintain_order=True)
-        .agg(
-            pl.len().alias("repeats"),
-            pl.col("value").mean().alias("mean"),
-            (pl.col("value").std() / pl.len().sqrt()).alias("se"),
-            pl.col("diff").mean().alias("diff"),
-            (pl.col("diff").std() / pl.len().sqrt()).alias("diff_se"),
-            (pl.col("diff").mean() / pl.col("em").mean()).alias("relative"),
-            (pl.col("diff") < 0).sum().alias("lower"),
-        )
+    return joined.group_by(group + ["pipeline"], maintain_order=True).agg(
+        pl.len().alias("repeats"),
+        pl.col("value").mean().alias("mean"),
+        (pl.col("value").std() / pl.len().sqrt()).alias("se"),
+        pl.col("diff").mean().alias("diff"),
+        (pl.col("diff").std() / pl.len().sqrt()).alias("diff_se"),
+        (pl.col("diff").mean() / pl.col("em").mean()).alias("relative"),
+        (pl.col("diff") < 0).sum().alias("lower"),
     )
 
 
@@ -285,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     sweep_figure(
-        n_table, "N=", [200, 500, 1070, 2000, 5000, 10000, 20000], "N (users per repeat)",
+        n_table,
+        "N=",
+        [200, 500, 1070, 2000, 5000, 10000, 20000],
+        "N (users per repeat)",
         args.out / "murakami2018_n_sweep.png",
         "adult (d = 224), [MHS18] budget mix, GRR: MSE vs N (mean ± SE, 100 repeats)",
     )
@@ -301,7 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     sweep_figure(
-        e_table, "eps=", [0.5, 1, 2, 4, math.log(224), 8], "epsilon (all N = 1070 users)",
+        e_table,
+        "eps=",
+        [0.5, 1, 2, 4, math.log(224), 8],
+        "epsilon (all N = 1070 users)",
         args.out / "murakami2018_eps_sweep.png",
         "adult (d = 224), one budget, N = 1070, GRR: MSE vs epsilon (mean ± SE, 100 repeats)",
     )

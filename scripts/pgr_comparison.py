@@ -46,10 +46,12 @@ def formulas() -> None:
             pgr = PGR(d=d, epsilon=eps)
             authors = PGR(d=d, epsilon=eps, q=next_prime(math.ceil(e + 1)))
             ours, ss = noise(pgr.p_star, pgr.q_star), noise(*subset_selection(d, eps))
-            print(f"| 2^{lg} | {eps} | ({pgr.space.q}, {pgr.space.t}, {pgr.space.size:,}) | {ours:.4f} "
-                  f"| {noise(authors.p_star, authors.q_star):.4f} (q={authors.space.q}) | {ss:.4f} "
-                  f"| {noise(e / (e + 1), 0.5):.4f} | {noise(*olh_constants(eps, default_range(eps))):.4f} "
-                  f"| {ours / ss:.4f} |")
+            print(
+                f"| 2^{lg} | {eps} | ({pgr.space.q}, {pgr.space.t}, {pgr.space.size:,}) | {ours:.4f} "
+                f"| {noise(authors.p_star, authors.q_star):.4f} (q={authors.space.q}) | {ss:.4f} "
+                f"| {noise(e / (e + 1), 0.5):.4f} | {noise(*olh_constants(eps, default_range(eps))):.4f} "
+                f"| {ours / ss:.4f} |"
+            )
 
 
 def measured(d: int = 1024, n: int = 100_000, eps: float = 2.0, repeats: int = 100) -> None:
@@ -58,13 +60,20 @@ def measured(d: int = 1024, n: int = 100_000, eps: float = 2.0, repeats: int = 1
     f = counts / n
     rng = np.random.default_rng(2024)
     print(f"\nfull-domain MSE, d = {d}, n = {n:,}, eps = {eps}, Zipf(1.5), {repeats} repeats")
-    for name, path in [("pgr", "aggregate"), ("pgr", "per-user"), ("hr", "aggregate"), ("olh", "aggregate"),
-                       ("oue", "aggregate")]:
+    for name, path in [
+        ("pgr", "aggregate"),
+        ("pgr", "per-user"),
+        ("hr", "aggregate"),
+        ("olh", "aggregate"),
+        ("oue", "aggregate"),
+    ]:
         oracle = plugins.create("oracle", name, d=d, epsilon=eps)
         mse = np.array([np.mean((simulate(oracle, counts, rng, path).frequencies - f) ** 2) for _ in range(repeats)])
         want = float(np.mean(oracle.variance(n, f)))
-        print(f"{name:4s} {path:9s} {mse.mean():.4e} ± {mse.std(ddof=1) / math.sqrt(repeats):.1e}  "
-              f"(formula {want:.4e}, ratio {mse.mean() / want:.3f})")
+        print(
+            f"{name:4s} {path:9s} {mse.mean():.4e} ± {mse.std(ddof=1) / math.sqrt(repeats):.1e}  "
+            f"(formula {want:.4e}, ratio {mse.mean() / want:.3f})"
+        )
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def plot(
             metric = metric_for_m(M)
             data = stats.filter((pl.col("dataset") == dataset) & (pl.col("metric") == metric))
             if sweep == "fraction":
-                sub = data.filter((pl.col("epsilon") == 4.0))
+                sub = data.filter(pl.col("epsilon") == 4.0)
                 x_of = lambda r: r["fraction"] * 100  # noqa: E731
                 base_x = [1, 10]
             else:
@@ -96,10 +96,21 @@ def plot(
                     for r in g.iter_rows(named=True)
                 ]
                 ax.errorbar(xs, ys, yerr=es, color=COLORS[group], label=group, lw=1.5, capsize=2)
-                ax.scatter([x for x, f in zip(xs, full) if not f], [y for y, f in zip(ys, full) if not f],
-                           facecolors="white", edgecolors=COLORS[group], zorder=3, s=30)
-                ax.scatter([x for x, f in zip(xs, full) if f], [y for y, f in zip(ys, full) if f],
-                           color=COLORS[group], zorder=3, s=18)
+                ax.scatter(
+                    [x for x, f in zip(xs, full) if not f],
+                    [y for y, f in zip(ys, full) if not f],
+                    facecolors="white",
+                    edgecolors=COLORS[group],
+                    zorder=3,
+                    s=30,
+                )
+                ax.scatter(
+                    [x for x, f in zip(xs, full) if f],
+                    [y for y, f in zip(ys, full) if f],
+                    color=COLORS[group],
+                    zorder=3,
+                    s=18,
+                )
             for base in baselines:
                 b = sub.filter(pl.col("group") == base).sort("epsilon")
                 if b.height == 0:
@@ -107,8 +118,13 @@ def plot(
                 if sweep == "fraction":
                     ax.plot(base_x, [b["mean"][0]] * 2, ls="--", color=COLORS[base], label=f"{base} (all users local)")
                 else:
-                    ax.plot(b["epsilon"].to_list(), b["mean"].to_list(), ls="--", color=COLORS[base],
-                            label=f"{base} (all users local)")
+                    ax.plot(
+                        b["epsilon"].to_list(),
+                        b["mean"].to_list(),
+                        ls="--",
+                        color=COLORS[base],
+                        label=f"{base} (all users local)",
+                    )
             ax.set_title(f"{dataset}, head list M = {M}", fontsize=10)
             ax.grid(alpha=0.3)
             if ylim:
@@ -119,7 +135,10 @@ def plot(
                 ax.set_ylabel(ylabel)
     axes[0, 0].legend(fontsize=8, loc="lower right")
     cond = "eps = 4" if sweep == "fraction" else "5% opt-in"
-    fig.suptitle(f"{ylabel} ({cond}; mean ± s.e. over repeats; hollow: head list below M, or metric undefined in some repeats)", fontsize=11)
+    fig.suptitle(
+        f"{ylabel} ({cond}; mean ± s.e. over repeats; hollow: head list below M, or metric undefined in some repeats)",
+        fontsize=11,
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -176,8 +195,12 @@ def eps_table(stats: pl.DataFrame, fraction: float = 0.05) -> str:
             cells = [f"{dataset}, {M}"]
             for e in eps_values:
                 r = stats.filter(
-                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == e) & (pl.col("metric") == NDCG)
-                    & (pl.col("group") == "blended") & (pl.col("M") == M) & (pl.col("fraction") == fraction)
+                    (pl.col("dataset") == dataset)
+                    & (pl.col("epsilon") == e)
+                    & (pl.col("metric") == NDCG)
+                    & (pl.col("group") == "blended")
+                    & (pl.col("M") == M)
+                    & (pl.col("fraction") == fraction)
                 )
                 size = sizes.get((dataset, e, fraction, M))
                 cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
@@ -188,7 +211,9 @@ def eps_table(stats: pl.DataFrame, fraction: float = 0.05) -> str:
             vals = []
             for dataset in DATASETS:
                 r = stats.filter(
-                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == e) & (pl.col("metric") == NDCG)
+                    (pl.col("dataset") == dataset)
+                    & (pl.col("epsilon") == e)
+                    & (pl.col("metric") == NDCG)
                     & (pl.col("group") == base)
                 )
                 vals.append("—" if r.height == 0 else f"{r['mean'][0]:.3f}")
@@ -208,8 +233,12 @@ def optin_table(stats: pl.DataFrame, eps: float = 4.0) -> str:
             cells = [f"{dataset}, {M}"]
             for f in fractions:
                 r = stats.filter(
-                    (pl.col("dataset") == dataset) & (pl.col("epsilon") == eps) & (pl.col("metric") == NDCG)
-                    & (pl.col("group") == "blended") & (pl.col("M") == M) & (pl.col("fraction") == f)
+                    (pl.col("dataset") == dataset)
+                    & (pl.col("epsilon") == eps)
+                    & (pl.col("metric") == NDCG)
+                    & (pl.col("group") == "blended")
+                    & (pl.col("M") == M)
+                    & (pl.col("fraction") == f)
                 )
                 size = sizes.get((dataset, eps, f, M))
                 cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
@@ -225,7 +254,9 @@ def figure9(seed: int = 2017) -> str:
 
     plugins = build_plugins()
     truth = plugins.create("dataset", "aol-queries", {}).load(np.random.default_rng(seed))
-    out = plugins.create("protocol", "blender", {"project_groups": "blended"}).run(truth, 4.0, np.random.default_rng(seed))
+    out = plugins.create("protocol", "blender", {"project_groups": "blended"}).run(
+        truth, 4.0, np.random.default_rng(seed)
+    )
     f = truth.frequencies
     cols = {}
     for group, est in out.items():
@@ -251,8 +282,10 @@ def figure9(seed: int = 2017) -> str:
             cells.append(f"{value:.4f}{mark}")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Regressions (an estimate above the one of the query ranked before it, marked ↑): "
-                 + ", ".join(f"{g} {n}" for g, n in regressions.items()))
+    lines.append(
+        "Regressions (an estimate above the one of the query ranked before it, marked ↑): "
+        + ", ".join(f"{g} {n}" for g, n in regressions.items())
+    )
     return "\n".join(lines)
 
 
@@ -268,8 +301,14 @@ def main(argv: list[str] | None = None) -> int:
     # GRR's L1 is left out: over 10^5+ records its estimates of the true head are noise whose
     # sum is often <= 0, so the rescaled L1 is undefined or huge (see the tables).
     for sweep, name in (("fraction", "optin"), ("eps", "eps")):
-        plot(stats, lambda M: f"l1(top={M})", sweep, "L1 of the head list", args.out / f"avent2017_blender_l1_{name}.png",
-             baselines=("olh",))
+        plot(
+            stats,
+            lambda M: f"l1(top={M})",
+            sweep,
+            "L1 of the head list",
+            args.out / f"avent2017_blender_l1_{name}.png",
+            baselines=("olh",),
+        )
     print(table(stats))
     print("\nBlended NDCG@10 (list of lists) vs eps at 5% opt-in [mean head-list size]\n")
     print(eps_table(stats))

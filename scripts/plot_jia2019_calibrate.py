@@ -49,11 +49,11 @@ def true_prior_posterior_mean(x: np.ndarray, truth: np.ndarray, sigma: float, bl
     logw = np.log(weights.astype(float))
     out = np.empty(x.size)
     for start in range(0, x.size, block):  # blocks of estimates: never a d x d array
-        xs = x[start:start + block, None]
+        xs = x[start : start + block, None]
         lw = logw[None, :] - (xs - values[None, :]) ** 2 / (2 * sigma * sigma)
         lw -= lw.max(axis=1, keepdims=True)
         w = np.exp(lw)
-        out[start:start + block] = (w * values[None, :]).sum(axis=1) / w.sum(axis=1)
+        out[start : start + block] = (w * values[None, :]).sum(axis=1) / w.sum(axis=1)
     return out
 
 
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     if "--ceiling" in argv:
         at = argv.index("--ceiling")
         ceiling(int(argv[at + 1]))
-        argv = argv[:at] + argv[at + 2:]
+        argv = argv[:at] + argv[at + 2 :]
     folder = Path(argv[0] if argv else "results/jia2019_calibrate")
     out = Path(argv[1] if len(argv) > 1 else "reports/jia2019_calibrate.png")
     values: dict = defaultdict(dict)  # (dataset, eps, pipeline) -> {repeat: mse}
@@ -118,8 +118,12 @@ def main(argv: list[str]) -> int:
                 v = values.get((ds, e, pipe), {})
                 if v:
                     arr = np.array(list(v.values()))
-                    print(f"  eps={e:g} {name:18s} MSE {arr.mean():.4g} ± {arr.std(ddof=1) / np.sqrt(arr.size):.2g} (T={arr.size})")
-    fig.suptitle("[JG19] Fig. 7 reproduced: OUE-Zero vs OUE-Calibrate (OUE itself is orders of magnitude worse)", fontsize=10)
+                    print(
+                        f"  eps={e:g} {name:18s} MSE {arr.mean():.4g} ± {arr.std(ddof=1) / np.sqrt(arr.size):.2g} (T={arr.size})"
+                    )
+    fig.suptitle(
+        "[JG19] Fig. 7 reproduced: OUE-Zero vs OUE-Calibrate (OUE itself is orders of magnitude worse)", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     print(f"wrote {out}")

@@ -13,7 +13,7 @@ Writes into the output folder:
 - ``ratio.png``: measured / theory for every (d, eps) cell, one heat map per oracle;
 - ``crossover.png``: where GRR overtakes OLH: the closed form 3 e^eps + 2 of [W17] §4 (the comparison of the protocols), the
   crossing of the theory curves and the measured one with a bootstrap 95% interval;
-- ``tables.md``: the ratio tables, the orderings [W17] states, the crossovers and the best oracle
+- ``reports/wang2017_oracles/tables.md``: the ratio tables, the orderings [W17] states, the crossovers and the best oracle
   per cell, every number with the run it comes from.
 
 With ``--report FILE`` it also rewrites the generated blocks of the write-up (between
@@ -121,8 +121,17 @@ def plot_curves(lb: pl.DataFrame, axis: str, panels: tuple[float, ...], out: Pat
             colour, marker = _style(oracle)
             x = rows[axis].to_numpy()
             ax.plot(x, rows["theory"].to_numpy(), color=colour, linewidth=1, alpha=0.7)
-            ax.errorbar(x, rows["mean"].to_numpy(), yerr=rows["stderr"].to_numpy(), color=colour, marker=marker,
-                        markersize=4, linestyle="none", capsize=2, label=oracle)
+            ax.errorbar(
+                x,
+                rows["mean"].to_numpy(),
+                yerr=rows["stderr"].to_numpy(),
+                color=colour,
+                marker=marker,
+                markersize=4,
+                linestyle="none",
+                capsize=2,
+                label=oracle,
+            )
         ax.set_yscale("log")
         if axis == "d":
             ax.set_xscale("log", base=2)
@@ -132,8 +141,9 @@ def plot_curves(lb: pl.DataFrame, axis: str, panels: tuple[float, ...], out: Pat
     axes[0][0].set_ylabel("full-domain MSE (fraction scale)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 13), fontsize=8, frameon=False)
-    fig.suptitle(f"[W17] reproduction: measured MSE (markers, ± 1 SE) and the variance formula (lines) vs {axis}",
-                 fontsize=10)
+    fig.suptitle(
+        f"[W17] reproduction: measured MSE (markers, ± 1 SE) and the variance formula (lines) vs {axis}", fontsize=10
+    )
     fig.tight_layout(rect=(0, 0.07, 1, 0.95))
     path = out / ("mse_vs_eps.png" if axis == "epsilon" else "mse_vs_d.png")
     fig.savefig(path, dpi=110)
@@ -146,8 +156,9 @@ def plot_ratios(lb: pl.DataFrame, out: Path) -> Path:
     names = oracles_of(lb)
     cols = min(4, len(names))
     rows_n = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols + 1.2, 3.0 * rows_n + 0.6), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        rows_n, cols, figsize=(3.6 * cols + 1.2, 3.0 * rows_n + 0.6), squeeze=False, layout="constrained"
+    )
     eps = sorted(lb["epsilon"].unique().to_list())
     ds = sorted(lb["d"].unique().to_list())
     image = None
@@ -199,18 +210,33 @@ def crossovers(lb: pl.DataFrame, rows: pl.DataFrame, other: str = "olh") -> tupl
             theory, theory_note = w17.crossover(x, g["theory"].to_numpy(), o["theory"].to_numpy(), grr_wins_low)
             measured, note = w17.crossover(x, g["mean"].to_numpy(), o["mean"].to_numpy(), grr_wins_low)
 
-            def key(oracle: str, at: float) -> tuple:
+            def key(oracle: str, at: float, value=value, axis=axis) -> tuple:
                 return (oracle, at, value) if axis == "d" else (oracle, value, at)
 
             low = high = float("nan")
             missing = 0
             if math.isfinite(measured):
                 low, high, missing = w17.bootstrap_crossover(
-                    x, [per_repeat[key("grr", a)] for a in grid], [per_repeat[key(other, a)] for a in grid],
-                    grr_wins_low, rng,
+                    x,
+                    [per_repeat[key("grr", a)] for a in grid],
+                    [per_repeat[key(other, a)] for a in grid],
+                    grr_wins_low,
+                    rng,
                 )
-            sink.append({fixed: value, "closed": closed(value), "exact": exact(value), "theory": theory, "theory_note": theory_note,
-                         "measured": measured, "note": note, "low": low, "high": high, "missing": missing})
+            sink.append(
+                {
+                    fixed: value,
+                    "closed": closed(value),
+                    "exact": exact(value),
+                    "theory": theory,
+                    "theory_note": theory_note,
+                    "measured": measured,
+                    "note": note,
+                    "low": low,
+                    "high": high,
+                    "missing": missing,
+                }
+            )
     return along_d, along_eps
 
 
@@ -218,9 +244,18 @@ def plot_crossover(along_d: list[dict], along_eps: list[dict], other: str, out: 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     eps = np.linspace(0.5, 5, 200)
     left.plot(eps, 3 * np.exp(eps) + 2, color="black", linewidth=1, label="[W17] Var*: d* = 3 e^eps + 2")
-    left.plot(eps, [w17.mse_crossover_domain(e) for e in eps], color="grey", linestyle="--", linewidth=1,
-              label="expected MSE (f_v terms), GRR vs OUE")
-    for label, key, colour in (("theory columns", "theory", "tab:blue"), ("measured (95% bootstrap)", "measured", "tab:red")):
+    left.plot(
+        eps,
+        [w17.mse_crossover_domain(e) for e in eps],
+        color="grey",
+        linestyle="--",
+        linewidth=1,
+        label="expected MSE (f_v terms), GRR vs OUE",
+    )
+    for label, key, colour in (
+        ("theory columns", "theory", "tab:blue"),
+        ("measured (95% bootstrap)", "measured", "tab:red"),
+    ):
         pts = [r for r in along_d if math.isfinite(r[key])]
         x = [r["epsilon"] for r in pts]
         y = [r[key] for r in pts]
@@ -237,9 +272,18 @@ def plot_crossover(along_d: list[dict], along_eps: list[dict], other: str, out: 
     left.legend(fontsize=8)
     ds = np.geomspace(8, 2**14, 200)
     right.plot(ds, np.log((ds - 2) / 3), color="black", linewidth=1, label="[W17] Var*: eps* = ln((d - 2) / 3)")
-    right.plot(ds, [w17.mse_crossover_epsilon(d) for d in ds], color="grey", linestyle="--", linewidth=1,
-               label="expected MSE (f_v terms), GRR vs OUE")
-    for label, key, colour in (("theory columns", "theory", "tab:blue"), ("measured (95% bootstrap)", "measured", "tab:red")):
+    right.plot(
+        ds,
+        [w17.mse_crossover_epsilon(d) for d in ds],
+        color="grey",
+        linestyle="--",
+        linewidth=1,
+        label="expected MSE (f_v terms), GRR vs OUE",
+    )
+    for label, key, colour in (
+        ("theory columns", "theory", "tab:blue"),
+        ("measured (95% bootstrap)", "measured", "tab:red"),
+    ):
         pts = [r for r in along_eps if math.isfinite(r[key])]
         x = [r["d"] for r in pts]
         y = [r[key] for r in pts]
@@ -396,8 +440,10 @@ def crossover_tables(along_d: list[dict], along_eps: list[dict], other: str) -> 
         boot = f"{r['low']:.1f}–{r['high']:.1f}" if math.isfinite(r["low"]) else "—"
         if r["missing"]:
             boot += f" ({r['missing']} draws left the grid)"
-        lines.append(f"| {r['epsilon']:g} | {r['closed']:.1f} | {r['exact']:.1f} | {where(r, 'theory', 'theory_note')} "
-                     f"| {where(r, 'measured', 'note')} | {boot} |")
+        lines.append(
+            f"| {r['epsilon']:g} | {r['closed']:.1f} | {r['exact']:.1f} | {where(r, 'theory', 'theory_note')} "
+            f"| {where(r, 'measured', 'note')} | {boot} |"
+        )
     lines += [
         "",
         f"Along ε (GRR better above ε*), GRR vs {other.upper()}:",
@@ -424,8 +470,11 @@ def best_table(lb: pl.DataFrame) -> str:
         for e in eps:
             block = lb.filter((pl.col("d") == d) & (pl.col("epsilon") == e)).sort("mean")
             best = block.row(0, named=True)
-            tied = [r["oracle"] for r in block.iter_rows(named=True) if r["oracle"] != best["oracle"]
-                    and _significantly(r, best) == 0]
+            tied = [
+                r["oracle"]
+                for r in block.iter_rows(named=True)
+                if r["oracle"] != best["oracle"] and _significantly(r, best) == 0
+            ]
             cells.append(best["oracle"] + (f" (≈ {', '.join(tied)})" if tied else ""))
         lines.append(f"| {d} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -459,38 +508,40 @@ def fill_report(path: Path, blocks: dict[str, str]) -> None:
 def tables(lb: pl.DataFrame, along_d: list[dict], along_eps: list[dict], other: str, results: list[Path]) -> str:
     n = sorted(lb["n"].unique().to_list())
     reps = sorted(lb["repeats"].unique().to_list())
-    return "\n".join([
-        f"<!-- generated by scripts/plot_wang2017.py from {', '.join(map(str, results))}; do not edit by hand -->",
-        f"Oracles: {', '.join(oracles_of(lb))}; n = {', '.join(map(str, n))}; repeats per cell: "
-        f"{', '.join(map(str, reps))}.",
-        "",
-        "## Measured MSE over analytic variance, every cell",
-        "",
-        "`own formula` is the oracle's exact variance (`Oracle.variance`, with the f_v term and the integer "
-        "parameters it runs with), the run's `theory` column; `[W17] Var*` is the paper's closed form (no "
-        "f_v term, real-valued optimum g for OLH). z = (measured − theory) / standard error.",
-        "",
-        ratio_table(lb),
-        "",
-        "### measured / own formula at d = 1024",
-        "",
-        ratio_by_eps(lb, 1024),
-        "",
-        "## The orderings [W17] states",
-        "",
-        orderings(lb),
-        "",
-        "## Crossover points",
-        "",
-        crossover_tables(along_d, along_eps, other),
-        "",
-        "## Lowest measured MSE per cell",
-        "",
-        "(≈: not significantly worse than the best at 3 combined standard errors)",
-        "",
-        best_table(lb),
-        "",
-    ])
+    return "\n".join(
+        [
+            f"<!-- generated by scripts/plot_wang2017.py from {', '.join(map(str, results))}; do not edit by hand -->",
+            f"Oracles: {', '.join(oracles_of(lb))}; n = {', '.join(map(str, n))}; repeats per cell: "
+            f"{', '.join(map(str, reps))}.",
+            "",
+            "## Measured MSE over analytic variance, every cell",
+            "",
+            "`own formula` is the oracle's exact variance (`Oracle.variance`, with the f_v term and the integer "
+            "parameters it runs with), the run's `theory` column; `[W17] Var*` is the paper's closed form (no "
+            "f_v term, real-valued optimum g for OLH). z = (measured − theory) / standard error.",
+            "",
+            ratio_table(lb),
+            "",
+            "### measured / own formula at d = 1024",
+            "",
+            ratio_by_eps(lb, 1024),
+            "",
+            "## The orderings [W17] states",
+            "",
+            orderings(lb),
+            "",
+            "## Crossover points",
+            "",
+            crossover_tables(along_d, along_eps, other),
+            "",
+            "## Lowest measured MSE per cell",
+            "",
+            "(≈: not significantly worse than the best at 3 combined standard errors)",
+            "",
+            best_table(lb),
+            "",
+        ]
+    )
 
 
 def main(argv: list[str]) -> int:

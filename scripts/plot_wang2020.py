@@ -65,8 +65,15 @@ def plot_metric(lb: pl.DataFrame, metric: str, out: Path) -> Path:
                 rows = cell.filter(pl.col("pipeline") == pipe).sort("epsilon")
                 colour, marker = STYLE.get(pipe, ("grey", "."))
                 ax.errorbar(
-                    rows["epsilon"].to_numpy(), rows["mean"].to_numpy(), yerr=rows["stderr"].fill_nan(0).to_numpy(),
-                    label=pipe, color=colour, marker=marker, markersize=4, linewidth=1, capsize=2,
+                    rows["epsilon"].to_numpy(),
+                    rows["mean"].to_numpy(),
+                    yerr=rows["stderr"].fill_nan(0).to_numpy(),
+                    label=pipe,
+                    color=colour,
+                    marker=marker,
+                    markersize=4,
+                    linewidth=1,
+                    capsize=2,
                 )
             ax.set_yscale("log")
             ax.set_title(f"{ds.split('(')[0]} / {fo}", fontsize=9)

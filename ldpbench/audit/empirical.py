@@ -120,7 +120,9 @@ class AttackResult:
         return _log_ratio(self.fired1 / max(1, self.n1), self.fired2 / max(1, self.n2))
 
     def describe(self) -> str:
-        return f"{self.attack} attack on ({self.v1}, {self.v2}): fired {self.fired1}/{self.n1} vs {self.fired2}/{self.n2}"
+        return (
+            f"{self.attack} attack on ({self.v1}, {self.v2}): fired {self.fired1}/{self.n1} vs {self.fired2}/{self.n2}"
+        )
 
 
 @dataclass(frozen=True)
@@ -246,8 +248,12 @@ def empirical_audit(
     if not has_support_matrix(first):
         if first.tags().report_density:
             return likelihood_ratio_audit(make, first, epsilons, trials=trials, alpha=alpha, seed=seed, pairs=pairs)
-        return EmpiricalAudit(d, trials, alpha, reason=f"cannot audit empirically: {type(first).__name__} has "
-                              "neither support_matrix nor a report density")
+        return EmpiricalAudit(
+            d,
+            trials,
+            alpha,
+            reason=f"cannot audit empirically: {type(first).__name__} has neither support_matrix nor a report density",
+        )
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0D17]))
     pairs = list(pairs) if pairs is not None else default_pairs(d, rng)
     tests = len(epsilons) * len(pairs) * len(ATTACKS)
@@ -266,7 +272,9 @@ def empirical_audit(
                 "pair": (col1[:, 0] & ~col1[:, 1], col2[:, 0] & ~col2[:, 1]),
             }
             for name, (e1, e2) in events.items():
-                results.append(AttackResult(name, float(eps), v1, v2, int(e1.sum()), trials, int(e2.sum()), trials, level))
+                results.append(
+                    AttackResult(name, float(eps), v1, v2, int(e1.sum()), trials, int(e2.sum()), trials, level)
+                )
             f1, n1, f2, n2 = _joint(keys1, keys2, float(eps))
             results.append(AttackResult("joint", float(eps), v1, v2, f1, n1, f2, n2, level))
         budgets.append(BudgetAudit(float(eps), tuple(results)))
@@ -299,8 +307,17 @@ def _lr_threshold(train1: np.ndarray, train2: np.ndarray, epsilon: float, level:
     candidates = [epsilon * j / 32 for j in range(32)] + [epsilon * (1 - 1e-6)]
     best, best_lb = math.inf, -math.inf
     for t in sorted(candidates):
-        lb = AttackResult(LR_ATTACK, epsilon, 0, 1, int((train1 >= t).sum()), train1.size,
-                          int((train2 >= t).sum()), train2.size, level).eps_lb
+        lb = AttackResult(
+            LR_ATTACK,
+            epsilon,
+            0,
+            1,
+            int((train1 >= t).sum()),
+            train1.size,
+            int((train2 >= t).sum()),
+            train2.size,
+            level,
+        ).eps_lb
         if lb > best_lb:
             best, best_lb = t, lb
     return best

@@ -134,7 +134,9 @@ def worst_ratio(P: np.ndarray) -> tuple[float, int, int, int]:
 def audit_table(P: np.ndarray, d: int, epsilon: float, params: Mapping[str, Any]) -> TableFinding:
     """One table against ``e^eps``; also checks that each ``P(. | v)`` is a law."""
     P = np.asarray(P, dtype=float)
-    laws_ok = bool(P.ndim == 2 and P.shape[1] == d and np.all(P >= 0) and np.allclose(P.sum(axis=0), 1, rtol=0, atol=1e-9))
+    laws_ok = bool(
+        P.ndim == 2 and P.shape[1] == d and np.all(P >= 0) and np.allclose(P.sum(axis=0), 1, rtol=0, atol=1e-9)
+    )
     ratio, y, v, w = worst_ratio(P) if P.ndim == 2 else (math.inf, 0, 0, 0)
     return TableFinding(d, float(epsilon), dict(params), ratio, y, v, w, laws_ok)
 

@@ -69,16 +69,32 @@ class PluginAudit:
         return "consistent: no evidence of more privacy loss than claimed"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"plugin": self.name, "params": dict(self.params), "verdict": self.verdict,
-                               "failed": self.failed, "errors": list(self.errors)}
+        out: dict[str, Any] = {
+            "plugin": self.name,
+            "params": dict(self.params),
+            "verdict": self.verdict,
+            "failed": self.failed,
+            "errors": list(self.errors),
+        }
         if self.exact is not None:
-            out["exact"] = {"available": self.exact.available, "passed": self.exact.passed,
-                            "summary": self.exact.summary(), "domains": list(self.exact.domains),
-                            "tables": len(self.exact.findings), "skipped": list(self.exact.skipped)}
+            out["exact"] = {
+                "available": self.exact.available,
+                "passed": self.exact.passed,
+                "summary": self.exact.summary(),
+                "domains": list(self.exact.domains),
+                "tables": len(self.exact.findings),
+                "skipped": list(self.exact.skipped),
+            }
         emp = self.empirical
         if emp is not None:
-            out["empirical"] = {"d": emp.d, "trials": emp.trials, "alpha": emp.alpha, "tests": emp.tests,
-                                "reason": emp.reason, "budgets": [_budget_json(b) for b in emp.budgets]}
+            out["empirical"] = {
+                "d": emp.d,
+                "trials": emp.trials,
+                "alpha": emp.alpha,
+                "tests": emp.tests,
+                "reason": emp.reason,
+                "budgets": [_budget_json(b) for b in emp.budgets],
+            }
         return out
 
     def lines(self) -> list[str]:
@@ -93,8 +109,10 @@ class PluginAudit:
                 f"{emp.tests} attacks ({attacks})"
             )
             if density:
-                out.append("  continuous reports: no output table (the exact audit does not apply); the declared "
-                           "density's worst privacy loss over the drawn reports:")
+                out.append(
+                    "  continuous reports: no output table (the exact audit does not apply); the declared "
+                    "density's worst privacy loss over the drawn reports:"
+                )
                 for b in emp.budgets:
                     flag = "  LEAK" if b.density_leak else ""
                     out.append(f"  {b.epsilon:>8g}  {_fmt(b.declared_loss):>11}{flag}")
@@ -129,8 +147,16 @@ def _budget_json(b: Any) -> dict[str, Any]:
         "leak": b.leak,
         "best": None
         if best is None
-        else {"attack": best.attack, "pair": [best.v1, best.v2], "fired1": best.fired1, "n1": best.n1,
-              "fired2": best.fired2, "n2": best.n2, "eps_lb": best.eps_lb, "eps_ub": best.eps_ub},
+        else {
+            "attack": best.attack,
+            "pair": [best.v1, best.v2],
+            "fired1": best.fired1,
+            "n1": best.n1,
+            "fired2": best.fired2,
+            "n2": best.n2,
+            "eps_lb": best.eps_lb,
+            "eps_ub": best.eps_ub,
+        },
     }
 
 

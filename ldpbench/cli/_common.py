@@ -37,12 +37,14 @@ def plugins_from_args(args: argparse.Namespace, dirs: list[str] | None = None, *
     An installed plugin that fails to load is skipped with a warning on stderr (``ldpbench
     plugins`` lists it), so that one broken distribution does not make every command fail.
     """
-    plugins = build_plugins(args.plugins_dir if dirs is None else dirs,
-                            disabled=getattr(args, "disable_plugin", None) or ())
+    plugins = build_plugins(
+        args.plugins_dir if dirs is None else dirs, disabled=getattr(args, "disable_plugin", None) or ()
+    )
     if warn:
         for broken in plugins.broken:
-            print(f"ldpbench: warning: {broken} (skipped; --disable-plugin {broken.name} silences this)",
-                  file=sys.stderr)
+            print(
+                f"ldpbench: warning: {broken} (skipped; --disable-plugin {broken.name} silences this)", file=sys.stderr
+            )
     return plugins
 
 

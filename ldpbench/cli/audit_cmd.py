@@ -26,19 +26,45 @@ def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:
     """The audit's options, shared by ``audit`` and ``check-plugin`` (which uses fewer trials)."""
     from ..audit import run as audit
 
-    parser.add_argument("--domain", type=int, default=audit.DOMAIN, metavar="D",
-                        help=f"domain size of the empirical audit (default {audit.DOMAIN})")
-    parser.add_argument("--epsilon", type=float, action="append", default=None, metavar="E",
-                        help="claimed budget to audit; repeatable (default " + ", ".join(map(str, audit.EPSILONS)) + ")")
-    parser.add_argument("--trials", type=int, default=trials, metavar="N",
-                        help=f"reports drawn per input of each attacked pair (default {trials})")
-    parser.add_argument("--alpha", type=float, default=audit.ALPHA, metavar="A",
-                        help=f"false-alarm probability of the whole audit (default {audit.ALPHA})")
+    parser.add_argument(
+        "--domain",
+        type=int,
+        default=audit.DOMAIN,
+        metavar="D",
+        help=f"domain size of the empirical audit (default {audit.DOMAIN})",
+    )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        action="append",
+        default=None,
+        metavar="E",
+        help="claimed budget to audit; repeatable (default " + ", ".join(map(str, audit.EPSILONS)) + ")",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=trials,
+        metavar="N",
+        help=f"reports drawn per input of each attacked pair (default {trials})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=audit.ALPHA,
+        metavar="A",
+        help=f"false-alarm probability of the whole audit (default {audit.ALPHA})",
+    )
 
 
 def add_param_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(result.lines()))
     if not result.failed and not result.audited:
         # An audit that looked at nothing must not read as a pass (exit 0) in a script or CI job.
-        print(f"ldpbench: nothing was audited: oracle '{args.name}' declares neither an output table, "
-              "nor support_matrix, nor a report density (see docs/audit.md)", file=sys.stderr)
+        print(
+            f"ldpbench: nothing was audited: oracle '{args.name}' declares neither an output table, "
+            "nor support_matrix, nor a report density (see docs/audit.md)",
+            file=sys.stderr,
+        )
         return int(ExitCode.PLUGIN)
     return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)

@@ -40,8 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("name", help="plugin name, e.g. olh or norm-sub")
-    p.add_argument("--kind", choices=CHECKED_KINDS,
-                   help="the plugin's kind, when the name has several (uniform is a post-processor and a dataset)")
+    p.add_argument(
+        "--kind",
+        choices=CHECKED_KINDS,
+        help="the plugin's kind, when the name has several (uniform is a post-processor and a dataset)",
+    )
     add_param_option(p)
     add_audit_options(p, trials=QUICK)
     p.add_argument("--no-audit", action="store_true", help="skip the quick empirical privacy audit of an oracle")
@@ -67,8 +70,8 @@ def _params(pairs: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ._common import plugins_from_args
     from ..testing.checks import CheckSkipped, dataset_checks, metric_checks, oracle_checks, postprocessor_checks
+    from ._common import plugins_from_args
 
     plugins = plugins_from_args(args)
     searched = (args.kind,) if args.kind else CHECKED_KINDS
@@ -81,8 +84,12 @@ def run(args: argparse.Namespace) -> int:
     params = _params(args.param)
     # Unknown or ill-typed parameters are a usage error here, not a failed check.
     plugins.get(kind, args.name).resolve_params(params)
-    make = {"oracle": oracle_checks, "postprocessor": postprocessor_checks, "metric": metric_checks,
-            "dataset": dataset_checks}[kind]
+    make = {
+        "oracle": oracle_checks,
+        "postprocessor": postprocessor_checks,
+        "metric": metric_checks,
+        "dataset": dataset_checks,
+    }[kind]
     outcomes: list[dict[str, Any]] = []
     for check_name, check in make(args.name, plugins=plugins, params=params, seed=args.seed):
         started = time.perf_counter()
@@ -96,7 +103,12 @@ def run(args: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001 - the plugin raised: its check fails, the others run
             outcome, detail = "FAILED", describe_exception(exc)
         outcomes.append(
-            {"check": check_name, "outcome": outcome, "seconds": round(time.perf_counter() - started, 3), "detail": detail}
+            {
+                "check": check_name,
+                "outcome": outcome,
+                "seconds": round(time.perf_counter() - started, 3),
+                "detail": detail,
+            }
         )
     if kind == "oracle" and not args.no_audit:
         outcomes.append(_audit_outcome(plugins, args, params))
@@ -107,8 +119,10 @@ def run(args: argparse.Namespace) -> int:
         label = args.name + (f" {params}" if params else "")
         tally = {k: sum(o["outcome"] == k for o in outcomes) for k in ("passed", "FAILED", "not applicable")}
         print(f"{label} ({kind}): " + ", ".join(f"{v} {k.lower()}" for k, v in tally.items() if v) + "\n")
-        rows = [[o["check"], o["outcome"], f"{o['seconds']:.2f}", o["detail"].splitlines()[0][:100] if o["detail"] else ""]
-                for o in outcomes]
+        rows = [
+            [o["check"], o["outcome"], f"{o['seconds']:.2f}", o["detail"].splitlines()[0][:100] if o["detail"] else ""]
+            for o in outcomes
+        ]
         print(tabulate(rows, headers=["check", "outcome", "s", "detail"]))
         for o in failed:
             print(f"\n{o['check']}:\n{o['detail']}")

@@ -53,12 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="Z",
         help="a change must also exceed Z * sqrt(se_baseline² + se_current²) (default 5)",
     )
-    parser.add_argument(
-        "--format", choices=("markdown", "table", "json"), default="markdown", help="report format"
-    )
-    parser.add_argument(
-        "--only-changed", action="store_true", help="leave unchanged rows out of the report"
-    )
+    parser.add_argument("--format", choices=("markdown", "table", "json"), default="markdown", help="report format")
+    parser.add_argument("--only-changed", action="store_true", help="leave unchanged rows out of the report")
     parser.add_argument(
         "--allow-missing",
         action="store_true",
@@ -80,8 +76,14 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_leaderboard(args.baseline, "baseline")
     current = load_leaderboard(args.current, "current")
     result = compare(
-        baseline, current, thresholds, z, baseline_name=args.baseline, current_name=args.current,
-        allow_missing=args.allow_missing, allow_not_comparable=args.allow_not_comparable,
+        baseline,
+        current,
+        thresholds,
+        z,
+        baseline_name=args.baseline,
+        current_name=args.current,
+        allow_missing=args.allow_missing,
+        allow_not_comparable=args.allow_not_comparable,
     )
     print(render_comparison(result, args.format, only_changed=args.only_changed), end="")
     return int(ExitCode.REGRESSION if result.regressed else ExitCode.OK)

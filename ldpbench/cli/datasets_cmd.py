@@ -27,9 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def describe_dataset(plugins: Any, info: Any) -> dict[str, Any]:
     """One row: name, n, d, source, status (``ok``, ``needs-input`` or ``unavailable``)."""
-    row: dict[str, Any] = {"name": info.name, "n": None, "d": None, "source": "", "status": "ok",
-                           "partial": False, "synthetic": False, "distribution": info.origin.distribution,
-                           "summary": info.summary}
+    row: dict[str, Any] = {
+        "name": info.name,
+        "n": None,
+        "d": None,
+        "source": "",
+        "status": "ok",
+        "partial": False,
+        "synthetic": False,
+        "distribution": info.origin.distribution,
+        "summary": info.summary,
+    }
     required = [p for p in info.params if p.required]
     if required:
         row["status"] = "needs-input"
@@ -47,8 +55,12 @@ def describe_dataset(plugins: Any, info: Any) -> dict[str, Any]:
         row["source"] = f"{type(exc).__name__}: {exc}"
         return row
     meta = dict(population.info)
-    row.update(n=population.n, d=population.d, partial=bool(meta.get("partial", False)),
-               synthetic=bool(meta.get("synthetic", False)))
+    row.update(
+        n=population.n,
+        d=population.d,
+        partial=bool(meta.get("partial", False)),
+        synthetic=bool(meta.get("synthetic", False)),
+    )
     source = str(meta.get("source") or info.summary)
     if row["partial"] and "partial" not in source.lower():
         source = "PARTIAL SAMPLE: " + source
@@ -72,5 +84,9 @@ def run(args: argparse.Namespace) -> int:
         [r["name"], "" if r["n"] is None else f"{r['n']:,}", "" if r["d"] is None else f"{r['d']:,}", r["source"]]
         for r in rows
     ]
-    print(tabulate(table, headers=["name", "n", "d", "source"], tablefmt="simple", colalign=("left", "right", "right", "left")))
+    print(
+        tabulate(
+            table, headers=["name", "n", "d", "source"], tablefmt="simple", colalign=("left", "right", "right", "left")
+        )
+    )
     return 0

@@ -42,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
             print(doc)
         print()
         if info.params:
-            rows = [[p.name, p.type_name(), "(required)" if p.required else repr(p.default), p.help] for p in info.params]
+            rows = [
+                [p.name, p.type_name(), "(required)" if p.required else repr(p.default), p.help] for p in info.params
+            ]
             print(tabulate(rows, headers=["parameter", "type", "default", "description"]))
         else:
             print("no parameters")

@@ -20,12 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "`ldpbench compare` reads).",
     )
     parser.add_argument("results", metavar="RESULTS", help="a results directory or its results.jsonl")
-    parser.add_argument(
-        "--format", choices=("table", "markdown", "csv", "json"), default="table", help="output format"
-    )
+    parser.add_argument("--format", choices=("table", "markdown", "csv", "json"), default="table", help="output format")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
-        "--failures", action="store_true",
+        "--failures",
+        action="store_true",
         help="list the failed result rows instead (one per failed repeat), with each plugin error and "
         "where in plugin code it was raised",
     )
@@ -77,8 +76,10 @@ def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
     if not records:
         return "no failed rows\n"
     cut = [
-        [r[c] if c != "error" or r[c] is None or len(r[c]) <= SHORT_ERROR else r[c][:SHORT_ERROR] + "..."
-         for c in FAILURE_COLUMNS]
+        [
+            r[c] if c != "error" or r[c] is None or len(r[c]) <= SHORT_ERROR else r[c][:SHORT_ERROR] + "..."
+            for c in FAILURE_COLUMNS
+        ]
         for r in records
     ]
     return tabulate(cut, headers=list(FAILURE_COLUMNS), tablefmt="github" if fmt == "markdown" else "simple") + "\n"

@@ -49,12 +49,14 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: dict) -> argparse
     parser.add_argument("dir", metavar="DIR", nargs="?", help="where to write it (default: ./ldpbench-NAME)")
     parser.add_argument("--kind", required=True, choices=sorted(kinds), help="the kind of plugin")
     parser.add_argument(
-        "--ldpbench-source", metavar="REQUIREMENT",
+        "--ldpbench-source",
+        metavar="REQUIREMENT",
         help="pip requirement that installs ldpbench in the plugin's CI (default: this ldpbench's "
         "repository at tag v<version>, from its Project-URL metadata)",
     )
-    parser.add_argument("--no-baseline", action="store_true",
-                        help="do not run the CI spec now (then create the baseline yourself)")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="do not run the CI spec now (then create the baseline yourself)"
+    )
     return parser
 
 
@@ -62,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     from ..scaffold import new_plugin
 
     name = args.name
-    root = new_plugin(name, args.kind, args.dir, ldpbench_source=args.ldpbench_source or None,
-                      baseline=not args.no_baseline)
+    root = new_plugin(
+        name, args.kind, args.dir, ldpbench_source=args.ldpbench_source or None, baseline=not args.no_baseline
+    )
     print(f"ldpbench: wrote the {args.kind} plugin {name!r} to {root}", file=sys.stderr)
     print(f"next: cd {root} && pip install -e '.[test]' && pytest", file=sys.stderr)
     return int(ExitCode.OK)

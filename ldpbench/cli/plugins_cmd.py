@@ -28,12 +28,17 @@ def run(args: argparse.Namespace) -> int:
     infos = [i for i in plugins.all() if not args.kind or i.kind == args.kind]
     broken = [] if args.kind else list(plugins.broken)
     if args.json:
-        rows = [
-            {k: v for k, v in i.describe().items() if k != "params"} for i in infos
-        ]
+        rows = [{k: v for k, v in i.describe().items() if k != "params"} for i in infos]
         rows += [
-            {"name": b.name, "kind": None, "distribution": b.distribution, "version": b.version,
-             "module": b.value, "source": "entry-point", "error": b.error}
+            {
+                "name": b.name,
+                "kind": None,
+                "distribution": b.distribution,
+                "version": b.version,
+                "module": b.value,
+                "source": "entry-point",
+                "error": b.error,
+            }
             for b in broken
         ]
         print(json.dumps(rows, indent=2))

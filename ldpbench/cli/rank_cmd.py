@@ -21,8 +21,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--metric", metavar="M", help="the metric label to rank on (default: the first)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--cd", metavar="PNG", help="where to write the CD diagram (default: RESULTS/cd-METRIC.png)")
-    parser.add_argument("--cd-top", type=int, default=None, metavar="N",
-                        help="name at most the best N methods in the CD diagram (default 20); all ranks are printed")
+    parser.add_argument(
+        "--cd-top",
+        type=int,
+        default=None,
+        metavar="N",
+        help="name at most the best N methods in the CD diagram (default 20); all ranks are printed",
+    )
     parser.set_defaults(func=run)
 
 

@@ -21,27 +21,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "merged leaderboard.json (python -m ldpbench.testing.leaderboard_check), or a JSON "
         "leaderboard file.",
     )
-    parser.add_argument("results", metavar="RESULTS", nargs="+",
-                        help="a results folder or a JSON leaderboard; several (oldest first): a history report")
-    parser.add_argument("-o", "--out", metavar="DIR", help="output folder (default: RESULTS/report, "
-                        "or LAST/report-history for a history)")
-    parser.add_argument("--html", action="store_true",
-                        help="also write one self-contained report.html (figures embedded, sortable tables)")
-    parser.add_argument("--facet", metavar="COLS", help="the columns making the panels: one or two of "
-                        "dataset, oracle, pipeline, comma-separated (rows, then columns of the grid), or none; "
-                        "the others name the lines (default: dataset,oracle)")
-    parser.add_argument("--only", metavar="COL=V[,V...]", action="append", default=[],
-                        help="keep only these values of a column (dataset, users, oracle, pipeline, metric), "
-                        "e.g. --only oracle=grr,olh --only metric=mse. Repeatable.")
-    parser.add_argument("--max-lines", type=int, default=None, metavar="N",
-                        help="the most lines in one panel; more are split into parts (default 12)")
-    parser.add_argument("--history", action="store_true",
-                        help="a history report even for one RESULTS folder: its subfolders holding a "
-                        "leaderboard, in the order of their manifests' creation time")
-    parser.add_argument("-t", "--threshold", action="append", default=[], metavar="[METRIC:]LIMIT",
-                        help="history: the gate's threshold, as `ldpbench compare --threshold` (default 5%%)")
-    parser.add_argument("--z", type=float, default=None, metavar="Z",
-                        help="history: the gate's noise multiple, as `ldpbench compare --z` (default 5)")
+    parser.add_argument(
+        "results",
+        metavar="RESULTS",
+        nargs="+",
+        help="a results folder or a JSON leaderboard; several (oldest first): a history report",
+    )
+    parser.add_argument(
+        "-o",
+        "--out",
+        metavar="DIR",
+        help="output folder (default: RESULTS/report, or LAST/report-history for a history)",
+    )
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write one self-contained report.html (figures embedded, sortable tables)",
+    )
+    parser.add_argument(
+        "--facet",
+        metavar="COLS",
+        help="the columns making the panels: one or two of "
+        "dataset, oracle, pipeline, comma-separated (rows, then columns of the grid), or none; "
+        "the others name the lines (default: dataset,oracle)",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="COL=V[,V...]",
+        action="append",
+        default=[],
+        help="keep only these values of a column (dataset, users, oracle, pipeline, metric), "
+        "e.g. --only oracle=grr,olh --only metric=mse. Repeatable.",
+    )
+    parser.add_argument(
+        "--max-lines",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the most lines in one panel; more are split into parts (default 12)",
+    )
+    parser.add_argument(
+        "--history",
+        action="store_true",
+        help="a history report even for one RESULTS folder: its subfolders holding a "
+        "leaderboard, in the order of their manifests' creation time",
+    )
+    parser.add_argument(
+        "-t",
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="[METRIC:]LIMIT",
+        help="history: the gate's threshold, as `ldpbench compare --threshold` (default 5%%)",
+    )
+    parser.add_argument(
+        "--z",
+        type=float,
+        default=None,
+        metavar="Z",
+        help="history: the gate's noise multiple, as `ldpbench compare --z` (default 5)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -59,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--threshold and --z apply to a history report (several RESULTS, or --history)")
     from ..report import write_report
 
-    report = write_report(args.results[0], args.out, html=args.html, facet=facet, only=only,
-                          max_lines=args.max_lines)
+    report = write_report(args.results[0], args.out, html=args.html, facet=facet, only=only, max_lines=args.max_lines)
     print(
         f"ldpbench: report {report.markdown} ({report.rows} leaderboard rows, {len(report.figures)} figures)",
         file=sys.stderr,
@@ -78,14 +116,26 @@ def _history(args: argparse.Namespace, facet: tuple[str, ...], only: dict[str, l
     folders = args.results
     if args.history:
         if len(folders) != 1:
-            raise UsageError("--history takes one folder whose subfolders are the history; "
-                             "or list the folders themselves, oldest first, without --history")
+            raise UsageError(
+                "--history takes one folder whose subfolders are the history; "
+                "or list the folders themselves, oldest first, without --history"
+            )
         folders = discover_history(folders[0])
-    history = write_history(folders, args.out, html=args.html, facet=facet, only=only,
-                            max_lines=args.max_lines, thresholds=thresholds,
-                            z=DEFAULT_Z if args.z is None else args.z)
-    print(f"ldpbench: history report {history.markdown} ({len(history.points)} results, "
-          f"{len(history.figures)} figures, {history.flagged} gate flags)", file=sys.stderr)
+    history = write_history(
+        folders,
+        args.out,
+        html=args.html,
+        facet=facet,
+        only=only,
+        max_lines=args.max_lines,
+        thresholds=thresholds,
+        z=DEFAULT_Z if args.z is None else args.z,
+    )
+    print(
+        f"ldpbench: history report {history.markdown} ({len(history.points)} results, "
+        f"{len(history.figures)} figures, {history.flagged} gate flags)",
+        file=sys.stderr,
+    )
     if history.html:
         print(f"ldpbench: HTML report {history.html}", file=sys.stderr)
     return int(ExitCode.OK)

@@ -35,16 +35,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="Dask scheduler to connect to: short for --executor dask --executor-param scheduler=ADDRESS",
     )
     p.add_argument(
-        "--cell-timeout", type=float, metavar="SECONDS",
+        "--cell-timeout",
+        type=float,
+        metavar="SECONDS",
         help="fail a cell whose plugins run longer than SECONDS (beats the spec's cell_timeout; default: no limit)",
     )
     p.add_argument("--rerun", action="store_true", help="recompute every cell, ignoring stored results")
     p.add_argument(
-        "--no-recompute", dest="recompute", action="store_false",
+        "--no-recompute",
+        dest="recompute",
+        action="store_false",
         help="refuse (exit 2) instead of rerunning stored cells whose plugins, parameters or data changed",
     )
     prog = p.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show the progress bar")
+    prog.add_argument(
+        "--progress", dest="progress", action="store_true", default=None, help="always show the progress bar"
+    )
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="never show the progress bar")
     add_spec_plugin_options(p)
     p.set_defaults(func=run)
@@ -87,9 +93,16 @@ def run(args: argparse.Namespace) -> int:
     )
     far = theory_warnings(outcome.leaderboard)
     if far:  # how a wrong oracle is noticed without a test (docs/statistics.md)
-        _summarize(f"{len(far)} rows far from the oracle's theoretical error (check the oracle's variance or sampler)", far, 10, "rows")
+        _summarize(
+            f"{len(far)} rows far from the oracle's theoretical error (check the oracle's variance or sampler)",
+            far,
+            10,
+            "rows",
+        )
     if outcome.noted_rows:
-        _summarize(f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings")
+        _summarize(
+            f"{outcome.noted_rows} result rows carry plugin warnings (column 'notes')", outcome.notes, 5, "warnings"
+        )
     if outcome.failed_rows:
         _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
         print(f"ldpbench: where each was raised: ldpbench leaderboard {outcome.out_dir} --failures", file=sys.stderr)
@@ -114,7 +127,9 @@ def apply_executor_params(plugins: Any, spec: Any, args: argparse.Namespace) -> 
     name = name or (spec.executor.name if spec.executor is not None else None)
     if name is None:
         raise UsageError("--executor-param needs --executor NAME (or an executor in the spec)")
-    params: dict[str, Any] = dict(spec.executor.params) if spec.executor is not None and spec.executor.name == name else {}
+    params: dict[str, Any] = (
+        dict(spec.executor.params) if spec.executor is not None and spec.executor.name == name else {}
+    )
     for item in given:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():

@@ -133,9 +133,24 @@ def write_baseline(root: Path, module: str, distribution: str, name: str) -> Non
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave no __pycache__ in the new repository
         proc = subprocess.run(
             # Only what the gate needs: no cache folder, no benchmark storage in the new repository.
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
-             "tests/test_leaderboard.py", "--ldpbench-update-baseline"],
-            cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:benchmark",
+                "tests/test_leaderboard.py",
+                "--ldpbench-update-baseline",
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
     if proc.returncode != 0:
         shutil.rmtree(root / "reports", ignore_errors=True)

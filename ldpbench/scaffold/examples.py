@@ -197,27 +197,35 @@ def ldpbench_register_datasets(registry):
 KINDS: dict[str, KindExample] = {
     "oracle": KindExample(
         ORACLE,
-        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
-                 "pipelines: [base, norm-sub]\nmetrics: [mse]\n"),
+        Template(
+            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
+            "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
+        ),
         "check_oracle",
         audit=True,
     ),
     "postprocessor": KindExample(
         POSTPROCESSOR,
-        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
-                 "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"),
+        Template(
+            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+            "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"
+        ),
         "check_postprocessor",
     ),
     "metric": KindExample(
         METRIC,
-        Template("datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
-                 "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"),
+        Template(
+            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+            "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"
+        ),
         "check_metric",
     ),
     "dataset": KindExample(
         DATASET,
-        Template("datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\n"
-                 "pipelines: [base, norm-sub]\nmetrics: [mse]\n"),
+        Template(
+            "datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\n"
+            "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
+        ),
         "check_dataset",
     ),
 }

@@ -6,7 +6,7 @@ from string import Template
 
 from .examples import KindExample
 
-PYPROJECT = Template('''[build-system]
+PYPROJECT = Template("""[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
 
@@ -32,7 +32,7 @@ packages = ["${module}"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-''')
+""")
 
 CONFORMANCE_TEST = Template('''"""ldpbench's conformance kit on ${name}: one test per check, with readable ids."""
 
@@ -71,7 +71,7 @@ def test_leaderboard(ldpbench_leaderboard):
     ldpbench_leaderboard("specs/ci.yaml", "reports/baseline/leaderboard.json")
 ''')
 
-SPEC = Template('''# The CI leaderboard of ${name}: small enough for every push (a few seconds).
+SPEC = Template("""# The CI leaderboard of ${name}: small enough for every push (a few seconds).
 # Sensitivity: the gate reports a row only beyond 5 standard errors of the difference, and the
 # standard error falls as 1/sqrt(repeats). On ldpbench's own CI spec 20 repeats caught a +20%
 # MSE regression every time, 80 repeats +10%, 320 repeats +5%, at 4x the run time per step.
@@ -81,9 +81,9 @@ seed: 1
 repeats: 20
 simulation: aggregate
 epsilons: [1, 4]
-${spec_lines}''')
+${spec_lines}""")
 
-WORKFLOW = Template('''# The tests of ${distribution}: conformance kit, privacy audit (oracles) and the leaderboard gate.
+WORKFLOW = Template("""# The tests of ${distribution}: conformance kit, privacy audit (oracles) and the leaderboard gate.
 name: tests
 
 on:
@@ -107,9 +107,9 @@ jobs:
         run: pip install -e '.[test]'
       - name: Tests (the leaderboard gate compares with reports/baseline/)
         run: pytest
-''')
+""")
 
-README = Template('''# ${distribution}
+README = Template("""# ${distribution}
 
 An ${ldpbench_link} ${kind} plugin: `${name}` (module `${module}`).
 
@@ -148,7 +148,7 @@ git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 Upgrade ldpbench in a commit of its own: change the pin, run the gate, read what moved, refresh
 the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) installs ldpbench and
 this package and runs `pytest` on every push and pull request.
-''')
+""")
 
 GITIGNORE = """.venv/
 __pycache__/

@@ -63,10 +63,15 @@ def capability_problems(
         tags = oracle.tags()
         if simulation == "aggregate" and not tags.aggregate:
             said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
-            problems.append((where, (
-                f"oracle '{mech.name}' has no aggregate path (it implements neither sample_support_counts "
-                f"nor sample_report_histogram), but this spec uses {said}: set 'simulation: per-user'"
-            )))
+            problems.append(
+                (
+                    where,
+                    (
+                        f"oracle '{mech.name}' has no aggregate path (it implements neither sample_support_counts "
+                        f"nor sample_report_histogram), but this spec uses {said}: set 'simulation: per-user'"
+                    ),
+                )
+            )
         for path, step in _steps(data, pipelines):
             info = plugins.get("postprocessor", step.name)
             try:
@@ -80,7 +85,13 @@ def capability_problems(
 
 
 def _missing(
-    step: str, name: str, oracle: Oracle, tags: OracleTags, needs: PostProcessorTags, simulation: str, personalized: bool
+    step: str,
+    name: str,
+    oracle: Oracle,
+    tags: OracleTags,
+    needs: PostProcessorTags,
+    simulation: str,
+    personalized: bool,
 ) -> str | None:
     """Why post-processor ``step`` cannot follow oracle ``name`` in this spec (``None``: it can)."""
     if needs.requires_pure and tags.real_valued_counts:
@@ -114,9 +125,10 @@ def _missing(
             )
     if needs.requires_likelihood and not (histogram or tags.bernoulli_support):
         why = (
-            "its tags: finite_output = False, bernoulli_support = False" if not tags.finite_output
+            "its tags: finite_output = False, bernoulli_support = False"
+            if not tags.finite_output
             else "its aggregate path gives no report histogram and its tags: bernoulli_support = False; "
-                 "set 'simulation: per-user'"
+            "set 'simulation: per-user'"
         )
         return (
             f"post-processor '{step}' needs a likelihood of what oracle '{name}' aggregates (a report "

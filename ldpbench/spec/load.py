@@ -7,8 +7,8 @@ gets its 1-based line number. A node budget stops alias bombs ("billion laughs")
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import yaml

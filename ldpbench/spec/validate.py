@@ -13,13 +13,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
-from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
-from ..params import Param
-from .timeouts import cell_timeout_problem
 from ..boundary import PluginOutputError, checked_population
+from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
 from ..cellguard import cell_guard, is_real_interrupt
+from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
 from ..identity import entry_version
+from ..params import Param
 from ..pluginmanager import Plugins
 from ..provenance import portable_path
 from ..safeio import check_regular_file
@@ -28,6 +27,7 @@ from ..suggest import closest
 from .capabilities import capability_problems, default_names
 from .load import Document, parse_document, read_document
 from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
+from .timeouts import cell_timeout_problem
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -66,7 +66,11 @@ MAX_FACTS_SECONDS = 120.0
 
 
 def load_spec(
-    path: str | Path, plugins: Plugins, *, trust_user_only: bool = False, cell_timeout: float | None = None,
+    path: str | Path,
+    plugins: Plugins,
+    *,
+    trust_user_only: bool = False,
+    cell_timeout: float | None = None,
     document: Document | None = None,
 ) -> Spec:
     """Read, validate and resolve a spec file; raise :class:`SpecError` listing every problem.
@@ -89,12 +93,19 @@ def spec_plugins_dir(doc: Document, path: str | Path) -> str | None:
 
 def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, trust_user_only: bool = False) -> Spec:
     """Validate a spec given as YAML text (the notebook API); relative paths are from the cwd."""
-    return Validator(parse_document(text, filename), plugins, Path.cwd() / filename, trust_user_only=trust_user_only).run()
+    return Validator(
+        parse_document(text, filename), plugins, Path.cwd() / filename, trust_user_only=trust_user_only
+    ).run()
 
 
 class Validator:
     def __init__(
-        self, doc: Document, plugins: Plugins, path: Path, *, trust_user_only: bool = False,
+        self,
+        doc: Document,
+        plugins: Plugins,
+        path: Path,
+        *,
+        trust_user_only: bool = False,
         cell_timeout: float | None = None,
     ):
         self.doc = doc
@@ -131,10 +142,16 @@ class Validator:
         elif not isinstance(name, str) or not _NAME.fullmatch(name):
             # fullmatch: "$" would also match before a trailing newline ("abc\n").
             shown = name if not isinstance(name, str) or len(name) <= 60 else name[:60] + "..."
-            self.problem(("name",), f"'name' must be a word of letters, digits, '.', '_' or '-' (it names the results folder), got {shown!r}")
+            self.problem(
+                ("name",),
+                f"'name' must be a word of letters, digits, '.', '_' or '-' (it names the results folder), got {shown!r}",
+            )
             name = "unnamed"
         elif len(name) > MAX_NAME_LENGTH:
-            self.problem(("name",), f"'name' is {len(name)} characters long; at most {MAX_NAME_LENGTH} (it names the results folder)")
+            self.problem(
+                ("name",),
+                f"'name' is {len(name)} characters long; at most {MAX_NAME_LENGTH} (it names the results folder)",
+            )
             name = "unnamed"
         description = data.get("description", "")
         if not isinstance(description, str):
@@ -161,10 +178,14 @@ class Validator:
         budgets = self.budgets(data)
         listed = self.entries(data, "oracles", ("oracle", "protocol"), required=True)
         mechanisms = [e for e in listed if e is not None]
-        self.oracle_paths = [(("oracles", i, e.name), e) for i, e in enumerate(listed) if e is not None and e.kind == "oracle"]
+        self.oracle_paths = [
+            (("oracles", i, e.name), e) for i, e in enumerate(listed) if e is not None and e.kind == "oracle"
+        ]
         pipelines = self.pipelines(data)
         metrics = [
-            e for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric")) if e is not None
+            e
+            for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric"))
+            if e is not None
         ]
         executor = None
         if "executor" in data:
@@ -182,10 +203,14 @@ class Validator:
         if any(b.groups for b in budgets):
             for i, ds in enumerate(datasets):
                 if ds.sample:
-                    self.problem(("datasets", i), "'sample' and 'users' cannot be combined: 'users' already draws the users")
+                    self.problem(
+                        ("datasets", i), "'sample' and 'users' cannot be combined: 'users' already draws the users"
+                    )
             for i, mech in enumerate(mechanisms):
                 if mech.kind == "protocol":
-                    self.problem(("oracles", i), f"protocol '{mech.name}' does not support personalized budgets ('users')")
+                    self.problem(
+                        ("oracles", i), f"protocol '{mech.name}' does not support personalized budgets ('users')"
+                    )
 
         for path, message in capability_problems(self.plugins, data, simulation, mechanisms, pipelines, budgets):
             self.problem(path, message)
@@ -306,7 +331,10 @@ class Validator:
         if info.kind == "dataset" and "sample" in params:
             sample = params.pop("sample")
             if isinstance(sample, bool) or not isinstance(sample, int) or not 1 <= sample <= MAX_USERS:
-                self.problem(ppath + ("sample",), f"'sample' must be a number of users between 1 and {MAX_USERS:,}, got {sample!r}")
+                self.problem(
+                    ppath + ("sample",),
+                    f"'sample' must be a number of users between 1 and {MAX_USERS:,}, got {sample!r}",
+                )
                 sample = None
         try:
             resolved = info.resolve_params(params)
@@ -329,7 +357,11 @@ class Validator:
                     ppath + (p.name,),
                     f"'{p.name}' of {info.kind} '{name}' may come only from you, not from a spec: it says where "
                     f"to connect, and what comes back can run code here. Give it on the command line"
-                    + (" (--executor " + name + " --executor-param " + p.name + "=VALUE)" if info.kind == "executor" else "")
+                    + (
+                        " (--executor " + name + " --executor-param " + p.name + "=VALUE)"
+                        if info.kind == "executor"
+                        else ""
+                    )
                     + ", or pass --trust-spec-params if you trust this spec",
                 )
                 return None
@@ -399,7 +431,10 @@ class Validator:
     def budgets(self, data: dict) -> list[Budget]:
         has_eps, has_users = "epsilons" in data, "users" in data
         if has_eps and has_users:
-            self.problem(("users",), "give either 'epsilons' (one budget for everyone) or 'users' (personalized budgets), not both")
+            self.problem(
+                ("users",),
+                "give either 'epsilons' (one budget for everyone) or 'users' (personalized budgets), not both",
+            )
             return []
         if not has_eps and not has_users:
             self.problem((), "missing key 'epsilons' (or 'users' for personalized budgets)")
@@ -429,7 +464,9 @@ class Validator:
         elif isinstance(value, dict) and value:
             configs = [(str(label), ("users", label), groups) for label, groups in value.items()]
         else:
-            self.problem(("users",), "'users' must be a list of {epsilon, count} groups, or a mapping of labels to such lists")
+            self.problem(
+                ("users",), "'users' must be a list of {epsilon, count} groups, or a mapping of labels to such lists"
+            )
             return []
         out = []
         for label, path, groups in configs:
@@ -454,7 +491,10 @@ class Validator:
             for key in group:
                 if key not in ("epsilon", "count"):
                     hint = closest(str(key), ["epsilon", "count"])
-                    self.problem(gpath + (key,), f"unknown key '{key}' in a user group" + (f" — did you mean '{hint}'?" if hint else ""))
+                    self.problem(
+                        gpath + (key,),
+                        f"unknown key '{key}' in a user group" + (f" — did you mean '{hint}'?" if hint else ""),
+                    )
                     ok = False
             if "epsilon" not in group or "count" not in group:
                 self.problem(gpath, "a user group needs both 'epsilon' and 'count'")
@@ -462,7 +502,9 @@ class Validator:
                 continue
             count = group["count"]
             if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_USERS:
-                self.problem(gpath + ("count",), f"'count' must be a number of users between 1 and {MAX_USERS:,}, got {count!r}")
+                self.problem(
+                    gpath + ("count",), f"'count' must be a number of users between 1 and {MAX_USERS:,}, got {count!r}"
+                )
                 ok = False
                 continue
             eps = group["epsilon"]
@@ -483,7 +525,9 @@ class Validator:
         return budget
 
     # -- facts of the datasets ---------------------------------------------------------------
-    def dataset_facts(self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str) -> None:
+    def dataset_facts(
+        self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str
+    ) -> None:
         """Load each dataset once and check what depends on its size: ``sample`` and user-group
         counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), and
         per-user simulation of more than :data:`MAX_PER_USER_USERS` users.
@@ -501,12 +545,19 @@ class Validator:
                 self.problem(where, f"dataset '{ds.label}' has no users")
                 continue
             if ds.sample is not None and ds.sample > n:
-                self.problem(where + (ds.name, "sample"), f"'sample' is {ds.sample:,}, more users than dataset '{ds.label}' has (n = {n:,})")
+                self.problem(
+                    where + (ds.name, "sample"),
+                    f"'sample' is {ds.sample:,}, more users than dataset '{ds.label}' has (n = {n:,})",
+                )
             for budget in budgets:
                 self.budget_facts(ds, budget, n, d)
             self.oracle_facts(ds, budgets, d)
             if simulation == "per-user":
-                users = [ds.sample or n] if not any(b.groups for b in budgets) else [sum(c for _, c in b.groups) for b in budgets]
+                users = (
+                    [ds.sample or n]
+                    if not any(b.groups for b in budgets)
+                    else [sum(c for _, c in b.groups) for b in budgets]
+                )
                 if max(users) > MAX_PER_USER_USERS:
                     self.problem(
                         ("simulation",) if "simulation" in data else where,
@@ -526,7 +577,9 @@ class Validator:
                         self.plugins.create("oracle", mech.name, mech.param_dict, d=d, epsilon=eps)
                 except ParamError as exc:
                     where = path + (exc.key,) if exc.key else path
-                    self.problem(where, f"oracle '{mech.label}' on dataset '{ds.label}' (d = {d}), epsilon = {eps:g}: {exc}")
+                    self.problem(
+                        where, f"oracle '{mech.label}' on dataset '{ds.label}' (d = {d}), epsilon = {eps:g}: {exc}"
+                    )
                     break
                 except BaseException as exc:  # noqa: BLE001 - anything else is the plugin's: the run reports it
                     if is_real_interrupt(exc):
@@ -545,7 +598,9 @@ class Validator:
             # Plugin code runs here, before any cell: under the same guards as a cell (its time
             # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
             with cell_guard(self.load_timeout):
-                population = self.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label))
+                population = self.plugins.create("dataset", ds.name, ds.param_dict).load(
+                    rng_for(seed, "dataset", ds.label)
+                )
         except (LdpbenchError, OSError) as exc:
             self.problem(where, f"dataset '{ds.label}' cannot be loaded: {exc}")
             return None
@@ -568,7 +623,9 @@ class Validator:
         for (eps, count), gpath in zip(budget.groups, paths):
             total += count
             if count > n:
-                self.problem(gpath + ("count",), f"'count' is {count:,}, more users than dataset '{ds.label}' has (n = {n:,})")
+                self.problem(
+                    gpath + ("count",), f"'count' is {count:,}, more users than dataset '{ds.label}' has (n = {n:,})"
+                )
             if depends_on_d(eps):
                 try:
                     parse_epsilon(eps, d)
@@ -627,7 +684,10 @@ class Validator:
             try:
                 version = md.version(req.name)
             except md.PackageNotFoundError:
-                self.problem(("requires", i), f"this spec needs the plugin distribution '{req.name}', which is not installed (pip install '{req}')")
+                self.problem(
+                    ("requires", i),
+                    f"this spec needs the plugin distribution '{req.name}', which is not installed (pip install '{req}')",
+                )
                 continue
             if req.specifier and not req.specifier.contains(version, prereleases=True):
                 self.problem(("requires", i), f"this spec needs {req}, but {req.name} {version} is installed")

@@ -128,8 +128,9 @@ def compare_with_best(
             continue
         both = ~np.isnan(values[i]) & ~np.isnan(values[best])
         diff = values[i, both] - values[best, both]
-        magnitude = max(float(np.max(np.abs(values[i, both]), initial=0.0)),
-                        float(np.max(np.abs(values[best, both]), initial=0.0)))
+        magnitude = max(
+            float(np.max(np.abs(values[i, both]), initial=0.0)), float(np.max(np.abs(values[best, both]), initial=0.0))
+        )
         diff = np.where(np.abs(diff) <= RELATIVE_ZERO * magnitude, 0.0, diff)
         identical[i] = diff.size > 0 and not np.any(diff)
         intervals[i] = _bootstrap(diff, rng)
@@ -143,7 +144,6 @@ def compare_with_best(
         elif np.isnan(score[i]):
             out.append(PairedResult(None, False, float("nan"), float("nan"), float("nan")))
         else:
-            tied = bool(identical[i] or np.isnan(adjusted[i]) or adjusted[i] >= alpha
-                        or score[i] == score[best])
+            tied = bool(identical[i] or np.isnan(adjusted[i]) or adjusted[i] >= alpha or score[i] == score[best])
             out.append(PairedResult(ranks[i], tied, float(adjusted[i]), *intervals[i]))
     return out

@@ -73,7 +73,9 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
     values = values[np.all(np.isfinite(values), axis=1)]
     n, k = values.shape
     if n < 2 or k < 2:
-        raise UsageError(f"ranking needs at least 2 methods in at least 2 complete cells (metric '{metric}': {k} methods, {n} cells)")
+        raise UsageError(
+            f"ranking needs at least 2 methods in at least 2 complete cells (metric '{metric}': {k} methods, {n} cells)"
+        )
     gib = bool(sub["greater_is_better"].drop_nulls().first())
     ranks = rankdata(-values if gib else values, axis=1)
     avg = ranks.mean(axis=0)
@@ -88,8 +90,9 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
             pairs.append((methods[i], methods[j]))
             raw.append(1.0 if not np.any(diff) else float(wilcoxon(diff).pvalue))
     adjusted = holm(raw)
-    return GridRanks(metric, methods, avg, n, float(stat), p, cd,
-                     [(a, b, float(pv)) for (a, b), pv in zip(pairs, adjusted)], alpha)
+    return GridRanks(
+        metric, methods, avg, n, float(stat), p, cd, [(a, b, float(pv)) for (a, b), pv in zip(pairs, adjusted)], alpha
+    )
 
 
 def format_ranks(result: GridRanks) -> str:
@@ -97,11 +100,16 @@ def format_ranks(result: GridRanks) -> str:
     order = np.argsort(result.average_rank, kind="stable")
     lines = [f"Average rank over {result.cells} cells, metric {result.metric} (1 = best):", ""]
     lines += [f"  {result.average_rank[i]:6.2f}  {result.methods[i]}" for i in order]
-    lines += ["", f"Friedman chi2 = {result.friedman_statistic:.4g}, p = {result.friedman_p:.3g} "
-              f"({len(result.methods) - 1} d.f.); Nemenyi critical difference at alpha {result.alpha:g}: "
-              f"{result.critical_difference:.3g}"]
+    lines += [
+        "",
+        f"Friedman chi2 = {result.friedman_statistic:.4g}, p = {result.friedman_p:.3g} "
+        f"({len(result.methods) - 1} d.f.); Nemenyi critical difference at alpha {result.alpha:g}: "
+        f"{result.critical_difference:.3g}",
+    ]
     differ = [(a, b, p) for a, b, p in result.pairwise if p < result.alpha]
-    lines.append(f"Pairwise Wilcoxon (Holm): {len(differ)} of {len(result.pairwise)} pairs differ at alpha {result.alpha:g}")
+    lines.append(
+        f"Pairwise Wilcoxon (Holm): {len(differ)} of {len(result.pairwise)} pairs differ at alpha {result.alpha:g}"
+    )
     lines += [f"  {a}  vs  {b}: p = {p:.3g}" for a, b, p in differ[:50]]
     return "\n".join(lines) + "\n"
 
@@ -138,14 +146,16 @@ def cd_layout(result: GridRanks, max_methods: int = CD_MAX_METHODS) -> CDLayout:
     them (the whole 1..k with every method shown), and the bars among them."""
     k = len(result.methods)
     order = [int(i) for i in np.argsort(result.average_rank, kind="stable")]
-    shown = order[:max(1, max_methods)]
+    shown = order[: max(1, max_methods)]
     sorted_ranks = [float(result.average_rank[i]) for i in shown]
     end = k if len(shown) == k else min(k, math.ceil(sorted_ranks[-1]) + 1)
     note = ""
     if len(shown) < k:
-        rest = [float(result.average_rank[i]) for i in order[len(shown):]]
-        note = (f"best {len(shown)} of {k} methods by average rank; {k - len(shown)} more (ranks "
-                f"{min(rest):.2f}–{max(rest):.2f}) are not drawn: every rank is in the rank table")
+        rest = [float(result.average_rank[i]) for i in order[len(shown) :]]
+        note = (
+            f"best {len(shown)} of {k} methods by average rank; {k - len(shown)} more (ranks "
+            f"{min(rest):.2f}–{max(rest):.2f}) are not drawn: every rank is in the rank table"
+        )
     return CDLayout(shown, end, _cliques(sorted_ranks, result.critical_difference), note)
 
 
@@ -196,8 +206,14 @@ def plot_cd(result: GridRanks, path: Path, max_methods: int = CD_MAX_METHODS) ->
         y = names_top - (pos if left else m - 1 - pos)
         x_text = 1 - 0.1 * span if left else high + 0.1 * span
         ax.plot([ranks[i], ranks[i], x_text], [top, y, y], color="black", linewidth=0.7)
-        ax.text(x_text - 0.01 * span if left else x_text + 0.01 * span, y, f"{result.methods[i]} ({ranks[i]:.2f})",
-                ha="right" if left else "left", va="center", fontsize=7.5)
+        ax.text(
+            x_text - 0.01 * span if left else x_text + 0.01 * span,
+            y,
+            f"{result.methods[i]} ({ranks[i]:.2f})",
+            ha="right" if left else "left",
+            va="center",
+            fontsize=7.5,
+        )
     for level, (a, b) in enumerate(cliques):
         y = top - 0.3 - bar_gap * level
         ax.hlines(y, sorted_ranks[a] - 0.03, sorted_ranks[b] + 0.03, color="black", linewidth=2)

@@ -116,10 +116,10 @@ def run_leaderboard(
     Raises :class:`~ldpbench.errors.SpecError` or :class:`~ldpbench.errors.UsageError`; a plugin
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
+    from .. import __version__
     from ..leaderboard import render
     from ..provenance import portable_path
     from ..runner import git_commit, machine_info, run_spec
-    from .. import __version__
 
     if not specs:
         raise UsageError("name at least one spec")
@@ -148,14 +148,29 @@ def run_leaderboard(
     merged: list[dict[str, Any]] = []
     frames = []
     manifests: dict[str, Any] = {}
-    for path, plugins, spec, dirs in loaded:
+    for path, plugins, spec, _dirs in loaded:
         outcome = run_spec(
-            spec, plugins, out / spec.name, workers=workers, executor=executor, progress=progress, rerun=rerun,
+            spec,
+            plugins,
+            out / spec.name,
+            workers=workers,
+            executor=executor,
+            progress=progress,
+            rerun=rerun,
         )
         rows = outcome.leaderboard.to_dicts()
         runs.append(
-            SpecRun(spec.name, path, outcome.out_dir, outcome.cells_total, outcome.cells_run,
-                    outcome.failed_rows, list(outcome.errors), outcome.seconds, rows)
+            SpecRun(
+                spec.name,
+                path,
+                outcome.out_dir,
+                outcome.cells_total,
+                outcome.cells_run,
+                outcome.failed_rows,
+                list(outcome.errors),
+                outcome.seconds,
+                rows,
+            )
         )
         merged.extend(rows)
         frames.append(outcome.leaderboard)
@@ -264,7 +279,9 @@ class LeaderboardCheck:
 def baseline_manifest(baseline: Path) -> Path:
     """Where the manifest of ``baseline`` goes: ``manifest.json`` beside a ``leaderboard.json``,
     otherwise ``<stem>.manifest.json``."""
-    return baseline.with_name(MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}")
+    return baseline.with_name(
+        MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}"
+    )
 
 
 def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
@@ -347,8 +364,13 @@ def check_leaderboard(
     assert base_rows is not None  # loaded above whenever update is off
     current = load_leaderboard(run.leaderboard_path, "current")
     result = compare(
-        base_rows, current, parsed, z,
-        baseline_name=str(baseline), current_name=str(run.leaderboard_path), allow_missing=allow_missing,
+        base_rows,
+        current,
+        parsed,
+        z,
+        baseline_name=str(baseline),
+        current_name=str(run.leaderboard_path),
+        allow_missing=allow_missing,
         allow_not_comparable=allow_not_comparable,
     )
     markdown = render_comparison(result, "markdown", only_changed=True)
@@ -374,7 +396,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", metavar="NAME", help="executor plugin (in-process, process-pool, dask)")
     p.add_argument("--seed", type=int, metavar="S", help="replace every spec's seed")
     p.add_argument("--rerun", action="store_true", help="recompute every cell")
-    p.add_argument("--plugins-dir", action="append", default=[], metavar="DIR", help="load plugins from DIR (repeatable)")
+    p.add_argument(
+        "--plugins-dir", action="append", default=[], metavar="DIR", help="load plugins from DIR (repeatable)"
+    )
     return p
 
 
@@ -384,8 +408,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.workers is not None and args.workers < 0:
             raise UsageError("--workers must be 0 (one per core) or more")
         run = run_leaderboard(
-            args.specs, args.out, workers=args.workers, executor=args.executor,
-            plugins_dirs=args.plugins_dir, seed=args.seed, progress=None, rerun=args.rerun,
+            args.specs,
+            args.out,
+            workers=args.workers,
+            executor=args.executor,
+            plugins_dirs=args.plugins_dir,
+            seed=args.seed,
+            progress=None,
+            rerun=args.rerun,
         )
     except SpecError as exc:
         print("\n".join(exc.problems), file=sys.stderr)
@@ -401,7 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for err in list(dict.fromkeys(run.errors))[:10]:
         print(f"  {err}", file=sys.stderr)
-    print(f"ldpbench: {len(run.rows)} leaderboard rows in {run.leaderboard_path} ({run.seconds:.1f} s)", file=sys.stderr)
+    print(
+        f"ldpbench: {len(run.rows)} leaderboard rows in {run.leaderboard_path} ({run.seconds:.1f} s)", file=sys.stderr
+    )
     return run.exit_code
 
 

@@ -146,7 +146,8 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                 seed=seed,
                 update=update,
                 allow_missing=allow_missing,
-                allow_not_comparable=allow_not_comparable if allow_not_comparable is not None
+                allow_not_comparable=allow_not_comparable
+                if allow_not_comparable is not None
                 else bool(_option(request.config, "--ldpbench-allow-not-comparable", False)),
             )
         except SpecError as exc:

@@ -19,7 +19,7 @@ def implements(cls: type, base: type, method: str) -> bool:
     return defined is not base.__dict__[method]
 
 
-class Plugin(ABC):
+class Plugin(ABC):  # noqa: B024 - abstract as a family: each kind declares its own abstract methods
     """What all plugin classes share: a registered ``name``, declared ``params``, stored values.
 
     The constructor receives the validated parameter values as keyword arguments and stores them

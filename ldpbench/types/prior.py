@@ -54,9 +54,7 @@ class PriorFamily(Plugin):
         """Unnormalized log prior weight of counts ``k`` (a float array; integers unless ``smooth``)."""
 
     @abstractmethod
-    def fit_mean_variance(
-        self, estimates: np.ndarray, noise_var: float, support: tuple[int, int]
-    ) -> tuple[float, ...]:
+    def fit_mean_variance(self, estimates: np.ndarray, noise_var: float, support: tuple[int, int]) -> tuple[float, ...]:
         """Parameters matching the estimates' mean and variance minus the noise ([JG19] Eq. 17-20).
 
         :param estimates: the count-scale estimates ``f_hat`` of the d items.

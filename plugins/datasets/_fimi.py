@@ -84,7 +84,7 @@ def parse_fimi(data: bytes, source: str = "<data>") -> FimiStats:
         pos = int(np.flatnonzero(bad)[0])
         line = int(np.count_nonzero(newline[:pos])) + 1
         raise UsageError(
-            f"{source}:{line}: not a FIMI transaction file (unexpected byte {bytes(buf[pos:pos + 1])!r}; "
+            f"{source}:{line}: not a FIMI transaction file (unexpected byte {bytes(buf[pos : pos + 1])!r}; "
             "expected item ids separated by spaces)"
         )
     # Tokens: maximal runs of digits. Each digit contributes digit * 10^(places to the token's end).

@@ -27,7 +27,6 @@ from ldpbench.params import Param
 from ldpbench.safeio import read_text_bounded
 from ldpbench.types import Dataset, Population
 
-
 #: The largest histogram file read (a line per item: 10**8 items, the synthetic domain limit, is
 #: about a gigabyte of CSV).
 MAX_HISTOGRAM_BYTES = 1 << 30

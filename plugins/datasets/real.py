@@ -116,7 +116,13 @@ class Fimi(Dataset):
     name = "fimi"
     params = (
         Param("path", str, help="FIMI-format file (.gz, .xz, .bz2 are decompressed)", path=True),
-        Param("domain", str, "observed", "items: the ids that occur (observed) or every id 0..max (id-range)", choices=("observed", "id-range")),
+        Param(
+            "domain",
+            str,
+            "observed",
+            "items: the ids that occur (observed) or every id 0..max (id-range)",
+            choices=("observed", "id-range"),
+        ),
     )
 
     def load(self, rng: np.random.Generator) -> Population:
@@ -138,7 +144,14 @@ class Kosarak(Dataset):
 
     name = "kosarak"
     params = (
-        Param("path", str, None, "kosarak.dat (or .gz/.xz); default: look in the cache directory", path=True, nullable=True),
+        Param(
+            "path",
+            str,
+            None,
+            "kosarak.dat (or .gz/.xz); default: look in the cache directory",
+            path=True,
+            nullable=True,
+        ),
         Param("verify", bool, True, "check the file's git blob SHA-1 and counts against the canonical Kosarak"),
     )
 

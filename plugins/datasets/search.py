@@ -47,7 +47,9 @@ def record_population(user_queries: np.ndarray, user_urls: np.ndarray, name: str
         .sort(["query", "url"])
     )
     queries = table["query"]
-    new_query = np.concatenate([[True], (queries[1:] != queries[:-1]).to_numpy()]) if table.height else np.zeros(0, bool)
+    new_query = (
+        np.concatenate([[True], (queries[1:] != queries[:-1]).to_numpy()]) if table.height else np.zeros(0, bool)
+    )
     parents = np.cumsum(new_query) - 1
     labels = (queries + "\t" + table["url"]).to_list()
     return Population(
@@ -75,8 +77,14 @@ def read_search_log(path: Path, clicks_only: bool) -> tuple[np.ndarray, np.ndarr
     check_regular_file(path, "search log")  # a FIFO would block the reader, a device never end
     try:
         lines = pl.read_csv(
-            path, separator="\x1f", has_header=False, quote_char=None, new_columns=["line"],
-            encoding="utf8-lossy", infer_schema=False, truncate_ragged_lines=True,
+            path,
+            separator="\x1f",
+            has_header=False,
+            quote_char=None,
+            new_columns=["line"],
+            encoding="utf8-lossy",
+            infer_schema=False,
+            truncate_ragged_lines=True,
         )
     except pl.exceptions.NoDataError:
         raise UsageError(f"{path}: the search log is empty") from None
@@ -160,9 +168,18 @@ class SyntheticSearch(Dataset):
     name = "synthetic-search"
     params = (
         # Every user is a Python string pair while the log is built (about 100 bytes each).
-        Param("users", int, 657_427, f"number of users, one record each (at most {MAX_LOG_USERS:,})", min=1, max=MAX_LOG_USERS),
+        Param(
+            "users",
+            int,
+            657_427,
+            f"number of users, one record each (at most {MAX_LOG_USERS:,})",
+            min=1,
+            max=MAX_LOG_USERS,
+        ),
         # Each is the size of a float vector drawn from (its Zipf pmf and CDF): the same limit.
-        Param("queries", int, 4_000_000, f"size of the query vocabulary (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
+        Param(
+            "queries", int, 4_000_000, f"size of the query vocabulary (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN
+        ),
         Param("urls_per_query", int, 20, f"URLs per query (at most {MAX_DOMAIN:,})", min=1, max=MAX_DOMAIN),
         Param("query_exponent", float, 0.75, "Zipf exponent of query popularity", min=0, max=100),
         Param("url_exponent", float, 2.0, "Zipf exponent of URL popularity within a query", min=0, max=100),

@@ -44,10 +44,20 @@ class DaskExecutor(Executor):
 
     name = "dask"
     params = (
-        Param("scheduler", str, "", f"scheduler address, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV} or a new local cluster)",
-              user_only=True),
-        Param("scheduler_file", str, "", "scheduler file written by 'dask scheduler --scheduler-file' (instead of an address)",
-              user_only=True),
+        Param(
+            "scheduler",
+            str,
+            "",
+            f"scheduler address, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV} or a new local cluster)",
+            user_only=True,
+        ),
+        Param(
+            "scheduler_file",
+            str,
+            "",
+            "scheduler file written by 'dask scheduler --scheduler-file' (instead of an address)",
+            user_only=True,
+        ),
         Param("workers", int, 0, "workers of the local cluster (0 = one per core)", min=0, max=MAX_LOCAL_WORKERS),
         Param("threads_per_worker", int, 1, "threads per local worker", min=1, max=64),
     )

@@ -212,8 +212,9 @@ class ProcessPool(Executor):
                     proc.kill()
                 return
 
-    def _submit(self, pending: dict[Future[Any], Any], fn: Callable[[Any], Any], task: Any,
-                backlog: collections.deque[Any]) -> bool:
+    def _submit(
+        self, pending: dict[Future[Any], Any], fn: Callable[[Any], Any], task: Any, backlog: collections.deque[Any]
+    ) -> bool:
         """Submit ``task``; False (and the task back in the backlog) if the pool is broken."""
         assert self._pool is not None
         try:
@@ -247,8 +248,11 @@ class ProcessPool(Executor):
                         proc.kill()
                         proc.join()
                         reader.close()
-                        yield TaskLost(task, f"cell timed out after {task.timeout:g} s (cell_timeout); "
-                                             f"its worker process did not stop and was killed")
+                        yield TaskLost(
+                            task,
+                            f"cell timed out after {task.timeout:g} s (cell_timeout); "
+                            f"its worker process did not stop and was killed",
+                        )
                 for reader in ready:
                     proc, task, _ = running.pop(reader)
                     try:

@@ -26,7 +26,13 @@ class MSE(Metric):
     name = "mse"
     params = (
         Param("reduction", str, "mean", "mean over the items, or sum (squared L2 norm)", choices=("mean", "sum")),
-        Param("scale", str, "fraction", "fraction (frequencies), count (users), or n (fraction MSE times n, comparable across dataset sizes)", choices=("fraction", "count", "n")),
+        Param(
+            "scale",
+            str,
+            "fraction",
+            "fraction (frequencies), count (users), or n (fraction MSE times n, comparable across dataset sizes)",
+            choices=("fraction", "count", "n"),
+        ),
     )
 
     def tags(self) -> MetricTags:
@@ -72,9 +78,29 @@ class L1(Metric):
     name = "l1"
     params = (
         Param("reduction", str, "sum", "sum over the items (the L1 norm) or mean", choices=("sum", "mean")),
-        Param("scale", str, "fraction", "fraction (frequencies), count (users), or n (times sqrt(n), comparable across dataset sizes)", choices=("fraction", "count", "n")),
-        Param("rescale", str, "both", "on a partial comparison: rescale both, only the truth, or none", choices=("both", "truth", "none")),
-        Param("top", int, None, "compare only the items with the largest true frequency (null: all)", min=1, max=MAX_DOMAIN, nullable=True),
+        Param(
+            "scale",
+            str,
+            "fraction",
+            "fraction (frequencies), count (users), or n (times sqrt(n), comparable across dataset sizes)",
+            choices=("fraction", "count", "n"),
+        ),
+        Param(
+            "rescale",
+            str,
+            "both",
+            "on a partial comparison: rescale both, only the truth, or none",
+            choices=("both", "truth", "none"),
+        ),
+        Param(
+            "top",
+            int,
+            None,
+            "compare only the items with the largest true frequency (null: all)",
+            min=1,
+            max=MAX_DOMAIN,
+            nullable=True,
+        ),
     )
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:

@@ -48,10 +48,25 @@ def precision_recall_f(tp: int, n_pred: int, n_actual: int) -> tuple[float, floa
 class _HeavyHitterMetric(Metric):
     greater_is_better = True
     params = (
-        Param("threshold", (float, str), "significance", "a number (a fraction in [0, 1], or a count), or 'significance' (the oracle's threshold at this epsilon)",
-              choices=("significance",), min=0, max=10**10),
-        Param("scale", str, "fraction", "scale of a numeric threshold: fraction (of users) or count (users)", choices=("fraction", "count")),
-        Param("beta", float, DEFAULT_BETA, "significance level of the 'significance' threshold", min=1e-300, max=0.999999),
+        Param(
+            "threshold",
+            (float, str),
+            "significance",
+            "a number (a fraction in [0, 1], or a count), or 'significance' (the oracle's threshold at this epsilon)",
+            choices=("significance",),
+            min=0,
+            max=10**10,
+        ),
+        Param(
+            "scale",
+            str,
+            "fraction",
+            "scale of a numeric threshold: fraction (of users) or count (users)",
+            choices=("fraction", "count"),
+        ),
+        Param(
+            "beta", float, DEFAULT_BETA, "significance level of the 'significance' threshold", min=1e-300, max=0.999999
+        ),
     )
     _which = 0
 

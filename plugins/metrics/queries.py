@@ -118,8 +118,13 @@ class TopKMSE(Metric):
     name = "topk-mse"
     params = (
         Param("k", int, 32, "number of most frequent items", min=1, max=MAX_DOMAIN),
-        Param("by", str, "truth", "choose the top k by the true or by the estimated frequencies",
-              choices=("truth", "estimate")),
+        Param(
+            "by",
+            str,
+            "truth",
+            "choose the top k by the true or by the estimated frequencies",
+            choices=("truth", "estimate"),
+        ),
     )
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:

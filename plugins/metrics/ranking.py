@@ -186,17 +186,38 @@ class NDCG(Metric):
     params = (
         Param("k", int, 10, "rank cut-off (null: the whole list)", min=1, max=MAX_DOMAIN, nullable=True),
         Param(
-            "structure", str, "flat", "flat items, queries only, or list-of-lists (queries, then URLs)",
+            "structure",
+            str,
+            "flat",
+            "flat items, queries only, or list-of-lists (queries, then URLs)",
             choices=("flat", "queries", "list-of-lists"),
         ),
-        Param("ideal_inner", str, "one", "inner factor of IDCG^Q: one, or the estimated NDCG^q", choices=("one", "estimated")),
-        Param("query_scores", str, "protocol", "rank queries by the protocol's query estimates, or by sums", choices=("protocol", "sum")),
         Param(
-            "ideal", str, "covered", "score against the best order of the covered items, or the true global top k (missing items penalized)",
+            "ideal_inner",
+            str,
+            "one",
+            "inner factor of IDCG^Q: one, or the estimated NDCG^q",
+            choices=("one", "estimated"),
+        ),
+        Param(
+            "query_scores",
+            str,
+            "protocol",
+            "rank queries by the protocol's query estimates, or by sums",
+            choices=("protocol", "sum"),
+        ),
+        Param(
+            "ideal",
+            str,
+            "covered",
+            "score against the best order of the covered items, or the true global top k (missing items penalized)",
             choices=("covered", "global"),
         ),
         Param(
-            "ties", str, "random", "break ties in the estimate by a random order of the domain (from the metric's rng), or by item id",
+            "ties",
+            str,
+            "random",
+            "break ties in the estimate by a random order of the domain (from the metric's rng), or by item id",
             choices=("random", "item-id"),
         ),
     )

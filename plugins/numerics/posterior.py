@@ -179,8 +179,9 @@ def _panels(lo: int, hi: int, rough: tuple, hcap: float, a: float, b: float) -> 
     return left[keep], right[keep]
 
 
-def _nodes(lo: int, hi: int, rough: tuple, a: float, b: float, left: np.ndarray, right: np.ndarray,
-           parts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _nodes(
+    lo: int, hi: int, rough: tuple, a: float, b: float, left: np.ndarray, right: np.ndarray, parts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Node positions and log quadrature weights (blend included) for the given panels."""
     rough_arr = np.asarray(rough)
     if parts.size and parts.max() > 1:  # refine panels wider than the prior's length scale
@@ -236,8 +237,9 @@ def build_rule(
         width = right - left
         if left.size and not np.any((width > scale) & (scale < MIN_PANEL)):
             parts = np.maximum(1, np.ceil(width / scale - 1e-9)).astype(np.int64)
-            k, logq = _cached(_NODE_CACHE, (key, parts.tobytes()),
-                              lambda: _nodes(lo, hi, rough, a, b, left, right, parts))
+            k, logq = _cached(
+                _NODE_CACHE, (key, parts.tobytes()), lambda: _nodes(lo, hi, rough, a, b, left, right, parts)
+            )
             return Rule(k, logq + prior.log_weight(k, theta), quadrature=True)
         # else: the prior bends faster than MIN_PANEL: integers are cheaper
     k = _integers(a, b)

@@ -72,8 +72,9 @@ class ProjectiveSpace:
         #: q^(t-1-i): weight of digit i in a base-q code (digit 0 most significant)
         self._weights = self.q ** np.arange(self.t - 1, -1, -1, dtype=np.int64)
         #: first rank of each leading-1 position j = 0..t-1
-        self._block_start = np.array([(self.q**self.t - self.q ** (self.t - j)) // (self.q - 1)
-                                      for j in range(self.t)], dtype=np.int64)
+        self._block_start = np.array(
+            [(self.q**self.t - self.q ** (self.t - j)) // (self.q - 1) for j in range(self.t)], dtype=np.int64
+        )
         self._suffix_maps: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         bound = (self.t + 1) * self.q**2
         self._residues = np.arange(bound, dtype=np.int64) % self.q if bound <= _RESIDUE_TABLE_MAX else None
@@ -99,8 +100,9 @@ class ProjectiveSpace:
         return self._block_start[j] + code - self._weights[j]
 
     # -- sampling ---------------------------------------------------------------------------------
-    def sample(self, ranks: np.ndarray, inside: np.ndarray, rng: np.random.Generator,
-               table: np.ndarray | None = None) -> np.ndarray:
+    def sample(
+        self, ranks: np.ndarray, inside: np.ndarray, rng: np.random.Generator, table: np.ndarray | None = None
+    ) -> np.ndarray:
         """For each point ``v`` (by rank): a point uniform on v's hyperplane where ``inside``, else
         uniform off it. O(t) per user, vectorized. ``table``: the vectors of ranks ``0..r`` when the
         caller holds them (``table[ranks]`` then replaces computing them).
@@ -135,8 +137,11 @@ class ProjectiveSpace:
         """
         v = self.vectors(ranks)
         lead = np.argmax(v != 0, axis=1)
-        w = ProjectiveSpace(self.q, self.t - 1).vectors(np.arange(self.on_hyperplane)) if self.t > 2 else \
-            np.ones((1, 1), dtype=np.int64)
+        w = (
+            ProjectiveSpace(self.q, self.t - 1).vectors(np.arange(self.on_hyperplane))
+            if self.t > 2
+            else np.ones((1, 1), dtype=np.int64)
+        )
         out = np.empty((v.shape[0], self.on_hyperplane), dtype=np.int64)
         for j in np.unique(lead):  # at most t groups
             rows = np.flatnonzero(lead == j)
@@ -271,8 +276,9 @@ def incidence_sums(space: ProjectiveSpace, y: np.ndarray, items: int) -> np.ndar
     return state[0, 1 : items + 1, 0].copy()
 
 
-def _gather_sum(block: np.ndarray, b0: np.ndarray, rest: np.ndarray, ginv: np.ndarray, z: np.ndarray,
-                q: int) -> np.ndarray:
+def _gather_sum(
+    block: np.ndarray, b0: np.ndarray, rest: np.ndarray, ginv: np.ndarray, z: np.ndarray, q: int
+) -> np.ndarray:
     """``out[a, b, z] = sum_d block[a, d, rest[b], (z - d b0[b]) ginv[b]]``, in slices of b that
     bound the gathered temporaries to about :data:`_BLOCK_ELEMENTS` elements."""
     n_a, n_d = block.shape[:2]

@@ -73,10 +73,15 @@ MAX_FUNCTIONS = 1 << 10
 def sketch_params(default_m: int) -> tuple[Param, ...]:
     return (
         Param("m", int, default_m, "buckets of the sketch (a power of two)", min=2, max=MAX_BUCKETS),
-        Param("k", int, 16, "hash functions of Apple's fixed family (estimator: apple only)",
-              min=1, max=MAX_FUNCTIONS),
-        Param("estimator", str, "unbiased", "unbiased: a fresh hash function per user (Pan 2024); "
-              "apple: Apple's k fixed functions (biased given the family)", choices=ESTIMATORS),
+        Param("k", int, 16, "hash functions of Apple's fixed family (estimator: apple only)", min=1, max=MAX_FUNCTIONS),
+        Param(
+            "estimator",
+            str,
+            "unbiased",
+            "unbiased: a fresh hash function per user (Pan 2024); "
+            "apple: Apple's k fixed functions (biased given the family)",
+            choices=ESTIMATORS,
+        ),
         Param("hash_seed", int, 0, "seed of Apple's fixed family (estimator: apple only)", min=0),
     )
 
@@ -108,8 +113,9 @@ class CountMeanSketch(Oracle):
 
     exact_aggregate: ClassVar[bool] = True
 
-    def __init__(self, d: int, epsilon: float, m: int, k: int = 16, estimator: str = "unbiased",
-                 hash_seed: int = 0, **params):
+    def __init__(
+        self, d: int, epsilon: float, m: int, k: int = 16, estimator: str = "unbiased", hash_seed: int = 0, **params
+    ):
         super().__init__(d=d, epsilon=epsilon, m=m, k=k, estimator=estimator, hash_seed=hash_seed, **params)
         self.d = check_domain(d, self.name)
         self.epsilon = check_epsilon(epsilon, self.name)
@@ -120,8 +126,9 @@ class CountMeanSketch(Oracle):
         if not 1 <= k <= MAX_FUNCTIONS:
             raise ParamError(f"oracle '{self.name}': k must lie in [1, {MAX_FUNCTIONS}], got {k}", "k")
         if estimator not in ESTIMATORS:
-            raise ParamError(f"oracle '{self.name}': estimator must be one of {ESTIMATORS}, got {estimator!r}",
-                             "estimator")
+            raise ParamError(
+                f"oracle '{self.name}': estimator must be one of {ESTIMATORS}, got {estimator!r}", "estimator"
+            )
         self.buckets, self.functions, self.variant = int(m), int(k), estimator
         self._keys = _hashing.value_keys(np.arange(self.d))
         self._p, self._q0 = self.vote_probabilities()

@@ -26,9 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def subset_support_counts(
-    counts: np.ndarray, k: int, p_star: float, rng: np.random.Generator
-) -> np.ndarray:
+def subset_support_counts(counts: np.ndarray, k: int, p_star: float, rng: np.random.Generator) -> np.ndarray:
     """Support counts of Subset Selection (subset size ``k``, inclusion probability ``p_star``)
     for users holding the items given by ``counts``, drawn from their exact joint law."""
     counts = np.asarray(counts, dtype=np.int64)

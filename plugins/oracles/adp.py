@@ -60,9 +60,7 @@ class Adaptive(Oracle):
         return self.delegate.name
 
     def tags(self) -> OracleTags:
-        return dataclasses.replace(
-            self.delegate.tags(), finite_output=False, aggregate_histogram=False, default=False
-        )
+        return dataclasses.replace(self.delegate.tags(), finite_output=False, aggregate_histogram=False, default=False)
 
     @property
     def chunk_users(self) -> int | None:

@@ -197,8 +197,10 @@ class CMS(CountMeanSketch):
         ``P0 = m^-d sum_{j, j'} m!/(m-j-j')! S(a, j) S(b, j') q^j (1-q)^j'`` (S: Stirling numbers of
         the second kind)."""
         if not self._enumerable:
-            raise ValueError(f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
-                             f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})")
+            raise ValueError(
+                f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
+                f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})"
+            )
         d, m, p, q = self.d, self.buckets, self._p, self._q0
         if self.fixed_family:
             k = self.functions

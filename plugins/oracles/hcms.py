@@ -101,8 +101,7 @@ class HCMS(CountMeanSketch):
             cells = reports.function * self.buckets + reports.coefficient
             plus = np.bincount(cells[reports.votes], minlength=self.functions * self.buckets)
             minus = np.bincount(cells[~reports.votes], minlength=self.functions * self.buckets)
-            return self._counts_from_signs((plus - minus).reshape(self.functions, self.buckets),
-                                           reports.votes.size)
+            return self._counts_from_signs((plus - minus).reshape(self.functions, self.buckets), reports.votes.size)
         counts = np.zeros(self.d, dtype=np.int64)
         for start, stop, buckets in self.bucket_blocks(reports):
             signs = hadamard_sign(buckets, reports.coefficient[start:stop, None])
@@ -149,8 +148,10 @@ class HCMS(CountMeanSketch):
         ``w(z) = 2 (m-1)/m 2^-d + (1/m) [z is all ones or all zeros]`` (coefficient 0 supports all
         or nothing; any other makes the items' signs i.i.d. fair coins)."""
         if not self._enumerable:
-            raise ValueError(f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
-                             f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})")
+            raise ValueError(
+                f"oracle '{self.name}': the output table would have more than {_TABLE_ROWS} rows "
+                f"(d={self.d}, m={self.buckets}, k={self.functions}, estimator={self.variant})"
+            )
         d, m, p = self.d, self.buckets, self._p
         if self.fixed_family:
             k = self.functions

@@ -150,7 +150,7 @@ class HR(Oracle):
             np.add.at(P[:, v], _hadamard.hr_output(r, u, np.ones(K, bool)), self._p / K)
             np.add.at(P[:, v], _hadamard.hr_output(r, u, np.zeros(K, bool)), (1 - self._p) / K)
         y = np.arange(K)
-        S = (np.bitwise_count((np.arange(1, d + 1)[None, :] & y[:, None])) & 1) == 0
+        S = (np.bitwise_count(np.arange(1, d + 1)[None, :] & y[:, None]) & 1) == 0
         return P, S
 
     def output_rows(self, reports: np.ndarray) -> np.ndarray:

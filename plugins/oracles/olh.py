@@ -73,8 +73,15 @@ class OLH(Oracle):
     name = "olh"
     exact_aggregate: ClassVar[bool] = True
     params = (
-        Param("g", int, 0, "hash range, 2 to 2^32 - 1; 0 means round(e^eps) + 1 (the rule of [W20]'s olh.py)",
-              min=0, max=_hashing.MAX_RANGE, forbid=(1,)),
+        Param(
+            "g",
+            int,
+            0,
+            "hash range, 2 to 2^32 - 1; 0 means round(e^eps) + 1 (the rule of [W20]'s olh.py)",
+            min=0,
+            max=_hashing.MAX_RANGE,
+            forbid=(1,),
+        ),
     )
 
     def __init__(self, d: int, epsilon: float, **params):

@@ -179,8 +179,15 @@ class PGR(Oracle):
     name = "pgr"
     exact_aggregate: ClassVar[bool] = True
     params = (
-        Param("q", int, 0, "field size, a prime; 0 means the better of the two primes around e^eps + 1",
-              min=0, max=MAX_Q, forbid=(1,)),
+        Param(
+            "q",
+            int,
+            0,
+            "field size, a prime; 0 means the better of the two primes around e^eps + 1",
+            min=0,
+            max=MAX_Q,
+            forbid=(1,),
+        ),
     )
 
     def __init__(self, d: int, epsilon: float, q: int = 0, **params):

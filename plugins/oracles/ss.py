@@ -100,9 +100,7 @@ class SubsetSelection(Oracle):
 
     name = "ss"
     exact_aggregate: ClassVar[bool] = True
-    params = (
-        Param("k", int, 0, "subset size, 1 <= k < d; 0 means max(1, round(d / (e^eps + 1)))", min=0),
-    )
+    params = (Param("k", int, 0, "subset size, 1 <= k < d; 0 means max(1, round(d / (e^eps + 1)))", min=0),)
 
     def __init__(self, d: int, epsilon: float, **params):
         super().__init__(d=d, epsilon=epsilon, **params)

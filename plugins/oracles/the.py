@@ -58,8 +58,9 @@ def optimal_theta(epsilon: float) -> float:
         return 0.5
     from scipy.optimize import minimize_scalar
 
-    result = minimize_scalar(lambda t: noise_factor(epsilon, t), bounds=(0.5, 1.0), method="bounded",
-                             options={"xatol": 1e-10})
+    result = minimize_scalar(
+        lambda t: noise_factor(epsilon, t), bounds=(0.5, 1.0), method="bounded", options={"xatol": 1e-10}
+    )
     return float(result.x)
 
 
@@ -79,8 +80,13 @@ class THE(Oracle):
     name = "the"
     exact_aggregate: ClassVar[bool] = True
     params = (
-        Param("theta", float, 0.0, "threshold on a noisy coordinate; 0 means the variance-minimizing "
-              "value in (1/2, 1) ([W17] §4.2)", min=0.0),
+        Param(
+            "theta",
+            float,
+            0.0,
+            "threshold on a noisy coordinate; 0 means the variance-minimizing value in (1/2, 1) ([W17] §4.2)",
+            min=0.0,
+        ),
     )
 
     def __init__(self, d: int, epsilon: float, theta: float = 0.0, **params):
@@ -88,8 +94,9 @@ class THE(Oracle):
         self.d = check_domain(d, self.name)
         self.epsilon = check_epsilon(epsilon, self.name)
         if not (math.isfinite(theta) and theta >= 0):
-            raise ParamError(f"oracle 'the': theta must be 0 (automatic) or a finite positive number, got {theta}",
-                             "theta")
+            raise ParamError(
+                f"oracle 'the': theta must be 0 (automatic) or a finite positive number, got {theta}", "theta"
+            )
         #: The threshold actually used (``theta``, or the optimum when ``theta == 0``).
         self.threshold = float(theta) if theta else optimal_theta(self.epsilon)
         self._scale = _histogram.laplace_scale(self.epsilon)

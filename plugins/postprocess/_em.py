@@ -339,9 +339,7 @@ class Information:
             w = g.n / n
             if g.exact:
                 observed = g.histogram > 0
-                self.diag += np.divide(
-                    g.histogram, n * theta**2, out=np.zeros(self.d), where=observed & (theta > 0)
-                )
+                self.diag += np.divide(g.histogram, n * theta**2, out=np.zeros(self.d), where=observed & (theta > 0))
             elif g.grr_like:
                 p, q = g.rr
                 s = 1.0 / (q + (p - q) * theta)

@@ -37,9 +37,7 @@ def _initial_support(f: np.ndarray) -> np.ndarray:
     return support
 
 
-def _shrink(
-    y: np.ndarray, f: np.ndarray, solve_on: Callable[[np.ndarray], np.ndarray]
-) -> tuple[np.ndarray, int]:
+def _shrink(y: np.ndarray, f: np.ndarray, solve_on: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, int]:
     """Solve on S, drop the negative results, repeat; ``solve_on(y_S)`` gives f' on S."""
     y = np.asarray(y, dtype=float)
     support = _initial_support(np.asarray(f, dtype=float))

@@ -111,7 +111,9 @@ def alpha_grid(lo: int, hi: int) -> np.ndarray:
     return 10.0 ** np.arange(lo, hi + 1, dtype=float)
 
 
-def choose_alpha(theta: np.ndarray, simulated: Sequence[tuple[np.ndarray, np.ndarray]], alphas: np.ndarray) -> tuple[float, np.ndarray]:
+def choose_alpha(
+    theta: np.ndarray, simulated: Sequence[tuple[np.ndarray, np.ndarray]], alphas: np.ndarray
+) -> tuple[float, np.ndarray]:
     """Algorithm 2's choice: the alpha minimizing ``sum_r ||p_r - alpha a_r - theta||^2``.
 
     ``simulated`` holds ``(p_r, a_r)`` -- EM and eq. 28 on reports simulated from ``theta`` -- for

@@ -83,14 +83,47 @@ class Calibrate(PostProcessor):
     name = "calibrate"
     params = (
         Param("prior", str, "power-law", "prior family of the true counts", plugin_kind="prior"),
-        Param("fit", str, "mean-variance", "how to fit the prior: mean-variance ([JG19] Eq. 17-20) or mle (Eq. 16)", choices=FITS),
-        Param("zero_below", str, "off", "also zero calibrated values at or below the significance threshold", choices=("off", "significance")),
-        Param("zero_rule", str, "calibrated", "zero_below compares T with: the calibrated value (zero if <= T) or the raw estimate (zero if < T)", choices=("calibrated", "raw")),
-        Param("beta", float, DEFAULT_BETA, "significance level of the threshold (zero_below)", min=1e-300, max=0.999999),
-        Param("support_min", int, None, "lowest true count of the prior's support (default: the family's, 1 for power-law, else 0)",
-              min=0, max=10**10, nullable=True),
-        Param("prior_params", dict, None, "fix the prior's parameters (count scale) instead of fitting them", nullable=True,
-              params_of="prior"),
+        Param(
+            "fit",
+            str,
+            "mean-variance",
+            "how to fit the prior: mean-variance ([JG19] Eq. 17-20) or mle (Eq. 16)",
+            choices=FITS,
+        ),
+        Param(
+            "zero_below",
+            str,
+            "off",
+            "also zero calibrated values at or below the significance threshold",
+            choices=("off", "significance"),
+        ),
+        Param(
+            "zero_rule",
+            str,
+            "calibrated",
+            "zero_below compares T with: the calibrated value (zero if <= T) or the raw estimate (zero if < T)",
+            choices=("calibrated", "raw"),
+        ),
+        Param(
+            "beta", float, DEFAULT_BETA, "significance level of the threshold (zero_below)", min=1e-300, max=0.999999
+        ),
+        Param(
+            "support_min",
+            int,
+            None,
+            "lowest true count of the prior's support (default: the family's, 1 for power-law, else 0)",
+            min=0,
+            max=10**10,
+            nullable=True,
+        ),
+        Param(
+            "prior_params",
+            dict,
+            None,
+            "fix the prior's parameters (count scale) instead of fitting them",
+            nullable=True,
+            params_of="prior",
+        ),
     )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:

@@ -36,7 +36,6 @@ from ldpbench_plugins.numerics.simplex import simplex_shift, simplex_shift_itera
 
 from ._mle_apx import mle_apx_generic, mle_apx_grr
 
-
 #: Round-off allowance for "sums to at most 1" (docs/algorithms.md §8.1 allows 1e-12).
 _SLACK = 1e-12
 
@@ -232,8 +231,13 @@ class NormSub(PostProcessor):
 
     name = "norm-sub"
     params = (
-        Param("algorithm", str, "sort", "sort (O(d log d) closed form) or iterative (active-set loop)",
-              choices=("sort", "iterative")),
+        Param(
+            "algorithm",
+            str,
+            "sort",
+            "sort (O(d log d) closed form) or iterative (active-set loop)",
+            choices=("sort", "iterative"),
+        ),
     )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
@@ -277,8 +281,13 @@ class MLEApx(PostProcessor):
 
     name = "mle-apx"
     params = (
-        Param("variant", str, "generic", "generic (Gaussian, any pure oracle) or grr (multinomial, GRR only)",
-              choices=("generic", "grr")),
+        Param(
+            "variant",
+            str,
+            "generic",
+            "generic (Gaussian, any pure oracle) or grr (multinomial, GRR only)",
+            choices=("generic", "grr"),
+        ),
     )
 
     def tags(self) -> PostProcessorTags:
@@ -288,9 +297,7 @@ class MLEApx(PostProcessor):
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         p, q = estimate.p_star, estimate.q_star
         if p is None or q is None:
-            raise NotApplicable(
-                f"mle-apx needs a pure oracle's p* and q*, and '{estimate.mechanism}' gave none"
-            )
+            raise NotApplicable(f"mle-apx needs a pure oracle's p* and q*, and '{estimate.mechanism}' gave none")
         if self.variant == "grr" and not _is_grr_like(estimate):
             raise NotApplicable(
                 f"mle-apx variant 'grr' needs a GRR-like oracle (p* + (d-1) q* = 1), got '{estimate.mechanism}' "

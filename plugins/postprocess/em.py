@@ -50,7 +50,14 @@ MAX_REPLICATES = 10_000
 
 _EM_PARAMS = (
     Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d (0: run max_iter maps)", min=0.0, max=1.0),
-    Param("max_iter", int, DEFAULT_MAX_ITER, f"cap on the number of EM maps evaluated (at most {MAX_ITER:,})", min=1, max=MAX_ITER),
+    Param(
+        "max_iter",
+        int,
+        DEFAULT_MAX_ITER,
+        f"cap on the number of EM maps evaluated (at most {MAX_ITER:,})",
+        min=1,
+        max=MAX_ITER,
+    ),
     Param("accelerate", bool, True, "SQUAREM extrapolation (same fixed point, fewer EM maps)"),
 )
 
@@ -134,7 +141,9 @@ class EMBootstrap(EM):
     """
 
     name = "em-bootstrap"
-    params = _EM_PARAMS + (Param("replicates", int, 20, f"bootstrap replicates (at most {MAX_REPLICATES:,})", min=1, max=MAX_REPLICATES),)
+    params = _EM_PARAMS + (
+        Param("replicates", int, 20, f"bootstrap replicates (at most {MAX_REPLICATES:,})", min=1, max=MAX_REPLICATES),
+    )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         groups = groups_of(estimate, self.name)
@@ -181,8 +190,12 @@ class EMMurakami(EM):
     params = _EM_PARAMS + (
         Param("alpha_min_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[0], "smallest alpha is 10**this"),
         Param("alpha_max_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[1], "largest alpha is 10**this"),
-        Param("simulations", int, 1, "simulated data sets (of N users each) that choose alpha; the paper uses 1", min=1),
-        Param("ridge", float, _murakami.DEFAULT_RIDGE, "Tikhonov term added to S before inverting it (eq. 29)", min=0.0),
+        Param(
+            "simulations", int, 1, "simulated data sets (of N users each) that choose alpha; the paper uses 1", min=1
+        ),
+        Param(
+            "ridge", float, _murakami.DEFAULT_RIDGE, "Tikhonov term added to S before inverting it (eq. 29)", min=0.0
+        ),
     )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
@@ -197,7 +210,9 @@ class EMMurakami(EM):
             sim_groups = sample_histograms(groups, theta, rng)
             sim = self._run(sim_groups)
             capped_simulations += not sim.converged
-            simulated.append((sim.theta, _murakami.estimated_error(sim.theta, _murakami.report_columns(sim_groups), self.ridge)))
+            simulated.append(
+                (sim.theta, _murakami.estimated_error(sim.theta, _murakami.report_columns(sim_groups), self.ridge))
+            )
         alpha, _ = _murakami.choose_alpha(theta, simulated, alphas)
         corrected = _murakami.normalized_decoder(theta - alpha * a_hat)
         info = {

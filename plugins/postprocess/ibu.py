@@ -68,8 +68,17 @@ class IBU(PostProcessor):
 
     name = "ibu"
     params = (
-        Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d (0: run max_iter maps)", min=0.0, max=1.0),
-        Param("max_iter", int, DEFAULT_MAX_ITER, f"cap on the number of maps evaluated (at most {MAX_ITER:,})", min=1, max=MAX_ITER),
+        Param(
+            "tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d (0: run max_iter maps)", min=0.0, max=1.0
+        ),
+        Param(
+            "max_iter",
+            int,
+            DEFAULT_MAX_ITER,
+            f"cap on the number of maps evaluated (at most {MAX_ITER:,})",
+            min=1,
+            max=MAX_ITER,
+        ),
         Param("accelerate", bool, True, "SQUAREM extrapolation (same fixed point, fewer maps)"),
     )
 
@@ -98,7 +107,9 @@ class IBU(PostProcessor):
         }
         warnings = estimate.warnings
         if not result.converged:
-            warnings += (f"ibu hit its iteration cap ({self.max_iter}) before its stopping rule: the last iterate, not the MLE",)
+            warnings += (
+                f"ibu hit its iteration cap ({self.max_iter}) before its stopping rule: the last iterate, not the MLE",
+            )
         return estimate.replace(frequencies=result.theta, info=info, warnings=warnings)
 
 

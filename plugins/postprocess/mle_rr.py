@@ -80,8 +80,15 @@ class MLERR(PostProcessor):
                 f"channel (grr); '{estimate.mechanism or 'this oracle'}' provides none: use 'ibu'"
             )
         counts = np.asarray(hist, dtype=float)
-        if counts.shape != (channel.n_items,) or not np.all(np.isfinite(counts)) or counts.min() < 0 or counts.sum() <= 0:
-            raise UsageError(f"post-processor '{self.name}': the report histogram must be non-negative counts, not all zero")
+        if (
+            counts.shape != (channel.n_items,)
+            or not np.all(np.isfinite(counts))
+            or counts.min() < 0
+            or counts.sum() <= 0
+        ):
+            raise UsageError(
+                f"post-processor '{self.name}': the report histogram must be non-negative counts, not all zero"
+            )
         theta, kept = rr_mle(counts, float(pq[0]), float(pq[1]))
         info = {**estimate.info, "mle_rr_support": kept}
         return estimate.replace(frequencies=theta, info=info)

@@ -27,7 +27,6 @@ from ldpbench_plugins.numerics.noise import count_noise_sd
 from ldpbench_plugins.numerics.posterior import interpolated_posterior
 from ldpbench_plugins.numerics.simplex import project_to_simplex
 
-
 #: [W20]-code's exponent when the mean of the estimates is below 1 (no solution of M(alpha) = mean).
 FALLBACK_ALPHA = 1.01
 
@@ -72,7 +71,9 @@ class Power(PostProcessor):
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         counts, info = power_counts(estimate, self.name)
-        return _with_note(estimate.replace(frequencies=counts / estimate.n, info={**estimate.info, self.name: info}), self.name, info)
+        return _with_note(
+            estimate.replace(frequencies=counts / estimate.n, info={**estimate.info, self.name: info}), self.name, info
+        )
 
 
 class PowerNS(PostProcessor):

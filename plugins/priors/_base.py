@@ -87,8 +87,10 @@ class PriorFamilyBase(PriorFamily):
             f = -float(post.log_marginal.sum()) / d
             if not analytic:
                 return f, None
-            g_theta = -(post.expectations.mean(axis=1) - self.prior_expectation(
-                lambda k: self.grad_log_weight(k, theta), theta, support))
+            g_theta = -(
+                post.expectations.mean(axis=1)
+                - self.prior_expectation(lambda k: self.grad_log_weight(k, theta), theta, support)
+            )
             # chain rule through the (cheap, smooth) parameter transform
             jac = np.empty((len(theta), len(u)))
             for j in range(len(u)):
@@ -96,7 +98,9 @@ class PriorFamilyBase(PriorFamily):
                 up, um = u.copy(), u.copy()
                 up[j] += h
                 um[j] -= h
-                jac[:, j] = (np.asarray(self.from_unconstrained(up)) - np.asarray(self.from_unconstrained(um))) / (2 * h)
+                jac[:, j] = (np.asarray(self.from_unconstrained(up)) - np.asarray(self.from_unconstrained(um))) / (
+                    2 * h
+                )
             return f, jac.T @ g_theta
 
         def fun(u: np.ndarray) -> tuple[float, np.ndarray]:
@@ -126,8 +130,14 @@ class PriorFamilyBase(PriorFamily):
         u0 = np.asarray(self.to_unconstrained(start), dtype=float)
         fun = self.mle_objective(x, sigma, support)
         f0, _ = fun(u0)
-        res = minimize(fun, u0, jac=True, method="L-BFGS-B", bounds=self.mle_bounds(support),
-                       options={"maxiter": 200, "ftol": 1e-13, "gtol": 1e-9})
+        res = minimize(
+            fun,
+            u0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=self.mle_bounds(support),
+            options={"maxiter": 200, "ftol": 1e-13, "gtol": 1e-9},
+        )
         if not (np.all(np.isfinite(res.x)) and res.fun <= f0):
             return tuple(float(t) for t in start)
         return tuple(float(t) for t in self.from_unconstrained(res.x))

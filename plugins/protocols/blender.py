@@ -146,8 +146,9 @@ def optin_group(optin: Any, head_list: HeadList) -> GroupEstimate:
     star = (optin.p_star, optin.variance_star)
     return GroupEstimate(
         records=Level(optin.p, optin.variance, *star),
-        queries=Level(np.bincount(rq, weights=optin.p, minlength=nq),
-                      np.bincount(rq, weights=optin.variance, minlength=nq), *star),
+        queries=Level(
+            np.bincount(rq, weights=optin.p, minlength=nq), np.bincount(rq, weights=optin.variance, minlength=nq), *star
+        ),
     )
 
 
@@ -156,8 +157,9 @@ def client_group(client: Any, head_list: HeadList) -> GroupEstimate:
     slots, nq = head_list.record_slots, head_list.k - 1
     return GroupEstimate(
         records=Level(client.p_slot[slots], client.variance_slot[slots], client.p_star, client.variance_star),
-        queries=Level(client.p_query[:nq], client.variance_query[:nq],
-                      float(client.p_query[-1]), float(client.variance_query[-1])),
+        queries=Level(
+            client.p_query[:nq], client.variance_query[:nq], float(client.p_query[-1]), float(client.variance_query[-1])
+        ),
     )
 
 
@@ -183,27 +185,66 @@ class Blender(Protocol):
     params = (
         # A fraction of 0 leaves a group empty (no opt-in users, no head list, no query budget):
         # every estimate would divide by zero, so it is refused when the spec is validated.
-        Param("delta", float, 1e-5, "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)",
-              min=1e-300, max=1),
-        Param("opt_in_fraction", float, 0.05, "fraction of users who opt in to the trusted curator (above 0)",
-              min=0, max=1, forbid=(0,)),
-        Param("f_o", float, 0.95, "fraction of the opt-in users used to create the head list (above 0)",
-              min=0, max=1, forbid=(0,)),
-        Param("f_c", float, 0.85, "fraction of the clients' budget spent on the query (above 0)", min=0, max=1, forbid=(0,)),
+        Param(
+            "delta",
+            float,
+            1e-5,
+            "delta of (eps, delta)-DP for both groups ([A17]: 1e-5 AOL, 1e-7 Yandex)",
+            min=1e-300,
+            max=1,
+        ),
+        Param(
+            "opt_in_fraction",
+            float,
+            0.05,
+            "fraction of users who opt in to the trusted curator (above 0)",
+            min=0,
+            max=1,
+            forbid=(0,),
+        ),
+        Param(
+            "f_o",
+            float,
+            0.95,
+            "fraction of the opt-in users used to create the head list (above 0)",
+            min=0,
+            max=1,
+            forbid=(0,),
+        ),
+        Param(
+            "f_c",
+            float,
+            0.85,
+            "fraction of the clients' budget spent on the query (above 0)",
+            min=0,
+            max=1,
+            forbid=(0,),
+        ),
         Param("head_list_size", int, 50, "M: maximum number of records in the final head list", min=1, max=10**8),
         Param("m_o", int, 1, "records collected per opt-in user (the privacy proof needs 1)", min=1, max=1000),
         Param("m_c", int, 1, "records collected per client (the variance theorems need 1)", min=1, max=1000),
-        Param("client_variance", str, "exact", "exact (unbiased plug-in) or paper (Theorem 5 as printed)", choices=CLIENT_VARIANCES),
+        Param(
+            "client_variance",
+            str,
+            "exact",
+            "exact (unbiased plug-in) or paper (Theorem 5 as printed)",
+            choices=CLIENT_VARIANCES,
+        ),
         Param("project", bool, True, "project each estimate (with <*,*>) onto the probability simplex"),
         Param(
-            "project_groups", str, "all",
+            "project_groups",
+            str,
+            "all",
             "which outputs 'project' acts on: all three, or the blended one only ([A17] Fig. 7 step 5 projects the blend)",
             choices=("all", "blended"),
         ),
         Param(
-            "client_sampler", str, None,
+            "client_sampler",
+            str,
+            None,
             "aggregate (exact multinomial) or per-user (LocalAlg on every client); null: the run's simulation mode",
-            choices=SAMPLERS, nullable=True,
+            choices=SAMPLERS,
+            nullable=True,
         ),
     )
 
@@ -339,7 +380,12 @@ class Blender(Protocol):
 
 
 def _estimate(
-    label: str, group: GroupEstimate, head_list: HeadList, projected: bool, n: int, epsilon: float,
+    label: str,
+    group: GroupEstimate,
+    head_list: HeadList,
+    projected: bool,
+    n: int,
+    epsilon: float,
     common: Mapping[str, Any],
 ) -> Estimate:
     """One output of :meth:`Blender.run`: the group's record estimate (projected onto the simplex

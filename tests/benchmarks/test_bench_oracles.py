@@ -25,9 +25,17 @@ ORACLES = ("grr", "oue", "olh", "hr", "ss", "sue", "blh", "adp")
 KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
 
 #: (d, n) of the per-user benchmarks
-PER_USER = {"grr": (1_000, 1_000_000), "hr": (1_000, 1_000_000), "oue": (1_000, 20_000), "olh": (1_000, 20_000),
-            # O(n d) per-user paths (SS: a partition of d keys per user at eps = 1; ADP runs OUE here)
-            "ss": (1_024, 20_000), "sue": (1_024, 20_000), "blh": (1_024, 20_000), "adp": (1_024, 20_000)}
+PER_USER = {
+    "grr": (1_000, 1_000_000),
+    "hr": (1_000, 1_000_000),
+    "oue": (1_000, 20_000),
+    "olh": (1_000, 20_000),
+    # O(n d) per-user paths (SS: a partition of d keys per user at eps = 1; ADP runs OUE here)
+    "ss": (1_024, 20_000),
+    "sue": (1_024, 20_000),
+    "blh": (1_024, 20_000),
+    "adp": (1_024, 20_000),
+}
 
 
 def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:

@@ -55,8 +55,9 @@ PIPELINES = [
 
 
 def _label(pipeline) -> str:
-    return "+".join(s if isinstance(s, str) else f"{s[0]}({','.join(f'{k}={v}' for k, v in s[1].items())})"
-                    for s in pipeline)
+    return "+".join(
+        s if isinstance(s, str) else f"{s[0]}({','.join(f'{k}={v}' for k, v in s[1].items())})" for s in pipeline
+    )
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES, ids=_label)
@@ -65,8 +66,10 @@ def test_bench_postprocessor(benchmark, pipeline):
     missing = [n for n in names if n not in PLUGINS.registry("postprocessor")]
     if missing:
         pytest.skip(f"not registered yet: {missing}")
-    steps = [PLUGINS.create("postprocessor", s) if isinstance(s, str) else PLUGINS.create("postprocessor", *s)
-             for s in pipeline]
+    steps = [
+        PLUGINS.create("postprocessor", s) if isinstance(s, str) else PLUGINS.create("postprocessor", *s)
+        for s in pipeline
+    ]
     rng = np.random.default_rng(1)
     out = benchmark(apply_pipeline, steps, ESTIMATE, rng)
     assert out.item_answers().min() >= 0 or names[-1] in ("base", "norm")

@@ -62,8 +62,24 @@ def test_check_plugin_passes_correct_oracles_with_the_quick_audit(capsys, name):
 
 
 def test_audit_options_are_used(capsys):
-    code, out, _ = _cli(capsys, "audit", "olh", "--param", "g=3", "--domain", "40", "--epsilon", "2",
-                        "--trials", "3000", "--alpha", "0.01", "--seed", "5", "--json")
+    code, out, _ = _cli(
+        capsys,
+        "audit",
+        "olh",
+        "--param",
+        "g=3",
+        "--domain",
+        "40",
+        "--epsilon",
+        "2",
+        "--trials",
+        "3000",
+        "--alpha",
+        "0.01",
+        "--seed",
+        "5",
+        "--json",
+    )
     assert code == 0
     report = json.loads(out)
     emp = report["empirical"]
@@ -99,7 +115,10 @@ def test_usage_errors_exit_2(capsys, args, message):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "name, exc, line",
-    [("raise-in-support-counts", "IndexError", 23), ("raise-in-perturb", "ValueError: deliberate failure in perturb", 33)],
+    [
+        ("raise-in-support-counts", "IndexError", 23),
+        ("raise-in-perturb", "ValueError: deliberate failure in perturb", 33),
+    ],
 )
 def test_check_plugin_reports_a_raising_plugin_as_failed_checks(run_cli, name, exc, line):
     out = run_cli("check-plugin", name, "--plugins-dir", FIXTURES)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import textwrap
+
+import pytest
 
 BROKEN = textwrap.dedent(
     '''

@@ -15,11 +15,25 @@ def ldpbench(cwd, *args):
     )
 
 
-def lb_row(oracle, mean, stderr=0.01, metric="mse", gib=False, failed=0, repeats=10, fingerprint="f1",
-           error=None):
-    return dict(dataset="zipf", users="", epsilon=1.0, oracle=oracle, pipeline="base", metric=metric,
-                greater_is_better=gib, mean=mean, stderr=stderr, ci_low=None, ci_high=None,
-                repeats=repeats, failed=failed, best=False, fingerprint=fingerprint, error=error)
+def lb_row(oracle, mean, stderr=0.01, metric="mse", gib=False, failed=0, repeats=10, fingerprint="f1", error=None):
+    return dict(
+        dataset="zipf",
+        users="",
+        epsilon=1.0,
+        oracle=oracle,
+        pipeline="base",
+        metric=metric,
+        greater_is_better=gib,
+        mean=mean,
+        stderr=stderr,
+        ci_low=None,
+        ci_high=None,
+        repeats=repeats,
+        failed=failed,
+        best=False,
+        fingerprint=fingerprint,
+        error=error,
+    )
 
 
 BASELINE = [lb_row("grr", 1.0), lb_row("oue", 2.0), lb_row("olh", 0.5, metric="ndcg@10", gib=True)]
@@ -50,12 +64,20 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--threshold", "mse:10%", "--only-changed")
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == (
-        "**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5)"
-    )
+    assert lines[0] == ("**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5)")
     cells = [c.strip() for c in lines[4].split("|")[1:-1]]
-    assert cells == ["+", "zipf", "1", "grr", "base", "mse", "1 ± 0.01", "1.3 ± 0.01", "+30.0%",
-                     "worse: beyond 10% and 5σ noise (0.071)"]
+    assert cells == [
+        "+",
+        "zipf",
+        "1",
+        "grr",
+        "base",
+        "mse",
+        "1 ± 0.01",
+        "1.3 ± 0.01",
+        "+30.0%",
+        "worse: beyond 10% and 5σ noise (0.071)",
+    ]
     assert lines[5].startswith("| -  | zipf      | 1   | oue      |")
     assert len(lines) == 6  # --only-changed: the unchanged olh row is left out
 
@@ -74,14 +96,19 @@ def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):
 
 def test_newly_failing_and_not_comparable_rows(tmp_path):
     write(tmp_path, "base.json", BASELINE)
-    current = [lb_row("grr", 1.0, failed=1, repeats=9, error="ValueError: domain too small"),
-               lb_row("oue", 9.0, fingerprint="f2"), lb_row("olh", 0.5, metric="ndcg@10", gib=True)]
+    current = [
+        lb_row("grr", 1.0, failed=1, repeats=9, error="ValueError: domain too small"),
+        lb_row("oue", 9.0, fingerprint="f2"),
+        lb_row("olh", 0.5, metric="ndcg@10", gib=True),
+    ]
     write(tmp_path, "cur.json", current)
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--format", "json")
     assert out.returncode == 1
     doc = json.loads(out.stdout)
     assert [(r["oracle"], r["mark"], r["status"]) for r in doc["rows"]] == [
-        ("grr", "!", "failing"), ("oue", "x", "not comparable"), ("olh", "", "unchanged")
+        ("grr", "!", "failing"),
+        ("oue", "x", "not comparable"),
+        ("olh", "", "unchanged"),
     ]
     assert "ValueError: domain too small" in doc["rows"][0]["reason"]
 
@@ -119,11 +146,28 @@ def test_results_directories_are_aggregated(tmp_path):
     for name, shift in (("a", 0.0), ("b", 1.0)):
         lines = [json.dumps({"schema_version": 1, "kind": "ldpbench-results"})]
         for rep, v in enumerate((1.0, 1.1, 0.9, 1.0)):
-            lines.append(json.dumps(dict(
-                cell_id=f"c{rep}", dataset="zipf", users="", epsilon=2.0, oracle="grr",
-                pipeline="norm-sub", metric="mse", greater_is_better=False, repeat=rep,
-                value=v + shift, error=None, simulation="aggregate", n=100, d=8,
-                fingerprint="f1", elapsed=0.0)))
+            lines.append(
+                json.dumps(
+                    dict(
+                        cell_id=f"c{rep}",
+                        dataset="zipf",
+                        users="",
+                        epsilon=2.0,
+                        oracle="grr",
+                        pipeline="norm-sub",
+                        metric="mse",
+                        greater_is_better=False,
+                        repeat=rep,
+                        value=v + shift,
+                        error=None,
+                        simulation="aggregate",
+                        n=100,
+                        d=8,
+                        fingerprint="f1",
+                        elapsed=0.0,
+                    )
+                )
+            )
         (tmp_path / name).mkdir()
         (tmp_path / name / "results.jsonl").write_text("\n".join(lines) + "\n")
     assert ldpbench(tmp_path, "compare", "a", "a").returncode == 0
@@ -136,16 +180,22 @@ def test_results_directories_are_aggregated(tmp_path):
     "args, message",
     [
         (["base.json", "base.json", "--threshold", "mse:five%"], "bad threshold 'mse:five%'"),
-        (["base.json", "base.json", "--threshold", "mes:1%"],
-         "--threshold names a metric in neither leaderboard: 'mes' (did you mean 'mse'?)"),
+        (
+            ["base.json", "base.json", "--threshold", "mes:1%"],
+            "--threshold names a metric in neither leaderboard: 'mes' (did you mean 'mse'?)",
+        ),
         (["base.json", "missing.json"], "current missing.json: no such file or directory"),
         (["bad.json", "base.json"], "baseline bad.json: not valid JSON"),
-        (["newer.json", "base.json"],
-         "baseline newer.json: leaderboard has schema version 99, newer than the version 1 this ldpbench "
-         "reads (written by a newer ldpbench): update ldpbench"),
-        (["base.json", "older.json"],
-         "current older.json: leaderboard has schema version 0, older than the version 1 this ldpbench "
-         "reads (written by an older ldpbench); no automatic migration exists for it: regenerate it"),
+        (
+            ["newer.json", "base.json"],
+            "baseline newer.json: leaderboard has schema version 99, newer than the version 1 this ldpbench "
+            "reads (written by a newer ldpbench): update ldpbench",
+        ),
+        (
+            ["base.json", "older.json"],
+            "current older.json: leaderboard has schema version 0, older than the version 1 this ldpbench "
+            "reads (written by an older ldpbench); no automatic migration exists for it: regenerate it",
+        ),
     ],
 )
 def test_usage_errors_exit_2_without_a_traceback(tmp_path, args, message):

@@ -28,9 +28,24 @@ def ldpbench(cwd, *args, timeout=60):
 
 
 def lb_row(oracle="grr", mean=1.0, stderr=0.01, gib=False, failed=0, repeats=10, **over):
-    row = dict(dataset="zipf", users="", epsilon=1.0, oracle=oracle, pipeline="base", metric="mse",
-               greater_is_better=gib, mean=mean, stderr=stderr, ci_low=None, ci_high=None,
-               repeats=repeats, failed=failed, best=False, fingerprint="f1", error=None)
+    row = dict(
+        dataset="zipf",
+        users="",
+        epsilon=1.0,
+        oracle=oracle,
+        pipeline="base",
+        metric="mse",
+        greater_is_better=gib,
+        mean=mean,
+        stderr=stderr,
+        ci_low=None,
+        ci_high=None,
+        repeats=repeats,
+        failed=failed,
+        best=False,
+        fingerprint="f1",
+        error=None,
+    )
     row.update(over)
     return row
 

@@ -91,10 +91,27 @@ def runs(tmp_path_factory):
         (root / name / "shrink.py").write_text(PLUGIN.format(factor=factor, version=version))
     for seed in (1, 2):
         (root / f"seed{seed}.yaml").write_text(textwrap.dedent(SPEC.format(seed=seed)))
-    for out, plugins, seed in [("baseline", "good", 1), ("worse-run", "worse", 1), ("bumped-run", "bumped", 1),
-                               ("noise-run", "good", 2)]:
-        code = main(["run", str(root / f"seed{seed}.yaml"), "--out", str(root / out), "--workers", "1",
-                     "--plugins-dir", str(root / plugins), "--no-progress", "--format", "json"])
+    for out, plugins, seed in [
+        ("baseline", "good", 1),
+        ("worse-run", "worse", 1),
+        ("bumped-run", "bumped", 1),
+        ("noise-run", "good", 2),
+    ]:
+        code = main(
+            [
+                "run",
+                str(root / f"seed{seed}.yaml"),
+                "--out",
+                str(root / out),
+                "--workers",
+                "1",
+                "--plugins-dir",
+                str(root / plugins),
+                "--no-progress",
+                "--format",
+                "json",
+            ]
+        )
         assert code == 0, out
     return root
 
@@ -103,9 +120,20 @@ def runs(tmp_path_factory):
 def test_a_worse_post_processor_exits_1_with_a_readable_table(runs):
     # The real command, as a CI step runs it: JSON leaderboards in, Markdown out, exit status.
     res = subprocess.run(
-        [sys.executable, "-m", "ldpbench", "compare", "baseline/leaderboard.json", "worse-run/leaderboard.json",
-         *GATE, "--only-changed"],
-        cwd=runs, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "ldpbench",
+            "compare",
+            "baseline/leaderboard.json",
+            "worse-run/leaderboard.json",
+            *GATE,
+            "--only-changed",
+        ],
+        cwd=runs,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert res.returncode == 1, res.stdout + res.stderr
     first = res.stdout.splitlines()[0]
@@ -136,8 +164,11 @@ def test_noise_alone_is_not_a_regression(runs, capsys):
 def test_per_metric_thresholds(runs, capsys):
     base, worse = runs / "baseline", runs / "worse-run"
     code, out, _ = cli(capsys, "compare", base, worse, *GATE, "--format", "json")
-    changes = {(r["epsilon"], r["oracle"], r["metric"]): r["relative"] for r in json.loads(out)["rows"]
-               if r["pipeline"] == "shrink"}
+    changes = {
+        (r["epsilon"], r["oracle"], r["metric"]): r["relative"]
+        for r in json.loads(out)["rows"]
+        if r["pipeline"] == "shrink"
+    }
     # A threshold above every mse change (but not the l1 ones) clears mse only: l1 still fails.
     mse_max = max(v for k, v in changes.items() if k[2] == "mse")
     l1_min = min(v for k, v in changes.items() if k[2] == "l1")
@@ -166,14 +197,16 @@ def test_a_declared_version_change_is_not_comparable(runs, capsys):
     code, out, err = cli(capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed")
     assert code == 1, out + err
     assert out.startswith(f"**REGRESSION**: {SHRINK_ROWS} not comparable, {ROWS - SHRINK_ROWS} unchanged")
-    code, out, err = cli(capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed",
-                         "--allow-not-comparable")
+    code, out, err = cli(
+        capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed", "--allow-not-comparable"
+    )
     assert code == 0, out + err
     assert out.startswith(f"**OK**: {SHRINK_ROWS} not comparable, {ROWS - SHRINK_ROWS} unchanged")
     assert "not-comparable rows allowed" in out.splitlines()[0]
     rows = table_rows(out)
     assert len(rows) == SHRINK_ROWS
     assert all(r[0] == "x" and r[4] == "shrink" and "fingerprint differs" in r[9] for r in rows)
+
     # The run manifests record the version that changed.
     def shrink_version(run: str) -> str:
         manifest = json.loads((runs / run / "manifest.json").read_text())
@@ -199,8 +232,21 @@ def test_a_new_release_with_a_2x_regression_is_worse_not_blind(runs, tmp_path, c
         return real(cls, distribution, version + ".post1")
 
     monkeypatch.setattr(registry, "plugin_identity", released)
-    code = main(["run", str(runs / "seed1.yaml"), "--out", str(tmp_path / "release"), "--workers", "1",
-                 "--plugins-dir", str(tmp_path / "twice"), "--no-progress", "--format", "json"])
+    code = main(
+        [
+            "run",
+            str(runs / "seed1.yaml"),
+            "--out",
+            str(tmp_path / "release"),
+            "--workers",
+            "1",
+            "--plugins-dir",
+            str(tmp_path / "twice"),
+            "--no-progress",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 0
     code, out, err = cli(capsys, "compare", runs / "baseline", tmp_path / "release", *GATE)
     assert code == 1, out + err

@@ -22,8 +22,15 @@ import pytest
 import ldpbench
 from ldpbench.report import write_report
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 PROBE_HEAD = """<script>
 window.__errors = [];
@@ -87,8 +94,14 @@ def _chromium() -> str:
 def test_html_report_in_headless_chromium(tmp_path):
     browser = _chromium()
     spec = {
-        "name": "browser", "seed": 5, "repeats": 6, "datasets": [{"zipf": {"d": 64, "n": 20000}}],
-        "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse", "l1"],
+        "name": "browser",
+        "seed": 5,
+        "repeats": 6,
+        "datasets": [{"zipf": {"d": 64, "n": 20000}}],
+        "epsilons": [1, 4],
+        "oracles": ["grr", "oue"],
+        "pipelines": ["base", "norm-sub"],
+        "metrics": ["mse", "l1"],
     }
     ldpbench.run(spec, tmp_path / "r", workers=1)
     page = write_report(tmp_path / "r", tmp_path / "rep", html=True).html
@@ -105,7 +118,10 @@ def test_html_report_in_headless_chromium(tmp_path):
     assert probe["errors"] == []
     # one table per (dataset, metric), each with its heading
     assert probe["tables"] == 2
-    assert probe["headings"] == ["zipf(d=64,n=20000) · mse (lower is better)", "zipf(d=64,n=20000) · l1 (lower is better)"]
+    assert probe["headings"] == [
+        "zipf(d=64,n=20000) · mse (lower is better)",
+        "zipf(d=64,n=20000) · l1 (lower is better)",
+    ]
     # a click on a header sorts that table, ascending then descending, and leaves the other alone
     values = [float(v) for v in probe["asc"]]
     assert values == sorted(values) and probe["asc"] != probe["before"]
@@ -117,6 +133,11 @@ def test_html_report_in_headless_chromium(tmp_path):
     assert probe["tied"] >= 4  # a best (or tied) row per epsilon and metric
     assert len(probe["images"]) >= 3 and all(w > 0 for w in probe["images"])  # figures and CD diagrams decoded
     shot = tmp_path / "report.png"
-    subprocess.run([*run, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
-                   capture_output=True, text=True, timeout=120, check=True)
+    subprocess.run(
+        [*run, f"--screenshot={shot}", "--window-size=1280,1600", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

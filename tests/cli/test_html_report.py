@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import re
+
+import pytest
 
 import ldpbench
 
@@ -12,8 +12,14 @@ import ldpbench
 @pytest.mark.slow
 def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provenance(tmp_path, run_cli):
     spec = {
-        "name": "page", "seed": 3, "repeats": 6, "datasets": [{"zipf": {"d": 64, "n": 20000}}],
-        "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse"],
+        "name": "page",
+        "seed": 3,
+        "repeats": 6,
+        "datasets": [{"zipf": {"d": 64, "n": 20000}}],
+        "epsilons": [1, 4],
+        "oracles": ["grr", "oue"],
+        "pipelines": ["base", "norm-sub"],
+        "metrics": ["mse"],
     }
     ldpbench.run(spec, tmp_path / "r", workers=1)
     out = run_cli("report", "r", "--html", "-o", "rep")
@@ -23,7 +29,7 @@ def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provena
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
     images = re.findall(r'<img [^>]*src="([^"]+)"', page)
     assert len(images) == 2 and all(i.startswith("data:image/png;base64,") for i in images)  # figure + CD
-    assert '<table class="lb" id="lb-1">' in page and "<th class=\"\">rank</th>" in page
+    assert '<table class="lb" id="lb-1">' in page and '<th class="">rank</th>' in page
     assert page.count('<tr class="best">') == 2  # one best per epsilon
     assert "Ranks across the grid" in page and "No failures." in page
     assert '"seed": 3' in page and '"commit"' in page  # provenance from manifest.json
@@ -35,13 +41,20 @@ def test_failures_table_gives_each_reason_and_where_it_was_raised():
 
     from ldpbench.html_report import failures_table
 
-    lb = pl.DataFrame({
-        "dataset": ["zipf", "zipf"], "users": ["", ""], "epsilon": [1.0, 4.0], "oracle": ["grr", "grr"],
-        "pipeline": ["bad", "base"], "metric": ["mse", "mse"], "failed": [3, 0],
-        "error": ["pipeline 'bad': ValueError: <no>", None],
-    })
+    lb = pl.DataFrame(
+        {
+            "dataset": ["zipf", "zipf"],
+            "users": ["", ""],
+            "epsilon": [1.0, 4.0],
+            "oracle": ["grr", "grr"],
+            "pipeline": ["bad", "base"],
+            "metric": ["mse", "mse"],
+            "failed": [3, 0],
+            "error": ["pipeline 'bad': ValueError: <no>", None],
+        }
+    )
     where = {("zipf", "", "grr", "bad", "mse", "pipeline 'bad': ValueError: <no>"): "plugs/bad.py:7 in apply"}
     table = failures_table(lb, where)
     assert table.count("<tr>") == 2  # header + the one failed row
     assert "pipeline &#x27;bad&#x27;: ValueError: &lt;no&gt;" in table  # escaped
-    assert "<td class=\"t\">plugs/bad.py:7 in apply</td>" in table and "<th>where</th>" in table
+    assert '<td class="t">plugs/bad.py:7 in apply</td>' in table and "<th>where</th>" in table

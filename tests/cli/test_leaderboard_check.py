@@ -42,9 +42,12 @@ metrics: [mse]
 """
 
 BROKEN_PLUGINS = {
-    "import": ("import no_such_module_for_ldpbench_tests\n",
-               "failed to load: ModuleNotFoundError: No module named 'no_such_module_for_ldpbench_tests'"),
-    "clash": (textwrap.dedent('''\
+    "import": (
+        "import no_such_module_for_ldpbench_tests\n",
+        "failed to load: ModuleNotFoundError: No module named 'no_such_module_for_ldpbench_tests'",
+    ),
+    "clash": (
+        textwrap.dedent('''\
         from ldpbench import hookimpl
         from ldpbench_plugins.oracles.grr import GRR
 
@@ -56,15 +59,20 @@ BROKEN_PLUGINS = {
         @hookimpl
         def ldpbench_register_oracles(registry):
             registry.register(Impostor)
-        '''), "'grr'"),
-    "hook": (textwrap.dedent('''\
+        '''),
+        "'grr'",
+    ),
+    "hook": (
+        textwrap.dedent("""\
         from ldpbench import hookimpl
 
 
         @hookimpl
         def ldpbench_register_metrics(registry):
             raise RuntimeError("cannot register today")
-        '''), "raised in ldpbench_register_metrics: RuntimeError: cannot register today"),
+        """),
+        "raised in ldpbench_register_metrics: RuntimeError: cannot register today",
+    ),
 }
 
 
@@ -75,8 +83,13 @@ def write_spec(root: Path, text: str = SPEC, name: str = "gate.yaml") -> Path:
 
 
 def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ldpbench.testing.leaderboard_check", *args],
-                          cwd=root, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "ldpbench.testing.leaderboard_check", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 # -- exit codes of the module ------------------------------------------------------------------
@@ -90,11 +103,14 @@ def test_module_exit_0_and_its_outputs(tmp_path, capsys):
     assert "4 leaderboard rows" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["bad.yaml"], "bad.yaml:2: "),
-    (["gate.yaml", "--workers", "-1"], "--workers must be 0"),
-    (["gate.yaml", "gate.yaml"], "two specs share a name"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["bad.yaml"], "bad.yaml:2: "),
+        (["gate.yaml", "--workers", "-1"], "--workers must be 0"),
+        (["gate.yaml", "gate.yaml"], "two specs share a name"),
+    ],
+)
 def test_module_exit_2_on_spec_and_usage_errors(tmp_path, capsys, args, message):
     write_spec(tmp_path)
     write_spec(tmp_path, SPEC.replace("seed: 21", "seed: [21]"), name="bad.yaml")
@@ -111,7 +127,12 @@ def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
     assert proc.returncode == 3, proc.stderr
     assert "6 rows failed" in proc.stderr and "pipeline 'explode': RuntimeError: deliberate failure" in proc.stderr
     rows = json.loads((tmp_path / "ci" / "leaderboard.json").read_text())
-    assert sorted((r["pipeline"], r["failed"]) for r in rows) == [("base", 0), ("base", 0), ("explode", 3), ("explode", 3)]
+    assert sorted((r["pipeline"], r["failed"]) for r in rows) == [
+        ("base", 0),
+        ("base", 0),
+        ("explode", 3),
+        ("explode", 3),
+    ]
 
 
 @pytest.mark.slow
@@ -121,8 +142,10 @@ def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, 
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "broken.py").write_text(source)
     write_spec(tmp_path)
-    for proc in (run_cli("run", "gate.yaml", "--plugins-dir", "plugs", "--workers", "1"),
-                 run_module(tmp_path, "gate.yaml", "--out", "ci", "--plugins-dir", "plugs")):
+    for proc in (
+        run_cli("run", "gate.yaml", "--plugins-dir", "plugs", "--workers", "1"),
+        run_module(tmp_path, "gate.yaml", "--out", "ci", "--plugins-dir", "plugs"),
+    ):
         assert proc.returncode == ExitCode.PLUGIN == 3, proc.stderr
         assert proc.stderr.startswith("ldpbench: error: ") and message in proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -144,7 +167,8 @@ def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     listed = text.split("Failed leaderboard rows:\n", 1)[1].splitlines()
     assert listed == [
         f"  zipf(d=16,n=2000,s=1.2) ε={eps} grr explode mse: 3 of 3 repeats failed: "
-        "pipeline 'explode': RuntimeError: deliberate failure" for eps in (1, 4)
+        "pipeline 'explode': RuntimeError: deliberate failure"
+        for eps in (1, 4)
     ]
     assert not baseline.parent.exists()  # neither the leaderboard nor its manifest
     # Without the failing pipeline the same call writes the baseline.
@@ -180,10 +204,12 @@ def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
     pytester.makepyfile(test_gate=GATE_TEST.format(plugs=str(FIXTURES)))
     result = pytester.runpytest_subprocess("--ldpbench-update-baseline", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*ldpbench: refusing to write the baseline*plugins failed in 6 result rows*",
-        "*grr explode mse: 3 of 3 repeats failed: pipeline 'explode': RuntimeError: deliberate failure",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ldpbench: refusing to write the baseline*plugins failed in 6 result rows*",
+            "*grr explode mse: 3 of 3 repeats failed: pipeline 'explode': RuntimeError: deliberate failure",
+        ]
+    )
     assert not (pytester.path / "baseline").exists()
 
 
@@ -207,13 +233,15 @@ def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
     pytester.makepyfile(test_missing=MISSING_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines([
-        "*test_strict*",
-        "*ldpbench leaderboard regressed against*baseline.json:",
-        "*REGRESSION**: 1 missing*",
-        "*Baseline rows are no longer produced. If the spec changed on purpose, refresh the baseline "
-        "(pytest --ldpbench-update-baseline) or pass allow_missing=True.",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_strict*",
+            "*ldpbench leaderboard regressed against*baseline.json:",
+            "*REGRESSION**: 1 missing*",
+            "*Baseline rows are no longer produced. If the spec changed on purpose, refresh the baseline "
+            "(pytest --ldpbench-update-baseline) or pass allow_missing=True.",
+        ]
+    )
 
 
 def _newer_baseline(path: Path) -> Path:
@@ -243,8 +271,10 @@ def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(p
     pytester.makepyfile(test_newer=NEWER_TEST)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        f"*ldpbench: baseline *baseline.json: leaderboard has schema version {SCHEMA_VERSION + 1}, newer than "
-        "the version*(written by a newer ldpbench): update ldpbench*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*ldpbench: baseline *baseline.json: leaderboard has schema version {SCHEMA_VERSION + 1}, newer than "
+            "the version*(written by a newer ldpbench): update ldpbench*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()

@@ -19,9 +19,24 @@ HEADER = {"schema_version": 1, "kind": "ldpbench-results"}
 
 
 def row(rep, oracle, eps, value, pipeline="base", error=None):
-    return dict(cell_id=f"{oracle}-{eps}-{rep}", dataset="zipf", users="", epsilon=eps, oracle=oracle,
-                pipeline=pipeline, metric="mse", greater_is_better=False, repeat=rep, value=value,
-                error=error, simulation="aggregate", n=1000, d=16, fingerprint="f1", elapsed=0.01)
+    return dict(
+        cell_id=f"{oracle}-{eps}-{rep}",
+        dataset="zipf",
+        users="",
+        epsilon=eps,
+        oracle=oracle,
+        pipeline=pipeline,
+        metric="mse",
+        greater_is_better=False,
+        repeat=rep,
+        value=value,
+        error=error,
+        simulation="aggregate",
+        n=1000,
+        d=16,
+        fingerprint="f1",
+        elapsed=0.01,
+    )
 
 
 @pytest.fixture
@@ -46,7 +61,9 @@ def test_table_is_the_default(run_dir, tmp_path):
     assert lines[0] == "zipf · mse (lower is better)"
     assert lines[2].split() == ["oracle", "pipeline", "ε=1", "ε=4"]
     assert lines[4].split() == ["oue", "base", "0.0101", "±", "5.8e-05", "*", "0.0026", "±", "5.8e-05", "*"]
-    assert lines[5].split()[:2] == ["grr", "base"] and lines[5].endswith("0.0051 ± 5.8e-05 ≈")  # 3 repeats: Wilcoxon cannot reject (min p = 0.25)
+    assert lines[5].split()[:2] == ["grr", "base"] and lines[5].endswith(
+        "0.0051 ± 5.8e-05 ≈"
+    )  # 3 repeats: Wilcoxon cannot reject (min p = 0.25)
     assert "(1 failed)" in lines[5]
 
 
@@ -57,8 +74,10 @@ def test_json_output_feeds_compare(run_dir, tmp_path):
     assert out.returncode == 0 and out.stdout == ""
     data = json.loads((tmp_path / "lb.json").read_text())
     assert [(r["oracle"], r["epsilon"], r["repeats"], r["failed"], r["best"]) for r in data] == [
-        ("oue", 1.0, 3, 0, True), ("grr", 1.0, 3, 1, False),
-        ("oue", 4.0, 3, 0, True), ("grr", 4.0, 3, 0, False),
+        ("oue", 1.0, 3, 0, True),
+        ("grr", 1.0, 3, 1, False),
+        ("oue", 4.0, 3, 0, True),
+        ("grr", 4.0, 3, 0, False),
     ]
     same = ldpbench(tmp_path, "compare", "lb.json", str(run_dir), "--format", "table")
     assert same.returncode == 0 and same.stdout.startswith("OK: 4 unchanged")

@@ -26,8 +26,19 @@ metrics: [mse]
 
 def _run(tmp_path, pipe):
     (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC).replace("PIPE", pipe))
-    return main(["run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out"), "--plugins-dir", str(FIXTURES),
-                 "--workers", "1", "--no-progress"])
+    return main(
+        [
+            "run",
+            str(tmp_path / "spec.yaml"),
+            "--out",
+            str(tmp_path / "out"),
+            "--plugins-dir",
+            str(FIXTURES),
+            "--workers",
+            "1",
+            "--no-progress",
+        ]
+    )
 
 
 def _line_of(text: str) -> int:
@@ -45,9 +56,17 @@ def test_failures_lists_each_failed_row_with_error_and_location(tmp_path, capsys
     calling = _line_of("misbehave(self.fault, hang=hang_here(estimate.epsilon, estimate.n))")
     where = f"{plugin}:{raising} in misbehave <- {plugin}:{calling} in apply"  # innermost first
     assert rows == [
-        {"dataset": "zipf(d=16,n=2000,s=1.2)", "users": "", "epsilon": 1.0, "oracle": "grr",
-         "pipeline": "faulty-pp(fault=value-error)", "metric": "mse", "repeat": repeat,
-         "error": "pipeline 'faulty-pp(fault=value-error)': ValueError: plain failure", "where": where}
+        {
+            "dataset": "zipf(d=16,n=2000,s=1.2)",
+            "users": "",
+            "epsilon": 1.0,
+            "oracle": "grr",
+            "pipeline": "faulty-pp(fault=value-error)",
+            "metric": "mse",
+            "repeat": repeat,
+            "error": "pipeline 'faulty-pp(fault=value-error)': ValueError: plain failure",
+            "where": where,
+        }
         for repeat in (0, 1)
     ]
     assert main(["leaderboard", str(tmp_path / "out"), "--failures"]) == 0

@@ -31,8 +31,16 @@ def test_the_repository_layout(tmp_path, kind, capsys):
     assert main(["new-plugin", f"my-{kind}", "--kind", kind, str(dest), "--no-baseline"]) == 0
     assert "next: cd" in capsys.readouterr().err
     module = f"ldpbench_my_{kind}"
-    expected = {"pyproject.toml", "README.md", ".gitignore", f"{module}/__init__.py", "tests/test_conformance.py",
-                "tests/test_leaderboard.py", "specs/ci.yaml", ".github/workflows/tests.yml"}
+    expected = {
+        "pyproject.toml",
+        "README.md",
+        ".gitignore",
+        f"{module}/__init__.py",
+        "tests/test_conformance.py",
+        "tests/test_leaderboard.py",
+        "specs/ci.yaml",
+        ".github/workflows/tests.yml",
+    }
     assert {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()} == expected
     pyproject = (dest / "pyproject.toml").read_text()
     assert f'dependencies = ["ldpbench=={__version__}"]' in pyproject
@@ -84,15 +92,24 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     site = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), *map(str, repos)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert install.returncode == 0, install.stdout + install.stderr
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
-               PYTHONDONTWRITEBYTECODE="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
     for repo in repos:
         proc = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert proc.returncode == 0, f"{repo.name}:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
         assert "OK: " in proc.stdout and " 0 worse" in proc.stdout, proc.stdout[-2000:]

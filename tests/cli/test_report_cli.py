@@ -48,8 +48,19 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def run_spec_text(root: Path, name: str, text: str) -> Path:
     (root / f"{name}.yaml").write_text(text)
-    code = main(["run", str(root / f"{name}.yaml"), "--out", str(root / name), "--workers", "1",
-                 "--no-progress", "--format", "json"])
+    code = main(
+        [
+            "run",
+            str(root / f"{name}.yaml"),
+            "--out",
+            str(root / name),
+            "--workers",
+            "1",
+            "--no-progress",
+            "--format",
+            "json",
+        ]
+    )
     assert code == 0
     return root / name
 
@@ -132,8 +143,7 @@ def _dir(tmp_path: Path, name: str, results: str | None = None) -> Path:
         (lambda d: d / "nowhere", "no such file or directory"),
         (lambda d: _dir(d, "empty"), "neither results.jsonl nor leaderboard.json"),
         (lambda d: _dir(d, "junk", "hello\n"), "not an ldpbench results file"),
-        (lambda d: _dir(d, "future", '{"schema_version": 99, "kind": "ldpbench-results"}\n'),
-         "newer than the version"),
+        (lambda d: _dir(d, "future", '{"schema_version": 99, "kind": "ldpbench-results"}\n'), "newer than the version"),
     ],
     ids=["missing", "empty-dir", "not-results", "newer-schema"],
 )
@@ -147,8 +157,12 @@ def test_bad_results_exit_2_without_traceback(tmp_path, capsys, make, message):
 
 @pytest.mark.slow
 def test_the_real_command_exit_2_no_traceback(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "ldpbench", "report", str(tmp_path / "missing"), "--out",
-                          str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "ldpbench", "report", str(tmp_path / "missing"), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2
     assert res.stderr.startswith("ldpbench: error: ") and "Traceback" not in res.stderr
     assert not (tmp_path / "out").exists()
@@ -183,8 +197,19 @@ def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
     spec = textwrap.dedent(SPEC).replace("[base, norm-sub]", "[base, fragile-report]").replace("report-demo", "failing")
     spec = spec.replace("  - uniform: {d: 16, n: 3000}\n", "")
     (tmp_path / "failing.yaml").write_text(spec)
-    code = main(["run", str(tmp_path / "failing.yaml"), "--out", str(tmp_path / "failing"), "--workers", "1",
-                 "--no-progress", "--plugins-dir", str(tmp_path / "plugs")])
+    code = main(
+        [
+            "run",
+            str(tmp_path / "failing.yaml"),
+            "--out",
+            str(tmp_path / "failing"),
+            "--workers",
+            "1",
+            "--no-progress",
+            "--plugins-dir",
+            str(tmp_path / "plugs"),
+        ]
+    )
     assert code == 3
     code, _, err = cli(capsys, "report", tmp_path / "failing", "--out", tmp_path / "report")
     assert code == 0, err
@@ -197,7 +222,8 @@ def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
     where = f"`{tmp_path / 'plugs' / 'fragile_report.py'}:{FRAGILE.splitlines().index(next(line for line in FRAGILE.splitlines() if 'raise ValueError' in line)) + 1} in apply`"
     assert section[4:] == [
         f"| zipf(d=16,n=3000,s=1.2) | 8 | {oracle} | fragile-report | {metric} | 3 | {error} | {where} |"
-        for oracle in ("grr", "oue") for metric in ("mse", "l1")
+        for oracle in ("grr", "oue")
+        for metric in ("mse", "l1")
     ]
     # After every metric's section, at the end of the report.
     assert md.index("## Failures") > md.index("## l1")

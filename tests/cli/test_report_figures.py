@@ -13,8 +13,13 @@ from ldpbench.leaderboard import render
 from ldpbench.report import load_leaderboard_frame
 
 SPEC = {
-    "name": "twins", "seed": 4, "repeats": 3, "datasets": [{"zipf": {"d": 16, "n": 3000, "s": 1.3}}],
-    "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm", "power", "calibrate"],
+    "name": "twins",
+    "seed": 4,
+    "repeats": 3,
+    "datasets": [{"zipf": {"d": 16, "n": 3000, "s": 1.3}}],
+    "epsilons": [1, 4],
+    "oracles": ["grr", "oue"],
+    "pipelines": ["base", "norm", "power", "calibrate"],
     "metrics": ["mse"],
 }
 
@@ -40,8 +45,10 @@ def test_identical_pipelines_are_drawn_once_from_their_repeats(twins, capsys, tm
     code, _, err = cli(capsys, "report", twins, "-o", tmp_path / "rep")
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert ("Drawn once, identical values (same per-repeat values): base = norm (zipf(d=16,n=3000,s=1.3) · grr); "
-            "power = calibrate (2 panels).") in md
+    assert (
+        "Drawn once, identical values (same per-repeat values): base = norm (zipf(d=16,n=3000,s=1.3) · grr); "
+        "power = calibrate (2 panels)."
+    ) in md
     # the tables keep every row: merging is for the eye only
     assert md.count("| grr      | norm ") + md.count("| grr      | calibrate ") == 2
 
@@ -56,21 +63,35 @@ def test_a_bare_json_leaderboard_falls_back_to_its_aggregates_and_says_so(twins,
 
 
 def test_facet_and_only_shape_the_figures(twins, capsys, tmp_path):
-    code, _, err = cli(capsys, "report", twins, "-o", tmp_path / "rep", "--facet", "pipeline",
-                       "--only", "oracle=oue", "--only", "pipeline=base,norm")
+    code, _, err = cli(
+        capsys,
+        "report",
+        twins,
+        "-o",
+        tmp_path / "rep",
+        "--facet",
+        "pipeline",
+        "--only",
+        "oracle=oue",
+        "--only",
+        "pipeline=base,norm",
+    )
     assert code == 0, err
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "one panel per pipeline" in md
     assert "| grr " not in md and "| oue      | base " in md and "calibrate" not in md.split("## Ranks")[0]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--facet", "oracles"], "--facet: unknown column 'oracles' (did you mean 'oracle'?)"),
-    (["--only", "oracle=olh"], "--only oracle=olh: no such oracle in these results"),
-    (["--only", "pipeline"], "expected COLUMN=VALUE"),
-    (["--max-lines", "0"], "--max-lines must be at least 1"),
-    (["--threshold", "5%"], "--threshold and --z apply to a history report"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--facet", "oracles"], "--facet: unknown column 'oracles' (did you mean 'oracle'?)"),
+        (["--only", "oracle=olh"], "--only oracle=olh: no such oracle in these results"),
+        (["--only", "pipeline"], "expected COLUMN=VALUE"),
+        (["--max-lines", "0"], "--max-lines must be at least 1"),
+        (["--threshold", "5%"], "--threshold and --z apply to a history report"),
+    ],
+)
 def test_bad_options_exit_2_with_a_clear_message(twins, capsys, tmp_path, args, message):
     code, _, err = cli(capsys, "report", twins, "-o", tmp_path / "rep", *args)
     assert code == 2

@@ -18,8 +18,14 @@ from ldpbench.leaderboard import render
 from ldpbench.report import load_leaderboard_frame
 
 SPEC = {
-    "name": "hist", "seed": 6, "repeats": 5, "datasets": [{"zipf": {"d": 16, "n": 3000, "s": 1.3}}],
-    "epsilons": [1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse"],
+    "name": "hist",
+    "seed": 6,
+    "repeats": 5,
+    "datasets": [{"zipf": {"d": 16, "n": 3000, "s": 1.3}}],
+    "epsilons": [1, 4],
+    "oracles": ["grr", "oue"],
+    "pipelines": ["base", "norm-sub"],
+    "metrics": ["mse"],
 }
 REGRESSED = ("zipf(d=16,n=3000,s=1.3)", "", 1.0, "oue", "norm-sub", "mse")
 COMMITS = [c * 40 for c in "abcd"]
@@ -46,8 +52,9 @@ def history(tmp_path_factory):
         folder.mkdir(parents=True)
         mine = [_regress(r) for r in rows] if i >= 2 else rows
         (folder / "leaderboard.json").write_text(json.dumps(mine))
-        (folder / "manifest.json").write_text(json.dumps(
-            {**manifest, "commit": COMMITS[i], "created": f"2026-01-0{i + 1}T00:00:00+0000"}))
+        (folder / "manifest.json").write_text(
+            json.dumps({**manifest, "commit": COMMITS[i], "created": f"2026-01-0{i + 1}T00:00:00+0000"})
+        )
         folders.append(folder)
     return folders
 
@@ -55,13 +62,15 @@ def history(tmp_path_factory):
 def test_the_gate_flag_sits_exactly_on_the_regressed_row_and_commit(history, tmp_path):
     result = write_history(history, tmp_path / "out")
     assert [(f.index, f.change.key, f.change.status, f.kind) for f in result.flags] == [
-        (2, REGRESSED, "worse", "regression")]
+        (2, REGRESSED, "worse", "regression")
+    ]
     assert result.flagged == 1
     # the stacked frame carries the mark on that one point only
     stacked = history_frame(result.points, result.flags)
     marked = stacked.filter(stacked["flag"].is_not_null())
     assert marked.select("_x", "oracle", "pipeline", "epsilon", "flag").rows() == [
-        (2.0, "oue", "norm-sub", 1.0, "regression")]
+        (2.0, "oue", "norm-sub", 1.0, "regression")
+    ]
     assert [p.label for p in result.points] == [c[:8] for c in COMMITS]
     assert all(p.is_file() for p in result.figures) and result.figures[0].name == "history-mse.png"
 
@@ -83,7 +92,9 @@ def test_history_from_the_command_line_with_html(history, tmp_path, capsys):
     md = (tmp_path / "out" / "history.md").read_text()
     flagged = [line for line in md.splitlines() if line.startswith("| bbbbbbbb")]
     assert len(flagged) == 1
-    assert flagged[0].startswith("| bbbbbbbb → cccccccc | zipf(d=16,n=3000,s=1.3) |  | 1 | oue | norm-sub | mse | + worse |")
+    assert flagged[0].startswith(
+        "| bbbbbbbb → cccccccc | zipf(d=16,n=3000,s=1.3) |  | 1 | oue | norm-sub | mse | + worse |"
+    )
     assert "(+200.0%)" in flagged[0]
     page = (tmp_path / "out" / "report.html").read_text()
     assert page.count('<table class="lb" id="flags">') == 1 and "bbbbbbbb → cccccccc" in page
@@ -103,12 +114,16 @@ def test_the_same_commit_twice_is_told_apart_by_folder(history, tmp_path):
     assert [p.label for p in points] == [f"aaaaaaaa\n{history[0].name}"] * 2
 
 
-@pytest.mark.parametrize("args, message", [
-    (lambda h, t: ["--history", str(h[0])], "a history needs at least 2"),
-    (lambda h, t: ["--history", str(h[0]), str(h[1])], "--history takes one folder"),
-    (lambda h, t: [str(h[0]), str(t / "nowhere")], "no such file or directory"),
-    (lambda h, t: [str(h[0]), str(h[1]), "--threshold", "mse:five"], "threshold"),
-], ids=["one-folder", "history-with-two", "missing", "bad-threshold"])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (lambda h, t: ["--history", str(h[0])], "a history needs at least 2"),
+        (lambda h, t: ["--history", str(h[0]), str(h[1])], "--history takes one folder"),
+        (lambda h, t: [str(h[0]), str(t / "nowhere")], "no such file or directory"),
+        (lambda h, t: [str(h[0]), str(h[1]), "--threshold", "mse:five"], "threshold"),
+    ],
+    ids=["one-folder", "history-with-two", "missing", "bad-threshold"],
+)
 def test_bad_histories_exit_2_with_a_message(history, tmp_path, capsys, args, message):
     capsys.readouterr()
     code = main(["report", *args(history, tmp_path), "-o", str(tmp_path / "out")])
@@ -119,8 +134,11 @@ def test_bad_histories_exit_2_with_a_message(history, tmp_path, capsys, args, me
 def test_a_row_gone_from_the_later_folder_is_listed_as_missing_without_a_point(history, tmp_path):
     gone = tmp_path / "gone"
     gone.mkdir()
-    rows = [r for r in json.loads((history[1] / "leaderboard.json").read_text())
-            if not (r["oracle"] == "grr" and r["pipeline"] == "base" and r["epsilon"] == 4)]
+    rows = [
+        r
+        for r in json.loads((history[1] / "leaderboard.json").read_text())
+        if not (r["oracle"] == "grr" and r["pipeline"] == "base" and r["epsilon"] == 4)
+    ]
     (gone / "leaderboard.json").write_text(json.dumps(rows))
     result = write_history([history[1], gone], tmp_path / "out")
     assert [(f.index, f.change.status, f.kind) for f in result.flags] == [(1, "missing", "regression")]

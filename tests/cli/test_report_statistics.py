@@ -11,8 +11,13 @@ from ldpbench.report import write_report
 @pytest.mark.slow
 def test_report_states_baseline_theory_and_ranks(tmp_path):
     spec = {
-        "name": "sections", "seed": 2, "repeats": 4, "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.5}}],
-        "epsilons": [0.01, 1, 4], "oracles": ["grr", "oue"], "pipelines": ["base", "norm-sub", "uniform"],
+        "name": "sections",
+        "seed": 2,
+        "repeats": 4,
+        "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.5}}],
+        "epsilons": [0.01, 1, 4],
+        "oracles": ["grr", "oue"],
+        "pipelines": ["base", "norm-sub", "uniform"],
         "metrics": ["mse"],
     }
     ldpbench.run(spec, tmp_path / "r", workers=1)

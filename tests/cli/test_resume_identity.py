@@ -61,8 +61,22 @@ def project(tmp_path):
 
 def run(capsys, project, *extra):
     capsys.readouterr()
-    code = main(["run", str(project / "spec.yaml"), "--out", str(project / "out"), "--workers", "1",
-                 "--plugins-dir", str(project / "pl"), "--no-progress", "--format", "json", *extra])
+    code = main(
+        [
+            "run",
+            str(project / "spec.yaml"),
+            "--out",
+            str(project / "out"),
+            "--workers",
+            "1",
+            "--plugins-dir",
+            str(project / "pl"),
+            "--no-progress",
+            "--format",
+            "json",
+            *extra,
+        ]
+    )
     out, err = capsys.readouterr()
     return code, (json.loads(out) if code == 0 else None), err
 
@@ -96,8 +110,10 @@ def test_no_recompute_refuses_stale_cells_and_leaves_the_folder_alone(project, c
     (project / "pl" / "shrink.py").write_text(PLUGIN.format(factor=2.0, version="1"))
     code, _, err = run(capsys, project, "--no-recompute")
     assert code == 2
-    assert err == (f"ldpbench: error: {CELLS} stored cells are stale: postprocessor 'shrink' changed (source); "
-                   "run without --no-recompute to recompute them (results left unchanged)\n")
+    assert err == (
+        f"ldpbench: error: {CELLS} stored cells are stale: postprocessor 'shrink' changed (source); "
+        "run without --no-recompute to recompute them (results left unchanged)\n"
+    )
     after = {p.name: p.read_bytes() for p in (project / "out").iterdir() if p.is_file()}
     assert after == before
     # Nothing changed: --no-recompute runs as usual.
@@ -126,8 +142,11 @@ def test_only_the_cells_of_a_changed_mechanism_rerun(project, capsys):
 @pytest.mark.slow
 def test_a_dataset_file_edited_in_place_reruns_its_cells(tmp_path, capsys):
     (tmp_path / "counts.csv").write_text("item,count\n" + "".join(f"{i},{100 - 5 * i}\n" for i in range(16)))
-    (tmp_path / "spec.yaml").write_text(SPEC.replace("- zipf: {d: 16, n: 2000, s: 1.3}", "- histogram: {path: counts.csv}")
-                                        .replace("[base, shrink]", "[base]"))
+    (tmp_path / "spec.yaml").write_text(
+        SPEC.replace("- zipf: {d: 16, n: 2000, s: 1.3}", "- histogram: {path: counts.csv}").replace(
+            "[base, shrink]", "[base]"
+        )
+    )
     (tmp_path / "pl").mkdir()
     assert run(capsys, tmp_path)[0] == 0
     (tmp_path / "counts.csv").write_text("item,count\n" + "".join(f"{i},{200 - 5 * i}\n" for i in range(16)))
@@ -160,8 +179,9 @@ def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
     assert run(capsys, project)[0] == 0
     path = project / "out" / "results.jsonl"
     lines = path.read_text().splitlines()
-    stripped = [lines[0]] + [json.dumps({k: v for k, v in json.loads(line).items() if k != "code_fingerprint"})
-                             for line in lines[1:]]
+    stripped = [lines[0]] + [
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "code_fingerprint"}) for line in lines[1:]
+    ]
     path.write_text("\n".join(stripped) + "\n")
     manifest = json.loads((project / "out" / "manifest.json").read_text())
     del manifest["identities"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import shutil
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from ldpbench.store import SCHEMA_VERSION
 
@@ -120,7 +120,12 @@ def test_validate_reports_line_and_suggestion(tmp_path, run_cli):
 
 @pytest.mark.slow
 def test_user_mistakes_never_print_tracebacks(tmp_path, run_cli):
-    for args in (["run", "missing.yaml"], ["validate", "missing.yaml"], ["describe", "nrom-sub"], ["run", "spec.yaml", "--workers", "-3"]):
+    for args in (
+        ["run", "missing.yaml"],
+        ["validate", "missing.yaml"],
+        ["describe", "nrom-sub"],
+        ["run", "spec.yaml", "--workers", "-3"],
+    ):
         write(tmp_path, SPEC)
         res = run_cli(*args)
         assert res.returncode == 2, (args, res.stderr)

@@ -3,10 +3,10 @@ progress bar goes to stderr and never into machine-readable stdout."""
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import textwrap
+
+import pytest
 
 SPEC = """\
 name: portable
@@ -64,5 +64,7 @@ def test_progress_bar_goes_to_stderr_and_stdout_stays_json(tmp_path, run_cli):
     assert len(rows) == 2
     # tqdm's bar over the 8 cells (2 oracles x 4 repeats), labelled with the spec's name
     assert "portable:" in done.stderr and "/8 [" in done.stderr and "cell/s" in done.stderr
-    quiet = run_cli("run", "spec.yaml", "--format", "json", "--out", "out2", "--workers", "1", "--no-progress", cwd=root)
+    quiet = run_cli(
+        "run", "spec.yaml", "--format", "json", "--out", "out2", "--workers", "1", "--no-progress", cwd=root
+    )
     assert quiet.returncode == 0 and "cell/s" not in quiet.stderr

@@ -19,7 +19,8 @@ _QUICK_PARAMS = {"synthetic-search": {"users": 20_000, "queries": 50_000}}
 
 _METRICS = [i.cls for i in _PLUGINS.registry("metric") if i.origin.distribution == "ldpbench"]
 _DATASETS = [
-    (i.cls, _QUICK_PARAMS.get(i.name, {})) for i in _PLUGINS.registry("dataset")
+    (i.cls, _QUICK_PARAMS.get(i.name, {}))
+    for i in _PLUGINS.registry("dataset")
     if i.origin.distribution == "ldpbench" and i.name not in _NEEDS_A_FILE
 ]
 

@@ -51,9 +51,7 @@ def site(tmp_path_factory):
     info = root / "brokenplug-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[ldpbench]\nbroken = brokenplug_mod\nfancy = brokenplug_fancy\n"
-    )
+    (info / "entry_points.txt").write_text("[ldpbench]\nbroken = brokenplug_mod\nfancy = brokenplug_fancy\n")
     (root / "brokenplug_mod.py").write_text("raise ImportError('needs libfoo 2.0, found 1.3')\n")
     (root / "brokenplug_fancy.py").write_text(FANCY)
     for oracle in ("grr", "fancy"):
@@ -65,8 +63,9 @@ def ldpbench(site, *args, env=None):
     full = {**os.environ, "PYTHONPATH": str(site) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     full.pop("LDPBENCH_DISABLE_PLUGINS", None)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "ldpbench", *args], cwd=site, capture_output=True, text=True,
-                          timeout=180, env=full)
+    return subprocess.run(
+        [sys.executable, "-m", "ldpbench", *args], cwd=site, capture_output=True, text=True, timeout=180, env=full
+    )
 
 
 ERROR = "ImportError: needs libfoo 2.0, found 1.3"
@@ -80,15 +79,25 @@ def test_plugins_lists_the_broken_plugin_with_its_error(site):
     assert "BROKEN" in line and "brokenplug" in line and ERROR in line
     assert any(line.startswith("fancy ") for line in proc.stdout.splitlines())
     rows = json.loads(ldpbench(site, "plugins", "--json").stdout)
-    assert {"name": "broken", "kind": None, "distribution": "brokenplug", "version": "1.0",
-            "module": "brokenplug_mod", "source": "entry-point", "error": ERROR} in rows
+    assert {
+        "name": "broken",
+        "kind": None,
+        "distribution": "brokenplug",
+        "version": "1.0",
+        "module": "brokenplug_mod",
+        "source": "entry-point",
+        "error": ERROR,
+    } in rows
 
 
 @pytest.mark.slow
 def test_a_spec_that_does_not_use_it_runs_with_a_warning(site):
     proc = ldpbench(site, "run", "grr.yaml", "--out", "out-grr", "--workers", "1", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    assert f"warning: plugin 'broken' (brokenplug_mod) from distribution brokenplug 1.0 failed to load: {ERROR}" in proc.stderr
+    assert (
+        f"warning: plugin 'broken' (brokenplug_mod) from distribution brokenplug 1.0 failed to load: {ERROR}"
+        in proc.stderr
+    )
 
 
 @pytest.mark.slow
@@ -103,15 +112,28 @@ def test_a_spec_naming_an_unknown_plugin_is_told_about_the_broken_one(site):
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_disable_plugin_skips_plugins(site, how):
-    args, env = (["--disable-plugin", "broken", "--disable-plugin", "fancy"], None) if how == "flag" else (
-        [], {"LDPBENCH_DISABLE_PLUGINS": "broken,fancy"})
+    args, env = (
+        (["--disable-plugin", "broken", "--disable-plugin", "fancy"], None)
+        if how == "flag"
+        else ([], {"LDPBENCH_DISABLE_PLUGINS": "broken,fancy"})
+    )
     proc = ldpbench(site, "plugins", *args, env=env)
     assert proc.returncode == 0 and "broken" not in proc.stdout and "fancy " not in proc.stdout
     assert "warning" not in proc.stderr
     proc = ldpbench(site, "run", "fancy.yaml", "--out", f"out-{how}", "--workers", "1", "--no-progress", *args, env=env)
     assert proc.returncode == 2 and "unknown oracle or protocol 'fancy'" in proc.stderr
-    proc = ldpbench(site, "run", "fancy.yaml", "--out", f"out-{how}", "--workers", "1", "--no-progress",
-                    "--disable-plugin", "broken")
+    proc = ldpbench(
+        site,
+        "run",
+        "fancy.yaml",
+        "--out",
+        f"out-{how}",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--disable-plugin",
+        "broken",
+    )
     assert proc.returncode == 0, proc.stderr  # fancy loads again; broken is silent
 
 

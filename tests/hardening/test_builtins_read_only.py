@@ -60,9 +60,7 @@ def _runs(tmp_path, simulation):
         have, need = oracle.tags(), step.tags()
         # EM on the aggregate path also needs the histogram sampler (pgr offers EM per user only)
         finite = have.finite_output and (simulation == "per-user" or have.aggregate_histogram)
-        if need.requires_randomized_response and (
-            not finite or oracle.channel().tags().randomized_response is None
-        ):
+        if need.requires_randomized_response and (not finite or oracle.channel().tags().randomized_response is None):
             return False
         if need.requires_channel and not finite:
             return False
@@ -76,8 +74,9 @@ def _runs(tmp_path, simulation):
         groups.setdefault(fed, []).append(step.name)
     metrics = ", ".join(_names("metric"))
     for k, (names, pipes) in enumerate(sorted(groups.items())):
-        spec = ORACLE_SPEC.format(simulation=simulation, oracles=", ".join(names),
-                                  pipelines=", ".join(pipes), metrics=metrics)
+        spec = ORACLE_SPEC.format(
+            simulation=simulation, oracles=", ".join(names), pipelines=", ".join(pipes), metrics=metrics
+        )
         (tmp_path / f"spec{k}.yaml").write_text(spec)
         yield tmp_path / f"spec{k}.yaml", tmp_path / f"out{k}"
 

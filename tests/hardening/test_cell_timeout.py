@@ -28,8 +28,20 @@ metrics: [mse]
 
 def _run(tmp_path, spec, *flags):
     (tmp_path / "spec.yaml").write_text(textwrap.dedent(spec))
-    return main(["run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out"), "--plugins-dir",
-                 str(FIXTURES), "--workers", "1", "--no-progress", *flags])
+    return main(
+        [
+            "run",
+            str(tmp_path / "spec.yaml"),
+            "--out",
+            str(tmp_path / "out"),
+            "--plugins-dir",
+            str(FIXTURES),
+            "--workers",
+            "1",
+            "--no-progress",
+            *flags,
+        ]
+    )
 
 
 @pytest.mark.slow

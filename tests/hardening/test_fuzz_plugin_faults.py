@@ -36,8 +36,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PLUGINS = FIXTURES / "faulty_plugins.py"
 
 RAISING = (
-    "value-error", "keyboard-interrupt", "system-exit", "generator-exit", "base-exception",
-    "bad-str", "huge-message", "exit", "sleep", "spin",
+    "value-error",
+    "keyboard-interrupt",
+    "system-exit",
+    "generator-exit",
+    "base-exception",
+    "bad-str",
+    "huge-message",
+    "exit",
+    "sleep",
+    "spin",
 )
 BAD_OUTPUT = ("nan", "inf", "negative", "shape", "dtype", "mutate")
 FAMILIES = ("oracle", "postprocessor", "metric", "dataset")
@@ -73,8 +81,22 @@ def run(tmp: Path, family: str, fault: str, executor: str, capsys) -> tuple[int,
     folder.mkdir()
     (folder / "spec.yaml").write_text(spec_text(family, fault))
     capsys.readouterr()
-    code = main(["run", str(folder / "spec.yaml"), "--out", str(folder / "out"), "--plugins-dir", str(FIXTURES),
-                 "--no-progress", "--format", "json", "--cell-timeout", TIMEOUT, *EXECUTORS[executor]])
+    code = main(
+        [
+            "run",
+            str(folder / "spec.yaml"),
+            "--out",
+            str(folder / "out"),
+            "--plugins-dir",
+            str(FIXTURES),
+            "--no-progress",
+            "--format",
+            "json",
+            "--cell-timeout",
+            TIMEOUT,
+            *EXECUTORS[executor],
+        ]
+    )
     _, err = capsys.readouterr()
     lines = (folder / "out" / "results.jsonl").read_text().splitlines()[1:]
     rows = [json.loads(line) for line in lines]
@@ -98,8 +120,21 @@ def baselines(tmp_path_factory):
         folder = tmp / family
         folder.mkdir()
         (folder / "spec.yaml").write_text(spec_text(family, "none"))
-        code = main(["run", str(folder / "spec.yaml"), "--out", str(folder / "out"), "--plugins-dir",
-                     str(FIXTURES), "--no-progress", "--format", "json", "--workers", "1"])
+        code = main(
+            [
+                "run",
+                str(folder / "spec.yaml"),
+                "--out",
+                str(folder / "out"),
+                "--plugins-dir",
+                str(FIXTURES),
+                "--no-progress",
+                "--format",
+                "json",
+                "--workers",
+                "1",
+            ]
+        )
         assert code == 0
         lines = (folder / "out" / "results.jsonl").read_text().splitlines()[1:]
         out[family] = {key(r): r for r in map(json.loads, lines) if not faulty(r, family)}
@@ -152,8 +187,7 @@ def test_the_error_says_what_was_wrong_and_where(baselines, tmp_path, capsys):
     code, rows, _ = run(tmp_path, "oracle", "nan", "in-process", capsys)
     assert code == 3
     bad = [r for r in rows if faulty(r, "oracle")]
-    assert all("oracle 'faulty-oracle' returned a report histogram with non-finite values" in r["error"]
-               for r in bad)
+    assert all("oracle 'faulty-oracle' returned a report histogram with non-finite values" in r["error"] for r in bad)
     code, rows, _ = run(tmp_path, "postprocessor", "value-error", "in-process", capsys)
     bad = [r for r in rows if faulty(r, "postprocessor")]
     assert all(r["where"] and "faulty_plugins.py" in r["where"] and "in misbehave" in r["where"] for r in bad)
@@ -170,8 +204,7 @@ def test_a_huge_message_is_cut(baselines, tmp_path, capsys):
 def test_an_unprintable_exception_is_still_reported(baselines, tmp_path, capsys):
     _, rows, _ = run(tmp_path, "metric", "bad-str", "in-process", capsys)
     bad = [r for r in rows if faulty(r, "metric")]
-    assert all(r["error"].startswith("metric 'faulty-metric': BadStr: (its message could not be printed")
-               for r in bad)
+    assert all(r["error"].startswith("metric 'faulty-metric': BadStr: (its message could not be printed") for r in bad)
 
 
 def test_a_mutating_metric_gets_an_error_instead_of_changing_other_rows(baselines, tmp_path, capsys):
@@ -186,8 +219,10 @@ def test_a_mutating_metric_gets_an_error_instead_of_changing_other_rows(baseline
 def test_a_hang_fails_its_cell_with_a_clear_error(executor, baselines, tmp_path, capsys):
     _, rows, err = run(tmp_path, "postprocessor", "sleep", executor, capsys)
     bad = [r for r in rows if faulty(r, "postprocessor") and r["error"]]
-    assert bad and all(r["error"] == "pipeline 'faulty-pp(fault=sleep)': CellTimeout: cell timed out after 1 s "
-                       "(cell_timeout)" for r in bad)
+    assert bad and all(
+        r["error"] == "pipeline 'faulty-pp(fault=sleep)': CellTimeout: cell timed out after 1 s (cell_timeout)"
+        for r in bad
+    )
     assert all(r["where"] and "in misbehave" in r["where"] for r in bad)
     # The pipelines before it in the same cell finished in time and keep their numbers.
     assert all(r["error"] is None for r in rows if not faulty(r, "postprocessor"))

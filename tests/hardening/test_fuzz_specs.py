@@ -119,7 +119,9 @@ def mutated_documents(draw: st.DrawFn) -> dict[str, Any]:
             parent[draw(st.sampled_from(["epsilon", "pipeline", "oracle", "sampel", "d ", "x"]))] = draw(BAD_VALUES)
         elif action == "rename" and isinstance(parent, dict):
             value = parent.pop(key)
-            parent[draw(st.one_of(st.text(max_size=10), st.sampled_from(["norm_sub", "GRR", "zipf2", "set_query"])))] = value
+            parent[
+                draw(st.one_of(st.text(max_size=10), st.sampled_from(["norm_sub", "GRR", "zipf2", "set_query"])))
+            ] = value
         elif action == "users":
             doc.pop("epsilons", None)
             doc["users"] = draw(st.one_of(USER_GROUPS, st.dictionaries(st.text(max_size=4), USER_GROUPS, max_size=2)))
@@ -130,7 +132,13 @@ def _exists(doc: Any, path: tuple[Any, ...]) -> bool:
     try:
         node = doc
         for key in path:
-            if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int) and key < len(node):
+            if (
+                isinstance(node, dict)
+                and key in node
+                or isinstance(node, list)
+                and isinstance(key, int)
+                and key < len(node)
+            ):
                 node = node[key]
             else:
                 return False
@@ -157,13 +165,17 @@ def mutated_texts(draw: st.DrawFn) -> str:
         lines[i] = draw(YAML_NOISE)
         return "\n".join(lines)
     if kind == "alias":  # aliases: a recursive one, and a wide fan-out ("billion laughs")
-        return draw(st.sampled_from([
-            "a: &a [*a]\n" + text,
-            "x: &x {k: *x}\n" + text,
-            "l0: &l0 [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
-                f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 7)
-            ) + text,
-        ]))
+        return draw(
+            st.sampled_from(
+                [
+                    "a: &a [*a]\n" + text,
+                    "x: &x {k: *x}\n" + text,
+                    "l0: &l0 [1,1,1,1,1,1,1,1,1,1]\n"
+                    + "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 7))
+                    + text,
+                ]
+            )
+        )
     if kind == "nest":
         depth = draw(st.integers(40, 3000))
         return text + "deep: " + "[" * depth + "]" * depth + "\n"
@@ -268,7 +280,8 @@ CLI_CASES = {
     "huge-domain-under-size-limit": BASE_TEXT.replace("d: 16", "d: 10000000000"),
     "negative-repeats": BASE_TEXT.replace("repeats: 2", "repeats: -4"),
     "unknown-names-and-keys": BASE_TEXT.replace("- base\n", "- norm_sub\n").replace("seed:", "sede:"),
-    "empty-lists-and-wrong-types": BASE_TEXT.replace("- grr\n", "").replace("oracles:\n", "oracles: []\nx_oracles:\n")
+    "empty-lists-and-wrong-types": BASE_TEXT.replace("- grr\n", "")
+    .replace("oracles:\n", "oracles: []\nx_oracles:\n")
     .replace("name: fuzz", "name: [1, 2]"),
     "recursive-alias": "a: &a [*a]\n" + BASE_TEXT,
     "huge-workers": BASE_TEXT.replace("workers: 2", "workers: 100000000"),
@@ -283,7 +296,10 @@ def test_cli_rejects_malformed_specs_with_exit_2(case, tmp_path):
     started = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-m", "ldpbench", "run", path.name, "--out", "out", "--workers", "1"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     elapsed = time.perf_counter() - started
     assert res.returncode == 2, (case, res.returncode, res.stderr)
@@ -308,7 +324,9 @@ SECRET = "s3cr3t-marker"
 
 def _family(name: str, outcomes: Counter[str], rss_before: float) -> None:
     grown = _maxrss_mb() - rss_before
-    print(f"\n{name}: {sum(outcomes.values())} cases, {dict(outcomes)}, slowest {SLOWEST[0]:.2f} s, RSS +{grown:.0f} MB")
+    print(
+        f"\n{name}: {sum(outcomes.values())} cases, {dict(outcomes)}, slowest {SLOWEST[0]:.2f} s, RSS +{grown:.0f} MB"
+    )
     assert grown < 300, f"{name}: the cases held {grown:.0f} MB"
 
 
@@ -317,9 +335,27 @@ def _check_text(path: Path, plugins: Any, text: str, **kw: Any) -> str:
     return outcome
 
 
-TAGS = ["!!bool", "!!int", "!!float", "!!timestamp", "!!binary", "!!set", "!!omap", "!!pairs", "!!str",
-        "!!null", "!!merge", "!!value", "!!seq", "!!map", "!!python/object:os.system", "!!python/name:os.system",
-        "!foo", "!<tag:yaml.org,2002:int>", "!!python/object/apply:os.system"]
+TAGS = [
+    "!!bool",
+    "!!int",
+    "!!float",
+    "!!timestamp",
+    "!!binary",
+    "!!set",
+    "!!omap",
+    "!!pairs",
+    "!!str",
+    "!!null",
+    "!!merge",
+    "!!value",
+    "!!seq",
+    "!!map",
+    "!!python/object:os.system",
+    "!!python/name:os.system",
+    "!foo",
+    "!<tag:yaml.org,2002:int>",
+    "!!python/object/apply:os.system",
+]
 
 
 @st.composite
@@ -331,11 +367,20 @@ def merge_and_tag_attacks(draw: st.DrawFn) -> str:
         lines += [f"m{i}: &m{i} {{<<: [" + ", ".join([f"*m{i - 1}"] * width) + "]}" for i in range(1, levels)]
         return BASE_TEXT + "\n".join(lines) + "\n"
     if kind == "merge-odd":
-        return BASE_TEXT + draw(st.sampled_from([
-            "x: {<<: 1}\n", "x: {<<: [1, 2]}\n", "x: &x {<<: *x}\n", "x: {<<: {<<: {<<: {a: 1}}}}\n",
-            "b: &b {seed: 9}\nx: {<<: [*b, *b], seed: 1}\n", "<<: {name: merged, seed: 5}\n",
-            "b: &b [1]\nx: {<<: *b}\n", "x: {<<: [], y: 1}\n",
-        ]))
+        return BASE_TEXT + draw(
+            st.sampled_from(
+                [
+                    "x: {<<: 1}\n",
+                    "x: {<<: [1, 2]}\n",
+                    "x: &x {<<: *x}\n",
+                    "x: {<<: {<<: {<<: {a: 1}}}}\n",
+                    "b: &b {seed: 9}\nx: {<<: [*b, *b], seed: 1}\n",
+                    "<<: {name: merged, seed: 5}\n",
+                    "b: &b [1]\nx: {<<: *b}\n",
+                    "x: {<<: [], y: 1}\n",
+                ]
+            )
+        )
     tag = draw(st.sampled_from(TAGS))
     if kind == "tag":
         value = draw(st.sampled_from(["maybe", "0x", "1", "2020-99-99", "xx!", "abc", "", "[1]", "1e999", "yes"]))
@@ -370,8 +415,13 @@ EXECUTOR_VALUES = st.one_of(
 @st.composite
 def executor_blocks(draw: st.DrawFn) -> str:
     name = draw(st.sampled_from(["dask", "process-pool", "in-process", "daskk", "remote"]))
-    keys = draw(st.lists(st.sampled_from(["scheduler", "scheduler_file", "workers", "threads_per_worker", "preload", "address"]),
-                         max_size=3, unique=True))
+    keys = draw(
+        st.lists(
+            st.sampled_from(["scheduler", "scheduler_file", "workers", "threads_per_worker", "preload", "address"]),
+            max_size=3,
+            unique=True,
+        )
+    )
     block = {name: {k: draw(EXECUTOR_VALUES) for k in keys}} if keys else draw(st.sampled_from([name, {name: None}]))
     doc = copy.deepcopy(BASE)
     doc["executor"] = block
@@ -417,8 +467,23 @@ def test_device_fifo_directory_and_secret_paths_are_refused_unread(plugins, case
     binary.write_bytes(b"\xff\xfe" + SECRET.encode() + b"\x00\x01")
     bad_fimi = tmp_path / "t.dat"
     bad_fimi.write_text(f"1 2 {SECRET}\n")
-    paths = ["/dev/zero", "/dev/null", "/dev/urandom", str(fifo), str(tmp_path / "dir.csv"), str(secret), str(binary),
-             str(bad_fimi), "nonexistent.csv", "", "/", ".", "..", "~", "a\tb"]
+    paths = [
+        "/dev/zero",
+        "/dev/null",
+        "/dev/urandom",
+        str(fifo),
+        str(tmp_path / "dir.csv"),
+        str(secret),
+        str(binary),
+        str(bad_fimi),
+        "nonexistent.csv",
+        "",
+        "/",
+        ".",
+        "..",
+        "~",
+        "a\tb",
+    ]
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
     for dataset in ("histogram", "fimi", "search-log", "kosarak"):
@@ -446,12 +511,36 @@ NAME_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("C
 
 @st.composite
 def odd_names(draw: st.DrawFn) -> Any:
-    return draw(st.one_of(
-        NAME_TEXT,
-        st.sampled_from(["abc\n", "../x", "a/b", "..", ".", "-x", "a\0b", "a\rb", "\u202ertl", "ok", "a" * 100,
-                         "a" * 101, "a" * 256, "con", "x" * 99 + "\n", " a", "a ", "ä"]),
-        st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2),
-    ))
+    return draw(
+        st.one_of(
+            NAME_TEXT,
+            st.sampled_from(
+                [
+                    "abc\n",
+                    "../x",
+                    "a/b",
+                    "..",
+                    ".",
+                    "-x",
+                    "a\0b",
+                    "a\rb",
+                    "\u202ertl",
+                    "ok",
+                    "a" * 100,
+                    "a" * 101,
+                    "a" * 256,
+                    "con",
+                    "x" * 99 + "\n",
+                    " a",
+                    "a ",
+                    "ä",
+                ]
+            ),
+            st.integers(),
+            st.none(),
+            st.lists(st.text(max_size=3), max_size=2),
+        )
+    )
 
 
 @pytest.mark.slow
@@ -481,8 +570,14 @@ def test_long_and_odd_names_are_one_short_path_component(plugins, case_file):
 
 
 #: Where a plugin of each kind goes in a spec (executors and datasets replace BASE's).
-SLOTS = {"dataset": "datasets", "oracle": "oracles", "protocol": "oracles", "postprocessor": "pipelines",
-         "metric": "metrics", "executor": "executor"}
+SLOTS = {
+    "dataset": "datasets",
+    "oracle": "oracles",
+    "protocol": "oracles",
+    "postprocessor": "pipelines",
+    "metric": "metrics",
+    "executor": "executor",
+}
 
 
 def _wrong_values(p: Any) -> list[Any]:
@@ -509,7 +604,7 @@ def _wrong_values(p: Any) -> list[Any]:
 
 def _plugin_param_cases(plugins: Any) -> list[tuple[str, str, str, Any]]:
     cases = []
-    for kind, slot in SLOTS.items():
+    for kind in SLOTS:
         for info in plugins.registry(kind):
             if info.origin.distribution not in ("ldpbench",):
                 continue
@@ -550,7 +645,9 @@ def test_every_builtin_plugin_parameter_with_wrong_values(plugins, case_file):
     assert len(cases) > 300
     # The only "wrong" value accepted is True for a bool parameter.
     for name, key, value in accepted:
-        p = next(q for q in plugins.get(next(k for k in SLOTS if name in plugins.registry(k)), name).params if q.name == key)
+        p = next(
+            q for q in plugins.get(next(k for k in SLOTS if name in plugins.registry(k)), name).params if q.name == key
+        )
         assert p.types == (bool,) and value is True, (name, key, value)
     assert outcomes["rejected"] > 0.8 * len(cases)
 
@@ -569,16 +666,26 @@ def _worst_cases(tmp_path: Path) -> dict[str, str]:
     merge += [f"m{i}: &m{i} {{<<: [" + ", ".join([f"*m{i - 1}"] * 40) + "]}" for i in range(1, 9)]
     return {
         "merge-key bomb (8 levels x 40)": put("merge.yaml", BASE_TEXT + "\n".join(merge) + "\n"),
-        "alias bomb (billion laughs)": put("alias.yaml", "l0: &l0 [1,1,1,1,1,1,1,1,1,1]\n" + "".join(
-            f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9)) + BASE_TEXT),
+        "alias bomb (billion laughs)": put(
+            "alias.yaml",
+            "l0: &l0 [1,1,1,1,1,1,1,1,1,1]\n"
+            + "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 9))
+            + BASE_TEXT,
+        ),
         "1 MB of flow items (token cap)": put("tokens.yaml", BASE_TEXT + "x: [" + ", ".join(["1"] * 300_000) + "]\n"),
         "3000-deep flow nesting": put("deep.yaml", BASE_TEXT + "x: " + "[" * 3000 + "]" * 3000 + "\n"),
         "3000-deep block nesting": put("block.yaml", BASE_TEXT + "".join(" " * i + "- \n" for i in range(0, 6000, 2))),
         "tag mismatch (!!bool maybe)": put("tag.yaml", BASE_TEXT.replace("seed: 3", "seed: !!bool maybe")),
-        "executor names a scheduler": put("exec.yaml", BASE_TEXT.replace("process-pool:\n    workers: 2", "dask:\n    scheduler: tcp://127.0.0.1:1")),
-        "histogram path /dev/zero": put("devzero.yaml", BASE_TEXT.replace("- uniform\n", "- histogram: {path: /dev/zero}\n")),
+        "executor names a scheduler": put(
+            "exec.yaml", BASE_TEXT.replace("process-pool:\n    workers: 2", "dask:\n    scheduler: tcp://127.0.0.1:1")
+        ),
+        "histogram path /dev/zero": put(
+            "devzero.yaml", BASE_TEXT.replace("- uniform\n", "- histogram: {path: /dev/zero}\n")
+        ),
         "256-character name": put("name.yaml", BASE_TEXT.replace("name: fuzz", "name: " + "a" * 256)),
-        "per-user n = 1e10": put("peruser.yaml", BASE_TEXT.replace("n: 1000", "n: 10000000000").replace("aggregate", "per-user")),
+        "per-user n = 1e10": put(
+            "peruser.yaml", BASE_TEXT.replace("n: 1000", "n: 10000000000").replace("aggregate", "per-user")
+        ),
         "spec is /dev/zero": "/dev/zero",
         "spec is a FIFO": str(fifo),
     }
@@ -606,12 +713,21 @@ def test_worst_case_time_and_memory_before_a_rejection(tmp_path):
 
     rows = []
     for family, path in _worst_cases(tmp_path).items():
-        res = subprocess.run([sys.executable, "-c", code, path], cwd=tmp_path, capture_output=True, text=True,
-                             timeout=120, preexec_fn=limit_memory)
+        res = subprocess.run(
+            [sys.executable, "-c", code, path],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=limit_memory,
+        )
         cost = re.search(r"COST ([\d.]+) (\d+) (\d+)", res.stderr)
         assert res.returncode == 2 and cost, (family, res.returncode, res.stderr[-2000:])
         problems = [line for line in res.stderr.splitlines() if line.strip() and not line.startswith("COST")]
-        assert problems and all(re.match(rf"^{re.escape(path)}:\d+: \S", line) for line in problems), (family, res.stderr)
+        assert problems and all(re.match(rf"^{re.escape(path)}:\d+: \S", line) for line in problems), (
+            family,
+            res.stderr,
+        )
         seconds, base, peak = float(cost[1]), int(cost[2]) / 1024, int(cost[3]) / 1024
         rows.append((family, seconds, peak, peak - base))
     print("\nworst case per family (validate in a fresh process; RSS: peak, and growth after plugin loading)")

@@ -90,9 +90,24 @@ def test_a_real_ctrl_c_stops_the_run_cleanly_and_keeps_finished_cells(folder):
     (folder / "spec.yaml").write_text(textwrap.dedent(SPEC).replace("PIPE", "waiter"))
     marker = folder / "marker"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "out", "--workers", "1",
-         "--plugins-dir", "plugs", "--no-progress"],
-        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "ldpbench",
+            "run",
+            "spec.yaml",
+            "--out",
+            "out",
+            "--workers",
+            "1",
+            "--plugins-dir",
+            "plugs",
+            "--no-progress",
+        ],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "MARKER": str(marker)},
     )
     try:
@@ -112,9 +127,25 @@ def test_a_real_ctrl_c_stops_the_run_cleanly_and_keeps_finished_cells(folder):
     assert len(rows) == 2 and all(r["error"] is None for r in rows)  # the two cells before it
     # A rerun resumes: the two finished cells are not run again.
     rerun = subprocess.run(
-        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "out", "--workers", "1",
-         "--plugins-dir", "plugs", "--no-progress"],
-        cwd=folder, capture_output=True, text=True, timeout=120, env={**os.environ, "MARKER": str(folder / "m2")},
+        [
+            sys.executable,
+            "-m",
+            "ldpbench",
+            "run",
+            "spec.yaml",
+            "--out",
+            "out",
+            "--workers",
+            "1",
+            "--plugins-dir",
+            "plugs",
+            "--no-progress",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MARKER": str(folder / "m2")},
     )
     assert "(2 run, 2 already done)" in rerun.stderr
 
@@ -127,15 +158,37 @@ def test_the_process_pool_kills_a_plugin_the_timer_cannot_stop(folder):
     spec = spec.replace("repeats: 4", "repeats: 2")
     (folder / "spec.yaml").write_text(spec)
     proc = subprocess.run(
-        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "out", "--workers", "2",
-         "--plugins-dir", "plugs", "--no-progress", "--cell-timeout", "1", "--format", "json"],
-        cwd=folder, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "ldpbench",
+            "run",
+            "spec.yaml",
+            "--out",
+            "out",
+            "--workers",
+            "2",
+            "--plugins-dir",
+            "plugs",
+            "--no-progress",
+            "--cell-timeout",
+            "1",
+            "--format",
+            "json",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 3, proc.stderr
     lines = (folder / "out" / "results.jsonl").read_text().splitlines()[1:]
     rows = [json.loads(line) for line in lines]
     assert {r["epsilon"] for r in rows if r["error"]} == {4.0}
-    assert all("cell timed out after 1 s (cell_timeout); its worker process did not stop and was killed"
-               == r["error"] for r in rows if r["error"])
+    assert all(
+        "cell timed out after 1 s (cell_timeout); its worker process did not stop and was killed" == r["error"]
+        for r in rows
+        if r["error"]
+    )
     assert sum(1 for r in rows if r["error"] is None) == 2  # the epsilon-1 cells
     assert json.loads(proc.stdout)  # the leaderboard was written

@@ -153,8 +153,9 @@ HOLD = textwrap.dedent("""\
 
 @pytest.mark.slow
 def test_a_second_run_into_a_held_folder_is_refused_and_writes_nothing(project):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(project / "out")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(project / "out")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         res = ldpbench(project, *RUN)
@@ -172,8 +173,16 @@ def test_a_second_run_into_a_held_folder_is_refused_and_writes_nothing(project):
 
 @pytest.mark.slow
 def test_two_concurrent_runs_never_duplicate_or_lose_rows(project):
-    procs = [subprocess.Popen([sys.executable, "-m", "ldpbench", *RUN], cwd=project, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ldpbench", *RUN],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
     for p in procs:
         p.stdout.close()

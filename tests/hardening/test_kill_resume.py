@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -52,8 +52,20 @@ ORPHAN_SECONDS = 5
 
 def _command(spec: Path, out: Path, workers: int = 1) -> list[str]:
     # --workers 1: the in-process executor; 2: the process pool.
-    return [sys.executable, "-m", "ldpbench", "run", str(spec), "--out", str(out), "--format", "json",
-            "--workers", str(workers), "--no-progress"]
+    return [
+        sys.executable,
+        "-m",
+        "ldpbench",
+        "run",
+        str(spec),
+        "--out",
+        str(out),
+        "--format",
+        "json",
+        "--workers",
+        str(workers),
+        "--no-progress",
+    ]
 
 
 def _proc_stat(pid: int) -> tuple[str, int] | None:
@@ -62,7 +74,7 @@ def _proc_stat(pid: int) -> tuple[str, int] | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
-    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": the comm may hold spaces
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": the comm may hold spaces
     return fields[0], int(fields[1])
 
 

@@ -13,8 +13,6 @@ dropped chunks would be off by orders of magnitude.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import math
 import os
@@ -22,6 +20,8 @@ import subprocess
 import sys
 import textwrap
 import time
+
+import pytest
 
 N = 100_000_000
 D = 16
@@ -60,7 +60,9 @@ def test_hundred_million_grr_users_per_user_under_1gb(tmp_path):
     with out.open("wb") as fo, err.open("wb") as fe:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ldpbench", "run", "big.yaml", "--out", "res", "--format", "json", "--no-progress"],
-            cwd=tmp_path, stdout=fo, stderr=fe,
+            cwd=tmp_path,
+            stdout=fo,
+            stderr=fe,
         )
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here; keep Popen consistent

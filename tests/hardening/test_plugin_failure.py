@@ -86,10 +86,12 @@ def runs(tmp_path_factory):
     (root / "clean.yaml").write_text(textwrap.dedent(SPEC).replace(", fragile]", "]"))
     failing = subprocess.run(
         [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "failing", *COMMON],
-        cwd=root, capture_output=True, text=True, timeout=120,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return root, failing
-
 
 
 @pytest.mark.slow
@@ -117,8 +119,7 @@ def test_the_leaderboard_marks_the_failure(runs, capsys):
     board = json.loads(failing.stdout)
     marked = [r for r in board if r["failed"]]
     assert {(r["pipeline"], r["epsilon"]) for r in marked} == {("fragile", 4.0)}
-    assert all(r["failed"] == 3 and r["repeats"] == 0 and r["mean"] is None and r["error"] == ERROR
-               for r in marked)
+    assert all(r["failed"] == 3 and r["repeats"] == 0 and r["mean"] is None and r["error"] == ERROR for r in marked)
     assert not any(r["best"] for r in marked)
 
     code, md, err = cli(capsys, "leaderboard", root / "failing", "--format", "markdown")
@@ -135,8 +136,17 @@ def test_the_leaderboard_marks_the_failure(runs, capsys):
 
 def test_other_rows_keep_the_numbers_of_a_run_without_the_plugin(runs, capsys):
     root = runs[0]
-    code, _, err = cli(capsys, "run", root / "clean.yaml", "--out", root / "clean", *COMMON[:-3],
-                       "--plugins-dir", root / "plugs", "--no-progress")
+    code, _, err = cli(
+        capsys,
+        "run",
+        root / "clean.yaml",
+        "--out",
+        root / "clean",
+        *COMMON[:-3],
+        "--plugins-dir",
+        root / "plugs",
+        "--no-progress",
+    )
     assert code == 0, err
     key = lambda r: (r["cell_id"], r["oracle"], r["pipeline"], r["metric"])  # noqa: E731
     failing = {key(r): r["value"] for r in _stored_rows(root / "failing")}
@@ -152,7 +162,16 @@ def test_other_rows_keep_the_numbers_of_a_run_without_the_plugin(runs, capsys):
 def test_a_rerun_retries_only_the_failed_cells(runs, capsys):
     root = runs[0]
     shutil.copytree(root / "failing", root / "retry")  # leave the first run's files as they are
-    code, _, err = cli(capsys, "run", root / "spec.yaml", "--out", root / "retry", *COMMON[:-3],
-                       "--plugins-dir", root / "plugs", "--no-progress")
+    code, _, err = cli(
+        capsys,
+        "run",
+        root / "spec.yaml",
+        "--out",
+        root / "retry",
+        *COMMON[:-3],
+        "--plugins-dir",
+        root / "plugs",
+        "--no-progress",
+    )
     assert code == 3, err
     assert f"{FAILED_CELLS} run, {CELLS - FAILED_CELLS} already done" in err

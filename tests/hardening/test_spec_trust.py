@@ -79,13 +79,19 @@ def test_the_command_line_names_the_scheduler(tmp_path, plugins, no_connections)
     assert spec.executor.name == "dask" and dict(spec.executor.params) == {"scheduler": "tcp://10.0.0.1:8786"}
 
     spec = load_spec(spec_path, plugins)
-    apply_executor_params(plugins, spec, args(executor="dask", executor_param=["scheduler_file=/tmp/s.json", "workers=3"]))
+    apply_executor_params(
+        plugins, spec, args(executor="dask", executor_param=["scheduler_file=/tmp/s.json", "workers=3"])
+    )
     assert dict(spec.executor.params) == {"scheduler_file": "/tmp/s.json", "workers": 3}
 
     from ldpbench.errors import UsageError
 
-    for bad in (args(executor_param=["workers=2"]), args(executor="dask", executor_param=["nope"]),
-                args(executor="dask", executor_param=["workers=-1"]), args(executor="dask", executor_param=["sheduler=x"])):
+    for bad in (
+        args(executor_param=["workers=2"]),
+        args(executor="dask", executor_param=["nope"]),
+        args(executor="dask", executor_param=["workers=-1"]),
+        args(executor="dask", executor_param=["sheduler=x"]),
+    ):
         with pytest.raises(UsageError):
             apply_executor_params(plugins, load_spec(spec_path, plugins), bad)
 
@@ -94,7 +100,8 @@ def test_user_only_is_declared_not_special_cased(tmp_path, capsys, no_connection
     """A third-party plugin's parameter declared user_only gets the same protection."""
     plugs = tmp_path / "plugs"
     plugs.mkdir()
-    (plugs / "remote.py").write_text(textwrap.dedent('''
+    (plugs / "remote.py").write_text(
+        textwrap.dedent("""
         from ldpbench import hookimpl
         from ldpbench.params import Param
         from ldpbench_plugins.executors.local import InProcess
@@ -108,7 +115,8 @@ def test_user_only_is_declared_not_special_cased(tmp_path, capsys, no_connection
         @hookimpl
         def ldpbench_register_executors(registry):
             registry.register(Remote)
-    '''))
+    """)
+    )
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC + "executor: {remote-thing: {endpoint: 'evil.example.org:1'}}\n")
     assert main(["validate", str(spec), "--plugins-dir", str(plugs)]) == 2
@@ -125,11 +133,18 @@ def _validate_in_subprocess(tmp_path, spec: str, timeout: float = 60) -> tuple[i
         "sys.exit(rc)\n"
     )
     started = time.perf_counter()
+
     def limit_memory() -> None:  # a loader that builds a bomb fails here, not the machine
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    res = subprocess.run([sys.executable, "-c", code, spec], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=timeout, preexec_fn=limit_memory)
+    res = subprocess.run(
+        [sys.executable, "-c", code, spec],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit_memory,
+    )
     seconds = time.perf_counter() - started
     found = re.search(r"MAXRSS (\d+)", res.stderr)
     assert found, res.stderr[-2000:]

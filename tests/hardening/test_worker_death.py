@@ -73,9 +73,26 @@ DEAD_CELLS = 2 * 3  # epsilon 4, both oracles, every repeat
 def _run(root, out, *extra, die=False):
     env = {k: v for k, v in os.environ.items() if k != "DIE"} | ({"DIE": "1"} if die else {})
     return subprocess.run(
-        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", out, "--format", "json",
-         "--plugins-dir", "plugs", "--no-progress", *extra],
-        cwd=root, capture_output=True, text=True, timeout=180, env=env,
+        [
+            sys.executable,
+            "-m",
+            "ldpbench",
+            "run",
+            "spec.yaml",
+            "--out",
+            out,
+            "--format",
+            "json",
+            "--plugins-dir",
+            "plugs",
+            "--no-progress",
+            *extra,
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
     )
 
 
@@ -110,8 +127,10 @@ def test_only_the_dead_cells_fail_and_each_keeps_its_rows_identity(crashed):
     failed = df.filter(df["error"].is_not_null())
     assert failed["cell_id"].n_unique() == DEAD_CELLS and set(failed["epsilon"]) == {4.0}
     errors = dict(zip(failed["oracle"], failed["error"]))
-    assert errors == {"grr": "worker process died (killed by signal 15 (SIGTERM))",
-                      "oue": "worker process died (killed by signal 9 (SIGKILL))"}
+    assert errors == {
+        "grr": "worker process died (killed by signal 15 (SIGTERM))",
+        "oue": "worker process died (killed by signal 9 (SIGKILL))",
+    }
     # The bystanders in flight when the pool broke were rerun, not failed.
     assert df.filter(df["epsilon"] != 4)["error"].null_count() == (CELLS - DEAD_CELLS) * 2 * 2
 
@@ -123,8 +142,9 @@ def test_only_the_dead_cells_fail_and_each_keeps_its_rows_identity(crashed):
     key = ["cell_id", "oracle", "pipeline", "metric"]
     redone = ResultsStore(root / "crashed").load()
     assert redone["error"].null_count() == redone.height
-    before = failed.select(*key, "dataset", "users", "epsilon", "repeat", "simulation", "fingerprint",
-                           "greater_is_better").sort(key)
+    before = failed.select(
+        *key, "dataset", "users", "epsilon", "repeat", "simulation", "fingerprint", "greater_is_better"
+    ).sort(key)
     after = redone.filter(redone["cell_id"].is_in(failed["cell_id"].unique().to_list()))
     assert before.equals(after.select(before.columns).sort(key))
 

@@ -7,10 +7,10 @@ regenerates the baseline in the same commit: ``scripts/update_ci_baseline.sh``.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
+
+import pytest
 
 from ldpbench.store import SCHEMA_VERSION
 

@@ -6,12 +6,11 @@ kit, and run in a spec that uses the page's own pipeline and metric lines.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"

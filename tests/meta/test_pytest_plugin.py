@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
-
 # pytester's in-process runs restore sys.modules afterwards, dropping modules first imported
 # inside them; a second run would then import a second copy of polars whose classes do not match
 # the first's. Importing the whole run path here keeps one copy for every run (and spares each
 # run re-importing hypothesis, whose pytest plugin imports it at the end of every session).
 import hypothesis  # noqa: F401,E402
+import pytest
+
 import ldpbench.runner  # noqa: F401,E402
 import ldpbench.testing.leaderboard_check  # noqa: F401,E402
 from ldpbench.pluginmanager import build_plugins
@@ -107,11 +107,13 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     fresh = project.runpytest()
     fresh.assert_outcomes(passed=1)
     # A passing gate still says what it compared, in one line at the end of the session.
-    fresh.stdout.fnmatch_lines([
-        "*ldpbench leaderboard*",
-        "test_leaderboard_gate.py::test_leaderboard: OK: 8 compared, 0 better, 0 worse, 0 not comparable, "
-        "0 missing, 0 new (baseline *leaderboard.json)",
-    ])
+    fresh.stdout.fnmatch_lines(
+        [
+            "*ldpbench leaderboard*",
+            "test_leaderboard_gate.py::test_leaderboard: OK: 8 compared, 0 better, 0 worse, 0 not comparable, "
+            "0 missing, 0 new (baseline *leaderboard.json)",
+        ]
+    )
 
     # Reproduction (issue 10): a row whose fingerprint changed was "not comparable" and passed.
     # It is blind to the gate, so it fails the check unless allowed.
@@ -119,8 +121,13 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     baseline.write_text(json.dumps(blind))
     unseen = project.runpytest()
     unseen.assert_outcomes(failed=1)
-    unseen.stdout.fnmatch_lines(["*REGRESSION**: 4 not comparable*", "*--ldpbench-allow-not-comparable*",
-                                 "*REGRESSION: 8 compared, 0 better, 0 worse, 4 not comparable, 0 missing*"])
+    unseen.stdout.fnmatch_lines(
+        [
+            "*REGRESSION**: 4 not comparable*",
+            "*--ldpbench-allow-not-comparable*",
+            "*REGRESSION: 8 compared, 0 better, 0 worse, 4 not comparable, 0 missing*",
+        ]
+    )
     allowed = project.runpytest("--ldpbench-allow-not-comparable")
     allowed.assert_outcomes(passed=1)
     allowed.stdout.fnmatch_lines(["*OK: 8 compared, 0 better, 0 worse, 4 not comparable, 0 missing*"])
@@ -138,8 +145,9 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     # pytest >= 9 repeats the whole multi-line message in the -ra summary: read the FAILURES section.
     failures = out.split("short test summary info")[0]
     changed = [line for line in failures.splitlines() if line.startswith("| +")]
-    assert len(changed) == 2 and all("| oue " in line and "| norm-sub " in line and "worse: beyond 5%" in line
-                                      for line in changed)
+    assert len(changed) == 2 and all(
+        "| oue " in line and "| norm-sub " in line and "worse: beyond 5%" in line for line in changed
+    )
     assert "Traceback" not in out
 
 
@@ -170,8 +178,10 @@ def test_loading_the_plugin_does_not_load_the_conformance_kit():
     import subprocess
     import sys
 
-    code = ("import sys, ldpbench.testing.pytest_plugin; "
-            "print(sorted(m for m in ('ldpbench.testing.checks', 'hypothesis', 'scipy.stats') if m in sys.modules))")
+    code = (
+        "import sys, ldpbench.testing.pytest_plugin; "
+        "print(sorted(m for m in ('ldpbench.testing.checks', 'hypothesis', 'scipy.stats') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
     import ldpbench.testing as kit

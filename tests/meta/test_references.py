@@ -37,8 +37,22 @@ ROOT = Path(__file__).resolve().parents[2]
 WRITTEN_FILES = frozenset({"report.md", "compare.md", "leaderboard.md", "summary.md", "bias.md", "history.md"})
 
 #: Folders never scanned: environments, caches, build output.
-SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "build", "dist", "results", ".benchmarks", "__pycache__",
-                          ".pytest_cache", ".hypothesis", ".ruff_cache", "node_modules"})
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "build",
+        "dist",
+        "results",
+        ".benchmarks",
+        "__pycache__",
+        ".pytest_cache",
+        ".hypothesis",
+        ".ruff_cache",
+        "node_modules",
+    }
+)
 
 _EXT = r"(?:md|py|ya?ml|toml|sh|json|jsonl|csv|tsv|txt|png|html|gz)"
 #: A path-like token: folders separated by "/", ending in a known extension.
@@ -47,9 +61,7 @@ _LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _SECTION = re.compile(r"docs/algorithms\.md\s*((?:§\s*\d+(?:\.\d+)*(?:\s*(?:,|and|–|-)\s*)?)+)")
 _SECTION_NUMBER = re.compile(r"§\s*(\d+(?:\.\d+)*)")
 #: Internal documents of the team that are not in the repository, cited without a path.
-_OUTSIDE = re.compile(
-    r"\bacceptance(?:\.md)?\s*(?:§|[A-F]\d+|[A-F]\b|\(|preamble)|\baesthetics\b|\.\./" + "shared"
-)
+_OUTSIDE = re.compile(r"\bacceptance(?:\.md)?\s*(?:§|[A-F]\d+|[A-F]\b|\(|preamble)|\baesthetics\b|\.\./" + "shared")
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,11 @@ def repository_files(root: Path) -> list[str]:
     try:
         out = subprocess.run(
             ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, text=True, check=True, timeout=60,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout.splitlines()
         if out:
             return [f for f in out if (root / f).is_file()]
@@ -89,8 +105,13 @@ def _python_text(source: str) -> list[tuple[int, str]]:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.string))
-            elif tok.type == tokenize.STRING and previous in (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT,
-                                                               tokenize.DEDENT, tokenize.ENCODING):
+            elif tok.type == tokenize.STRING and previous in (
+                tokenize.NEWLINE,
+                tokenize.NL,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENCODING,
+            ):
                 # A string standing alone as a statement: a docstring (or an attribute docstring).
                 for offset, line in enumerate(tok.string.splitlines()):
                     out.append((tok.start[0] + offset, line))
@@ -243,7 +264,9 @@ def test_a_clean_tree_passes(tmp_path: Path) -> None:
         ("specs/bad.yaml", "# the benchmark of docs/speed.md\nname: x\n", "specs/bad.yaml:1: cites 'docs/speed.md'"),
     ],
 )
-def test_a_planted_bad_reference_is_reported_with_file_and_line(tmp_path: Path, path: str, text: str, expected: str) -> None:
+def test_a_planted_bad_reference_is_reported_with_file_and_line(
+    tmp_path: Path, path: str, text: str, expected: str
+) -> None:
     _mini_repo(tmp_path)
     (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / path).write_text(text)

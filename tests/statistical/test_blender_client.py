@@ -124,7 +124,9 @@ def test_local_alg_and_aggregate_sampler_follow_the_report_law(slot):
 
 # A head list with wildcard records (query-only data, or (q, *) listed beside real URLs): queries
 # q0 = {(q0, u), (q0, *)}, q1 = {(q1, *)} alone (k_q = 1), q2 = {(q2, u)} plus an empty <q2, *>.
-HL_W = HeadList.build(np.array([0, 1, 3, 5]), np.array([0, 0, 0, 1, 1, 2, 3]), wildcard=np.array([False, True, True, False]))
+HL_W = HeadList.build(
+    np.array([0, 1, 3, 5]), np.array([0, 0, 0, 1, 1, 2, 3]), wildcard=np.array([False, True, True, False])
+)
 C_W = local_alg_constants(4.0, 1e-5, 1, 0.85, HL_W)
 P_W = report_matrix(HL_W, C_W)
 
@@ -155,7 +157,9 @@ def test_client_record_estimate_of_a_query_star_record_is_unbiased():
     est = np.array(est)
     r = p @ P_W
     big = 10**13
-    exact = estimate_client(np.rint(r * big).astype(np.int64), HL_W, C_W).variance_slot[HL_W.record_slots] * (big - 1) / N_C
+    exact = (
+        estimate_client(np.rint(r * big).astype(np.int64), HL_W, C_W).variance_slot[HL_W.record_slots] * (big - 1) / N_C
+    )
     z = (est.mean(axis=0) - p[HL_W.record_slots]) / np.sqrt(exact / est.shape[0])
     assert np.abs(z).max() <= 5.5, z
     ratio = est.var(axis=0, ddof=1) / exact

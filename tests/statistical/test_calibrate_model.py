@@ -4,12 +4,11 @@ Fixed seeds; every tolerance is several standard errors wide (computed in the co
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
-from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
 from ldpbench_plugins.numerics.noise import significance_threshold
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
 from ldpbench_plugins.priors.families import Exponential, Gaussian, Laplace, Poisson, PowerLaw, Zipf
 
 N_SUPPORT = 10**6
@@ -61,12 +60,15 @@ def test_d1_power_law_prior_against_oue_zero():
         cal.append(((posterior(x, sigma, PowerLaw(), (2.0,), (1, 10**5)).mean - f) ** 2).mean())
         zero.append(((zero_below_threshold(x, sigma) - f) ** 2).mean())
         raw.append(((x - f) ** 2).mean())
-    print(f"\nD1 power law (50 runs): Calibrate {np.mean(cal):.4g}, OUE-Zero {np.mean(zero):.4g}, raw {np.mean(raw):.4g}")
+    print(
+        f"\nD1 power law (50 runs): Calibrate {np.mean(cal):.4g}, OUE-Zero {np.mean(zero):.4g}, raw {np.mean(raw):.4g}"
+    )
     assert np.mean(cal) <= 1.10 * np.mean(zero)
     assert np.mean(cal) <= np.mean(raw) / 50
 
 
 # -- D2 / D3: fitting ----------------------------------------------------------------------------
+
 
 def d2_data(family: str, seed: int):
     rng = np.random.default_rng(seed)
@@ -92,14 +94,24 @@ def d2_data(family: str, seed: int):
     return f + rng.normal(0, sigma, d), sigma, truth
 
 
-FAMILIES = {"gaussian": Gaussian(), "laplace": Laplace(), "poisson": Poisson(), "exponential": Exponential(),
-            "zipf": Zipf()}
+FAMILIES = {
+    "gaussian": Gaussian(),
+    "laplace": Laplace(),
+    "poisson": Poisson(),
+    "exponential": Exponential(),
+    "zipf": Zipf(),
+}
 #: D2 tolerances (relative): location 1%, scale 3%, Poisson rate 1%, exponential scale 3%, Zipf
 #: exponent 5%. SEs at d = 50,000: mean of the Gaussian data 1.0 (0.1%), tau-hat ~0.4%, b-hat
 #: ~0.6%, lambda-hat 0.46 (0.09%), beta-hat ~1.8 (0.45%); the Zipf exponent's mean fit sits on a
 #: heavy-tailed sample mean (~1-2%), its MLE on the shape of the many small counts.
-TOLERANCE = {"gaussian": (0.01, 0.03), "laplace": (0.01, 0.03), "poisson": (0.01,), "exponential": (0.03,),
-             "zipf": (0.05,)}
+TOLERANCE = {
+    "gaussian": (0.01, 0.03),
+    "laplace": (0.01, 0.03),
+    "poisson": (0.01,),
+    "exponential": (0.03,),
+    "zipf": (0.05,),
+}
 
 
 @pytest.mark.slow

@@ -50,9 +50,11 @@ def test_d4_retail_calibrate_vs_oue_zero(plugins, retail):
         err, _ = run_retail(plugins, retail, eps)
         mean = {k: v.mean() for k, v in err.items()}
         improvement[eps] = 100 * (mean["zero"] - mean["cal"]) / mean["zero"]
-        print(f"\nRetail eps={eps}: MSE (count scale) OUE {mean['oue']:.4g}, OUE-Zero {mean['zero']:.4g}, "
-              f"OUE-Calibrate {mean['cal']:.4g}; improvement over Zero {improvement[eps]:.1f}% "
-              f"(paper: {PAPER_IMPROVEMENT.get(eps, '-')}%)")
+        print(
+            f"\nRetail eps={eps}: MSE (count scale) OUE {mean['oue']:.4g}, OUE-Zero {mean['zero']:.4g}, "
+            f"OUE-Calibrate {mean['cal']:.4g}; improvement over Zero {improvement[eps]:.1f}% "
+            f"(paper: {PAPER_IMPROVEMENT.get(eps, '-')}%)"
+        )
         assert mean["zero"] < mean["oue"] / 2 and mean["cal"] < mean["oue"] / 2
         if eps >= 4:
             # paired differences: Calibrate wins in every repeat at eps = 4 and 5

@@ -62,7 +62,7 @@ def _estimates(epsilon: float, trials: int, seed: int):
         yield t, simulate(oracle, POPULATION.counts, rng_for(seed, "olh", epsilon, t), "aggregate")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scores(
     epsilon: float, trials: int = TRIALS, seed: int = SEED, methods: tuple[str, ...] = METHODS
 ) -> dict[str, dict[str, np.ndarray]]:

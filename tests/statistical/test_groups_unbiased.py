@@ -86,12 +86,10 @@ def predicted_variance(oracle: str) -> np.ndarray:
     """sum_g w_g^2 Var_g(f_v) per item, at the true population frequencies."""
     f = POP.frequencies
     w = expected_weights(oracle)
-    return sum(
-        wg**2 * group_variance(*textbook_constants(oracle, eps, POP.d), n, f) for wg, (eps, n) in zip(w, GROUPS)
-    )
+    return sum(wg**2 * group_variance(*textbook_constants(oracle, eps, POP.d), n, f) for wg, (eps, n) in zip(w, GROUPS))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def runs(oracle: str) -> list:
     """T combined estimates (aggregate path), each from users drawn afresh. Cached per oracle."""
     # One oracle per budget, built once: the repeats differ only in their users and reports.

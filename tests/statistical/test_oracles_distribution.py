@@ -112,7 +112,9 @@ def test_olh_real_hash_per_user_path_is_indistinguishable_here(ldpbench_rng):
     """Not among the checks of docs/algorithms.md §8.2 (cross-value independence of a real hash is
     approximate), but the splitmix64 family passes the same exact-law test at this size."""
     olh, counts, rng = OLH(d=3, epsilon=1.0, g=3), np.array([1, 1, 1]), ldpbench_rng
-    exact_distribution_test(per_user_support(olh, counts, rng), support_law(olh, counts), label=" OLH real hash").check()
+    exact_distribution_test(
+        per_user_support(olh, counts, rng), support_law(olh, counts), label=" OLH real hash"
+    ).check()
 
 
 @pytest.mark.parametrize("g", [2, 4, 56])

@@ -27,9 +27,14 @@ def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_th
 @pytest.mark.slow
 def test_theory_under_personalized_budgets_and_sampling(tmp_path):
     spec = {
-        "name": "mix", "seed": 4, "repeats": 200, "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.1}}],
+        "name": "mix",
+        "seed": 4,
+        "repeats": 200,
+        "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.1}}],
         "users": [{"epsilon": 0.5, "count": 3000}, {"epsilon": 2, "count": 1000}, {"epsilon": "inf", "count": 100}],
-        "oracles": ["grr", "oue"], "pipelines": ["base"], "metrics": [{"mse": {"reduction": "sum"}}],
+        "oracles": ["grr", "oue"],
+        "pipelines": ["base"],
+        "metrics": [{"mse": {"reduction": "sum"}}],
     }
     lb = ldpbench.run(spec, tmp_path / "mix", workers=1).leaderboard
     for r in lb.iter_rows(named=True):
@@ -60,7 +65,8 @@ WRONG_ORACLE = textwrap.dedent('''
 def test_a_wrong_variance_formula_is_flagged_in_the_run_summary(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "wrong.py").write_text(WRONG_ORACLE)
-    (tmp_path / "s.yaml").write_text(textwrap.dedent('''
+    (tmp_path / "s.yaml").write_text(
+        textwrap.dedent("""
         name: wrong
         seed: 1
         repeats: 10
@@ -69,7 +75,8 @@ def test_a_wrong_variance_formula_is_flagged_in_the_run_summary(tmp_path, run_cl
         oracles: [oue, overconfident]
         pipelines: [base]
         metrics: [mse]
-    '''))
+    """)
+    )
     out = run_cli("run", "s.yaml", "--plugins-dir", "plugs", "--out", "r", "--workers", "1")
     assert out.returncode == 0, out.stderr
     assert "1 rows far from the oracle's theoretical error" in out.stderr

@@ -47,9 +47,7 @@ def test_the_spec_validates_and_spans_the_papers_grid(plugins):
 
 
 def test_the_spec_lists_every_builtin_oracle(plugins):
-    builtin = {
-        info.name for info in plugins.registry("oracle") if info.identity.distribution == "ldpbench"
-    }
+    builtin = {info.name for info in plugins.registry("oracle") if info.identity.distribution == "ldpbench"}
     assert builtin - set(NOT_IN_SPEC) <= set(ORACLES), "add the new oracle to specs/wang2017_oracles.yaml"
 
 

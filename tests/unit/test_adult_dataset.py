@@ -23,9 +23,7 @@ def test_adult_has_224_categories_and_every_record(adult):
 
 
 def test_labels_follow_the_row_major_factor_order(adult):
-    expected = [
-        f"age={a}|sex={s}|marital={m}|income={i}" for a, s, m, i in itertools.product(*FACTORS.values())
-    ]
+    expected = [f"age={a}|sex={s}|marital={m}|income={i}" for a, s, m, i in itertools.product(*FACTORS.values())]
     assert list(adult.labels) == expected
 
 

@@ -30,7 +30,9 @@ def test_a_mapping_runs_like_the_same_spec_file(tmp_path, run_cli):
     cli = run_cli("run", "notebook.yaml", "--out", "cli", "--format", "json", "--workers", "2")
     assert cli.returncode == 0, cli.stderr
     from_cli = {(r["oracle"], r["pipeline"], r["epsilon"]): r["mean"] for r in json.loads(cli.stdout)}
-    from_api = {(r["oracle"], r["pipeline"], r["epsilon"]): r["mean"] for r in outcome.leaderboard.iter_rows(named=True)}
+    from_api = {
+        (r["oracle"], r["pipeline"], r["epsilon"]): r["mean"] for r in outcome.leaderboard.iter_rows(named=True)
+    }
     assert from_api == from_cli  # bit-identical: same seeds, same code path
 
 

@@ -31,7 +31,9 @@ def plugins():
 
 
 def _audit(plugins, name, d=16, trials=TRIALS, seed=0, epsilons=EPSILONS):
-    return empirical_audit(lambda eps: plugins.create("oracle", name, d=d, epsilon=eps), epsilons, trials=trials, seed=seed)
+    return empirical_audit(
+        lambda eps: plugins.create("oracle", name, d=d, epsilon=eps), epsilons, trials=trials, seed=seed
+    )
 
 
 @pytest.mark.parametrize("name", BUILTIN + ("ss",))

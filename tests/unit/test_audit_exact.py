@@ -110,4 +110,3 @@ def test_an_oracle_without_a_table_is_reported_not_crashed(fixture_plugins):
     audit = exact_audit(fixture_plugins.get("oracle", "opaque-grr").cls, EPSILONS)
     assert not audit.available and audit.passed
     assert "not implemented" in audit.summary()
-

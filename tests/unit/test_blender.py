@@ -203,7 +203,9 @@ def test_exact_variance_equals_the_multinomial_covariance_of_the_linear_map():
     w = L[star].sum(axis=0)
     assert est.variance_star == pytest.approx(w @ (np.diag(r) - np.outer(r, r)) @ w / (n - 1), rel=1e-10)
     Lq = (j[None, :] == np.arange(hl.k)[:, None]) / (c.t - c.e_q)
-    np.testing.assert_allclose(est.variance_query, np.diag(Lq @ (np.diag(r) - np.outer(r, r)) @ Lq.T) / (n - 1), rtol=1e-10)
+    np.testing.assert_allclose(
+        est.variance_query, np.diag(Lq @ (np.diag(r) - np.outer(r, r)) @ Lq.T) / (n - 1), rtol=1e-10
+    )
 
 
 def test_printed_theorem5_covariance_term_does_not_shrink_with_n():
@@ -327,7 +329,9 @@ def test_project_groups_blended_projects_only_the_blend():
 
 
 def test_run_on_a_flat_population_and_per_user_sampler():
-    pop = Population(np.random.default_rng(1).multinomial(200_000, np.arange(1, 101) ** -1.2 / (np.arange(1, 101) ** -1.2).sum()))
+    pop = Population(
+        np.random.default_rng(1).multinomial(200_000, np.arange(1, 101) ** -1.2 / (np.arange(1, 101) ** -1.2).sum())
+    )
     out = Blender(**_defaults(client_sampler="per-user", head_list_size=10)).run(pop, 2.0, np.random.default_rng(2))
     est = out["blended"]
     assert est.items.size == 10
@@ -450,7 +454,7 @@ def test_query_only_population_is_modelled_as_query_star_records(project):
     pmf = np.arange(1, 301) ** -1.1
     pop = Population(rng.multinomial(400_000, pmf / pmf.sum()))
     out = Blender(**_defaults(head_list_size=20, project=project)).run(pop, 4.0, np.random.default_rng(2))
-    for label, est in out.items():
+    for est in out.values():
         info = est.info
         assert info["records"] == "(query, *)"
         query_of_record = np.asarray(info["queries"])[info["item_query"]]
@@ -494,7 +498,10 @@ def test_client_sampler_follows_the_run_simulation_unless_given():
     }
     sampler = {k: v["client"].info["client_sampler"] for k, v in runs.items()}
     assert sampler == {
-        "default": "aggregate", "per-user run": "per-user", "aggregate run": "aggregate", "per-user param": "per-user"
+        "default": "aggregate",
+        "per-user run": "per-user",
+        "aggregate run": "aggregate",
+        "per-user param": "per-user",
     }
     client = {k: v["client"].frequencies for k, v in runs.items()}
     np.testing.assert_array_equal(client["default"], client["aggregate run"])

@@ -22,7 +22,6 @@ from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
 from ldpbench.types import Estimate, Population, PostProcessor
 
-
 # -- outputs ---------------------------------------------------------------------------------
 
 
@@ -91,8 +90,15 @@ def test_frozen_inputs_cannot_be_written():
     pop = frozen_population(Population(np.array([3, 4, 5])))
     with pytest.raises(ValueError, match="read-only"):
         pop.counts[0] += 1000
-    est = frozen_estimate(Estimate(frequencies=np.array([0.1, 0.9]), n=10, epsilon=1.0,
-                                   variance=np.ones(2), parts=(Estimate(np.zeros(2), 5, 1.0),)))
+    est = frozen_estimate(
+        Estimate(
+            frequencies=np.array([0.1, 0.9]),
+            n=10,
+            epsilon=1.0,
+            variance=np.ones(2),
+            parts=(Estimate(np.zeros(2), 5, 1.0),),
+        )
+    )
     for array in (est.frequencies, est.variance, est.parts[0].frequencies):
         with pytest.raises(ValueError, match="read-only"):
             array[0] = 7.0
@@ -105,8 +111,10 @@ def test_the_engine_has_no_module_level_population_helper():
     """Reproduction: ``ldpbench.engine._population(dirs, dataset, seed)`` handed a post-processor the
     true counts."""
     assert not hasattr(engine, "_population")
-    for name, value in vars(engine).items():
-        assert "population" not in name.lower() or name in {"Population", "frozen_population", "checked_population"}, name
+    for name in vars(engine):
+        assert "population" not in name.lower() or name in {"Population", "frozen_population", "checked_population"}, (
+            name
+        )
 
 
 SEEN: list[str] = []
@@ -141,7 +149,9 @@ def test_no_frame_above_a_post_processor_holds_the_population(plugins):
     mine = build_plugins(extra=[Module])
     spec = load_spec_text(
         "name: snoop\nseed: 1\nrepeats: 1\ndatasets: [{zipf: {d: 8, n: 500, s: 1.1}}]\nepsilons: [1]\n"
-        "oracles: [grr]\npipelines: [snoop]\nmetrics: [mse]\n", mine)
+        "oracles: [grr]\npipelines: [snoop]\nmetrics: [mse]\n",
+        mine,
+    )
     cell = next(iter(expand(spec)))
     SEEN.clear()
     with engine.plugins_given(mine):

@@ -10,7 +10,6 @@ import pytest
 from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
-from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
 from ldpbench_plugins.numerics.noise import (
     count_noise_variance,
     epsilon_for_noise,
@@ -18,6 +17,7 @@ from ldpbench_plugins.numerics.noise import (
     significance_quantile,
     significance_threshold,
 )
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
 from ldpbench_plugins.priors.families import Exponential, Gaussian, Laplace, Poisson, PowerLaw
 
 
@@ -41,6 +41,7 @@ def plugins():
 
 
 # -- A9, A10: thresholds and noise levels ---------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("n", "d", "quantile", "thetas"),
@@ -70,6 +71,7 @@ def test_5434_is_a_standard_deviation_a10():
 
 
 # -- A12: the Gaussian-prior closed form ----------------------------------------------------------
+
 
 @pytest.mark.parametrize("ratio", [1.0, 10.0])
 def test_gaussian_prior_posterior_is_the_closed_form_a12(ratio):
@@ -122,8 +124,14 @@ def test_posterior_mean_monotone_in_support_and_window_exact_a13(prior, theta, s
 )
 def test_quadrature_matches_exact_sums_at_larger_scale(prior, theta, support, sigma):
     rng = np.random.default_rng(7)
-    x = np.concatenate([rng.normal(0, 3 * sigma, 20), rng.uniform(-3 * sigma, support[1] + 3 * sigma, 20),
-                        np.exp(rng.uniform(0, math.log(support[1]), 20)), [-1e7, 1e9]])
+    x = np.concatenate(
+        [
+            rng.normal(0, 3 * sigma, 20),
+            rng.uniform(-3 * sigma, support[1] + 3 * sigma, 20),
+            np.exp(rng.uniform(0, math.log(support[1]), 20)),
+            [-1e7, 1e9],
+        ]
+    )
     fast = posterior(x, sigma, prior, theta, support)
     ref = posterior(x, sigma, prior, theta, support, exact=True)
     assert fast.info["quadrature"]
@@ -148,6 +156,7 @@ def test_estimates_must_be_finite():
 
 # -- the plugin -----------------------------------------------------------------------------------
 
+
 def test_calibrate_records_prior_and_returns_fractions(plugins):
     rng = np.random.default_rng(5)
     n, d = 200_000, 3_000
@@ -170,8 +179,11 @@ def test_calibrate_with_fixed_prior_params_and_zero_below(plugins):
     rng = np.random.default_rng(6)
     n, d = 100_000, 500
     est = hand_estimate(rng.integers(0, 50, d), n, 2.0, rng)
-    cal = plugins.create("postprocessor", "calibrate",
-                         {"prior": "gaussian", "prior_params": {"mu": 25.0, "tau": 15.0}, "zero_below": "significance"})
+    cal = plugins.create(
+        "postprocessor",
+        "calibrate",
+        {"prior": "gaussian", "prior_params": {"mu": 25.0, "tau": 15.0}, "zero_below": "significance"},
+    )
     out = cal.apply(est, rng)
     info = out.info["calibrate"]
     assert info["fit"] == "fixed" and info["params"] == {"mu": 25.0, "tau": 15.0}
@@ -197,7 +209,9 @@ def test_zero_rule_compares_the_calibrated_value_or_the_raw_estimate(plugins):
     plain = plugins.create("postprocessor", "calibrate", fixed).apply(est, rng).frequencies * n
     assert np.all(plain[:3] < T)  # the prior pulls all three far below T
     by_value = plugins.create("postprocessor", "calibrate", {**fixed, "zero_below": "significance"}).apply(est, rng)
-    by_raw = plugins.create("postprocessor", "calibrate", {**fixed, "zero_below": "significance", "zero_rule": "raw"}).apply(est, rng)
+    by_raw = plugins.create(
+        "postprocessor", "calibrate", {**fixed, "zero_below": "significance", "zero_rule": "raw"}
+    ).apply(est, rng)
     assert np.all(by_value.frequencies == 0)
     np.testing.assert_allclose(by_raw.frequencies[:3] * n, [plain[0], plain[1], 0.0], rtol=1e-12)
     assert np.all(by_raw.frequencies[3:][x[3:] < T] == 0)
@@ -230,8 +244,12 @@ def test_calibrate_works_for_every_pure_oracle(plugins, oracle):
     d, n = 64, 200_000
     pop = plugins.create("dataset", "zipf", {"d": d, "n": n, "s": 1.3}).load(rng)
     fo = plugins.create("oracle", oracle, {}, d=d, epsilon=2.0)
-    est = fo.estimate(fo.sample_support_counts(pop.counts, rng) if oracle != "grr"
-                      else fo.support_counts_from_histogram(fo.sample_report_histogram(pop.counts, rng)), n)
+    est = fo.estimate(
+        fo.sample_support_counts(pop.counts, rng)
+        if oracle != "grr"
+        else fo.support_counts_from_histogram(fo.sample_report_histogram(pop.counts, rng)),
+        n,
+    )
     out = plugins.create("postprocessor", "calibrate", {}).apply(est, rng)
     assert np.all(np.isfinite(out.frequencies)) and out.frequencies.min() > 0
     assert out.info["calibrate"]["noise_sd"] == pytest.approx(math.sqrt(fo.noise_variance(n)) * n)

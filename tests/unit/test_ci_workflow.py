@@ -50,11 +50,16 @@ def test_the_summary_is_written_and_the_step_exits_with_compare(steps, tmp_path,
     )
     fake.chmod(0o755)
     summary = tmp_path / "summary.md"
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", GITHUB_STEP_SUMMARY=str(summary),
-               LEADERBOARD_OUTCOME=outcome)
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        GITHUB_STEP_SUMMARY=str(summary),
+        LEADERBOARD_OUTCOME=outcome,
+    )
     step = steps["Compare with the committed baseline"]
-    proc = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=30)
+    proc = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30
+    )
     assert proc.returncode == compare_status, proc.stderr
     text = summary.read_text()
     assert text.startswith("## ldpbench leaderboard vs reports/ci-baseline")

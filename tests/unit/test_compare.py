@@ -22,11 +22,35 @@ from ldpbench.leaderboard import aggregate, render
 from ldpbench.store import SCHEMA_VERSION, ResultsStore
 
 
-def lb_row(mean, stderr=0.01, metric="mse", gib=False, failed=0, repeats=10, fingerprint="f1",
-           oracle="grr", pipeline="base", epsilon=1.0, users="", error=None):
-    return dict(dataset="zipf", users=users, epsilon=epsilon, oracle=oracle, pipeline=pipeline,
-                metric=metric, greater_is_better=gib, mean=mean, stderr=stderr, repeats=repeats,
-                failed=failed, fingerprint=fingerprint, error=error)
+def lb_row(
+    mean,
+    stderr=0.01,
+    metric="mse",
+    gib=False,
+    failed=0,
+    repeats=10,
+    fingerprint="f1",
+    oracle="grr",
+    pipeline="base",
+    epsilon=1.0,
+    users="",
+    error=None,
+):
+    return dict(
+        dataset="zipf",
+        users=users,
+        epsilon=epsilon,
+        oracle=oracle,
+        pipeline=pipeline,
+        metric=metric,
+        greater_is_better=gib,
+        mean=mean,
+        stderr=stderr,
+        repeats=repeats,
+        failed=failed,
+        fingerprint=fingerprint,
+        error=error,
+    )
 
 
 def verdict_of(base, cur, thresholds=None, z=3.0):
@@ -166,8 +190,12 @@ def test_infinite_means_do_not_crash():
 
 def test_compare_matches_rows_and_reports_missing_and_new():
     base = [lb_row(1.0, oracle="grr"), lb_row(1.0, oracle="oue"), lb_row(1.0, epsilon=math.nan, users="N")]
-    cur = [lb_row(1.0, oracle="oue"), lb_row(1.5, oracle="grr"), lb_row(1.0, oracle="olh"),
-           lb_row(1.0, epsilon=math.nan, users="N")]
+    cur = [
+        lb_row(1.0, oracle="oue"),
+        lb_row(1.5, oracle="grr"),
+        lb_row(1.0, oracle="olh"),
+        lb_row(1.0, epsilon=math.nan, users="N"),
+    ]
     result = compare(base, cur)
     statuses = [(c.key[3], c.status) for c in result.changes]
     assert statuses == [("grr", "worse"), ("olh", "new"), ("oue", "unchanged"), ("grr", "unchanged")]
@@ -205,8 +233,11 @@ def test_new_rows_stay_informational():
 
 def test_a_threshold_naming_no_metric_is_a_usage_error_with_a_suggestion():
     base = [lb_row(1.0), lb_row(0.5, metric="set-query(rho=10)")]
-    with pytest.raises(UsageError, match=r"--threshold names a metric in neither leaderboard: 'mes' "
-                                         r"\(did you mean 'mse'\?\)") as info:
+    with pytest.raises(
+        UsageError,
+        match=r"--threshold names a metric in neither leaderboard: 'mes' "
+        r"\(did you mean 'mse'\?\)",
+    ) as info:
         compare(base, base, parse_thresholds(["mes:1%"]))
     assert info.value.exit_code == ExitCode.USAGE
     assert "the metrics are mse, set-query, set-query(rho=10)" in str(info.value)
@@ -238,7 +269,9 @@ def test_report_markdown_lines():
     assert len(changed) == 5 and "oue" not in "".join(changed)
     ok = compare([lb_row(1.0)], [lb_row(1.0)])
     assert render_comparison(ok, "markdown", only_changed=True).splitlines() == [
-        "**OK**: 1 unchanged (threshold 5% (default); noise z = 5)", "", "No changed rows."
+        "**OK**: 1 unchanged (threshold 5% (default); noise z = 5)",
+        "",
+        "No changed rows.",
     ]
 
 
@@ -260,9 +293,28 @@ def test_report_json_and_table():
 def _results_dir(path, values):
     store = ResultsStore(path)
     for i, v in enumerate(values):
-        store.append([dict(cell_id=f"c{i}", dataset="zipf", users="", epsilon=math.inf, oracle="grr",
-                           pipeline="base", metric="mse", greater_is_better=False, repeat=i, value=v,
-                           error=None, simulation="aggregate", n=10, d=4, fingerprint="f1", elapsed=0.0)])
+        store.append(
+            [
+                dict(
+                    cell_id=f"c{i}",
+                    dataset="zipf",
+                    users="",
+                    epsilon=math.inf,
+                    oracle="grr",
+                    pipeline="base",
+                    metric="mse",
+                    greater_is_better=False,
+                    repeat=i,
+                    value=v,
+                    error=None,
+                    simulation="aggregate",
+                    n=10,
+                    d=4,
+                    fingerprint="f1",
+                    elapsed=0.0,
+                )
+            ]
+        )
     return path
 
 
@@ -335,18 +387,27 @@ def test_an_unversioned_leaderboard_is_read_as_the_pre_versioning_format(tmp_pat
 def test_an_unversioned_leaderboard_lacking_fields_says_regenerate(tmp_path):
     path = tmp_path / "lb.json"
     path.write_text(json.dumps([{k: v for k, v in lb_row(1.0).items() if k != "stderr"}]))
-    with pytest.raises(UsageError, match=r"baseline .*lb.json: row 0 lacks stderr \(no schema_version: "
-                       r"written by an older ldpbench or by hand; regenerate it with `ldpbench run SPEC`"):
+    with pytest.raises(
+        UsageError,
+        match=r"baseline .*lb.json: row 0 lacks stderr \(no schema_version: "
+        r"written by an older ldpbench or by hand; regenerate it with `ldpbench run SPEC`",
+    ):
         load_leaderboard(path, "baseline")
 
 
 @pytest.mark.parametrize(
     "version, message",
     [
-        (SCHEMA_VERSION + 1, rf"leaderboard has schema version {SCHEMA_VERSION + 1}, newer than the version "
-                             rf"{SCHEMA_VERSION} this ldpbench reads \(written by a newer ldpbench\): update ldpbench"),
-        (SCHEMA_VERSION - 1, rf"leaderboard has schema version {SCHEMA_VERSION - 1}, older .*written by an older "
-                             r"ldpbench.*regenerate it with `ldpbench run SPEC`.*scripts/update_ci_baseline.sh"),
+        (
+            SCHEMA_VERSION + 1,
+            rf"leaderboard has schema version {SCHEMA_VERSION + 1}, newer than the version "
+            rf"{SCHEMA_VERSION} this ldpbench reads \(written by a newer ldpbench\): update ldpbench",
+        ),
+        (
+            SCHEMA_VERSION - 1,
+            rf"leaderboard has schema version {SCHEMA_VERSION - 1}, older .*written by an older "
+            r"ldpbench.*regenerate it with `ldpbench run SPEC`.*scripts/update_ci_baseline.sh",
+        ),
         ("1", "schema_version must be an integer, got '1'"),
         (True, "schema_version must be an integer, got True"),
     ],

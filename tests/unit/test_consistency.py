@@ -17,14 +17,14 @@ from ldpbench.engine import apply_pipeline
 from ldpbench.errors import NotApplicable
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.types import Estimate
-from ldpbench_plugins.postprocess._mle_apx import mle_apx_generic, mle_apx_grr
+from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.numerics.simplex import (
     project_to_simplex,
     project_to_simplex_iterative,
     simplex_shift,
     simplex_shift_iterative,
 )
-from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
+from ldpbench_plugins.postprocess._mle_apx import mle_apx_generic, mle_apx_grr
 from ldpbench_plugins.postprocess.consistency import norm_cut_paper, support_fractions
 
 RNG = np.random.default_rng(20200223)
@@ -66,6 +66,8 @@ def NormSub(**kw):  # noqa: N802
 
 def MLEApx(**kw):  # noqa: N802
     return make("mle-apx", **kw)
+
+
 EPS = 1.0
 N_USERS = 10_000
 
@@ -111,10 +113,24 @@ def run(pp, f: np.ndarray, **kw) -> np.ndarray:
     return np.asarray(pp.apply(make_estimate(f, **kw), RNG_UNUSED).frequencies)
 
 
-NON_NEGATIVE = [BasePos(), BaseCut(alpha=0.05), NormMul(), NormCut(variant="paper"), NormCut(variant="code"),
-                NormSub(algorithm="sort"), NormSub(algorithm="iterative"), MLEApx(variant="generic")]
-SUM_TO_ONE = [Norm(), NormMul(), NormSub(algorithm="sort"), NormSub(algorithm="iterative"),
-              MLEApx(variant="generic"), NormCut(variant="code")]
+NON_NEGATIVE = [
+    BasePos(),
+    BaseCut(alpha=0.05),
+    NormMul(),
+    NormCut(variant="paper"),
+    NormCut(variant="code"),
+    NormSub(algorithm="sort"),
+    NormSub(algorithm="iterative"),
+    MLEApx(variant="generic"),
+]
+SUM_TO_ONE = [
+    Norm(),
+    NormMul(),
+    NormSub(algorithm="sort"),
+    NormSub(algorithm="iterative"),
+    MLEApx(variant="generic"),
+    NormCut(variant="code"),
+]
 IDEMPOTENT = [BasePos(), BaseCut(alpha=0.05), Norm(), NormMul(), NormSub(algorithm="sort"), NormCut(variant="paper")]
 
 
@@ -416,8 +432,19 @@ def test_methods_chain_through_apply_pipeline():
 
 def test_every_method_is_registered_with_a_description_and_a_cost():
     plugins = PLUGINS
-    for name in ("base", "base-pos", "post-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-sub", "mle-apx",
-                 "power", "power-ns"):
+    for name in (
+        "base",
+        "base-pos",
+        "post-pos",
+        "base-cut",
+        "norm",
+        "norm-mul",
+        "norm-cut",
+        "norm-sub",
+        "mle-apx",
+        "power",
+        "power-ns",
+    ):
         info = plugins.get("postprocessor", name)
         assert "[W20]" in info.summary and "O(" in info.summary, info.summary
     assert plugins.get("postprocessor", "norm-cut").cls.params[0].default == "paper"
@@ -429,8 +456,13 @@ def test_base_cut_says_so_when_an_estimated_variance_is_negative():
     # Blender estimates its variances from the data; one below zero must not make a NaN threshold.
     from ldpbench_plugins.postprocess.consistency import BaseCut
 
-    est = Estimate(frequencies=np.array([0.5, -0.01, 0.3, 0.21]), n=1000, epsilon=1.0, mechanism="x",
-                   variance=np.array([1e-4, -1e-5, 1e-4, 1e-4]))
+    est = Estimate(
+        frequencies=np.array([0.5, -0.01, 0.3, 0.21]),
+        n=1000,
+        epsilon=1.0,
+        mechanism="x",
+        variance=np.array([1e-4, -1e-5, 1e-4, 1e-4]),
+    )
     out = BaseCut().apply(est, np.random.default_rng(0))
     assert np.all(np.isfinite(out.frequencies))
     assert out.frequencies[1] == 0.0  # threshold 0: a negative estimate is cut

@@ -16,8 +16,14 @@ A4, B4, C4 = ((*k[:2], 4.0, *k[3:]) for k in (A, B, C))
 
 
 def test_series_with_the_same_repeats_at_every_point_are_grouped_in_input_order():
-    values = {A: np.array([1.0, 2.0]), B: np.array([1.0, 2.0]), C: np.array([1.0, 2.5]),
-              A4: np.array([0.1, 0.2]), B4: np.array([0.1, 0.2]), C4: np.array([0.1, 0.2])}
+    values = {
+        A: np.array([1.0, 2.0]),
+        B: np.array([1.0, 2.0]),
+        C: np.array([1.0, 2.5]),
+        A4: np.array([0.1, 0.2]),
+        B4: np.array([0.1, 0.2]),
+        C4: np.array([0.1, 0.2]),
+    }
     series = {"a": [(1.0, A), (4.0, A4)], "b": [(1.0, B), (4.0, B4)], "c": [(1.0, C), (4.0, C4)]}
     assert identical_series(series, values) == [["a", "b"], ["c"]]
 
@@ -51,10 +57,20 @@ def test_other_points_or_unknown_rows_never_merge():
 
 
 def test_the_aggregate_stand_in_uses_every_moment():
-    lb = pl.DataFrame({
-        "dataset": ["zipf"] * 2, "users": [""] * 2, "epsilon": [1.0] * 2, "oracle": ["grr"] * 2,
-        "pipeline": ["a", "b"], "metric": ["mse"] * 2, "mean": [1.0, 1.0], "stderr": [0.1, 0.2],
-        "ci_low": [0.8, 0.6], "ci_high": [1.2, 1.4], "failed": [0, 0],
-    })
+    lb = pl.DataFrame(
+        {
+            "dataset": ["zipf"] * 2,
+            "users": [""] * 2,
+            "epsilon": [1.0] * 2,
+            "oracle": ["grr"] * 2,
+            "pipeline": ["a", "b"],
+            "metric": ["mse"] * 2,
+            "mean": [1.0, 1.0],
+            "stderr": [0.1, 0.2],
+            "ci_low": [0.8, 0.6],
+            "ci_high": [1.2, 1.4],
+            "failed": [0, 0],
+        }
+    )
     values = aggregate_values(lb)
     assert identical_series({"a": [(1.0, A)], "b": [(1.0, B)]}, values) == [["a"], ["b"]]

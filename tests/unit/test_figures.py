@@ -36,11 +36,24 @@ def leaderboard(oracles=ORACLES, pipelines=PIPELINES, epsilons=(0.5, 2.0), datas
             for o, oracle in enumerate(oracles):
                 for p, pipeline in enumerate(pipelines):
                     mean = scale * (p + 1 + o / 10) / eps**2
-                    rows.append({
-                        "dataset": dataset, "users": "", "epsilon": eps, "oracle": oracle, "pipeline": pipeline,
-                        "metric": "mse", "greater_is_better": False, "mean": mean, "stderr": mean / 50,
-                        "ci_low": mean * 0.95, "ci_high": mean * 1.05, "repeats": 5, "failed": 0, "best": False,
-                    })
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "users": "",
+                            "epsilon": eps,
+                            "oracle": oracle,
+                            "pipeline": pipeline,
+                            "metric": "mse",
+                            "greater_is_better": False,
+                            "mean": mean,
+                            "stderr": mean / 50,
+                            "ci_low": mean * 0.95,
+                            "ci_high": mean * 1.05,
+                            "repeats": 5,
+                            "failed": 0,
+                            "best": False,
+                        }
+                    )
     frame = pl.DataFrame(rows)
     missing = [pl.lit(None, dtype=t).alias(k) for k, t in LEADERBOARD_COLUMNS.items() if k not in frame.columns]
     return frame.with_columns(missing).select(list(LEADERBOARD_COLUMNS))
@@ -108,8 +121,9 @@ def test_identical_series_are_drawn_once_and_named_together(tmp_path):
 
 
 def test_log_y_where_the_metric_spans_decades_and_a_linear_epsilon_axis(tmp_path):
-    wide = plot_metric(leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(0.1, 1.0, 4.0)), "mse", "",
-                       tmp_path / "w.png")
+    wide = plot_metric(
+        leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(0.1, 1.0, 4.0)), "mse", "", tmp_path / "w.png"
+    )
     assert wide.drawn[0].log_y
     narrow = leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(3.0, 4.0))
     assert not plot_metric(narrow, "mse", "", tmp_path / "n.png").drawn[0].log_y
@@ -135,10 +149,15 @@ def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
         parse_facet("oracles")
     with pytest.raises(UsageError, match="at most two"):
         parse_facet("dataset,oracle,pipeline")
-    assert parse_only(["oracle=grr,olh", "metric=mse", "oracle=hr"]) == {"oracle": ["grr", "olh", "hr"], "metric": ["mse"]}
+    assert parse_only(["oracle=grr,olh", "metric=mse", "oracle=hr"]) == {
+        "oracle": ["grr", "olh", "hr"],
+        "metric": ["mse"],
+    }
     # labels carry parameters: their commas are not separators
     assert parse_only(["dataset=zipf(d=64,n=20000,s=1.3),retail", "metric=set-query(rho=10)"]) == {
-        "dataset": ["zipf(d=64,n=20000,s=1.3)", "retail"], "metric": ["set-query(rho=10)"]}
+        "dataset": ["zipf(d=64,n=20000,s=1.3)", "retail"],
+        "metric": ["set-query(rho=10)"],
+    }
     with pytest.raises(UsageError, match="expected COLUMN=VALUE"):
         parse_only(["oracle"])
     with pytest.raises(UsageError, match="unknown column 'metrics'"):

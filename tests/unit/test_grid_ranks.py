@@ -8,16 +8,28 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldpbench.stats.ranks import grid_ranks
+from ldpbench.stats.ranks import GridRanks, grid_ranks
 
 
 def _board(values: dict[str, list[float]]) -> pl.DataFrame:
     rows = []
     for method, means in values.items():
         for cell, m in enumerate(means):
-            rows.append({"dataset": f"d{cell}", "users": "", "epsilon": 1.0, "oracle": "oue", "pipeline": method,
-                         "metric": "mse", "greater_is_better": False, "mean": m, "stderr": 0.1, "repeats": 5,
-                         "failed": 0})
+            rows.append(
+                {
+                    "dataset": f"d{cell}",
+                    "users": "",
+                    "epsilon": 1.0,
+                    "oracle": "oue",
+                    "pipeline": method,
+                    "metric": "mse",
+                    "greater_is_better": False,
+                    "mean": m,
+                    "stderr": 0.1,
+                    "repeats": 5,
+                    "failed": 0,
+                }
+            )
     return pl.DataFrame(rows)
 
 
@@ -36,7 +48,9 @@ def test_average_ranks_friedman_and_the_nemenyi_cd_of_demsar():
 
 @pytest.mark.slow
 def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
-    rows = [{"schema_version": 1, **r} for r in _board({"a": [1, 2, 3, 4], "b": [2, 3, 4, 5], "c": [3, 4, 5, 6]}).to_dicts()]
+    rows = [
+        {"schema_version": 1, **r} for r in _board({"a": [1, 2, 3, 4], "b": [2, 3, 4, 5], "c": [3, 4, 5, 6]}).to_dicts()
+    ]
     (tmp_path / "leaderboard.json").write_text(json.dumps(rows))
     out = run_cli("rank", "leaderboard.json", "--metric", "mse")
     assert out.returncode == 0, out.stderr
@@ -46,8 +60,7 @@ def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
     assert bad.returncode != 0 and "no metric 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def _grid(k: int, cd: float) -> "GridRanks":
-    from ldpbench.stats.ranks import GridRanks
+def _grid(k: int, cd: float) -> GridRanks:
 
     ranks = np.array([1.0 + 0.9 * ((7 * i) % k) for i in range(k)])  # distinct, in scrambled order
     return GridRanks("mse", [f"m{i}" for i in range(k)], ranks, 10, 0.0, 1.0, cd)

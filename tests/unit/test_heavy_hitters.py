@@ -24,7 +24,9 @@ def plugins():
 def scores(plugins, truth_counts, est_counts, **params):
     n = int(np.sum(truth_counts))
     truth = Population(np.asarray(truth_counts))
-    est = Estimate(np.asarray(est_counts, dtype=float) / n, n, 1.0, "hand", 0.5, 0.25, np.full(len(est_counts), 0.01 / n))
+    est = Estimate(
+        np.asarray(est_counts, dtype=float) / n, n, 1.0, "hand", 0.5, 0.25, np.full(len(est_counts), 0.01 / n)
+    )
     return tuple(plugins.create("metric", m, params).score(truth, est, RNG) for m in ("precision", "recall", "f-score"))
 
 

@@ -8,18 +8,18 @@ import math
 
 import numpy as np
 import pytest
-from ldpbench_plugins.oracles import _fwht
-from ldpbench_plugins.oracles._sketch import CountMeanSketch
-from ldpbench_plugins.oracles.cms import CMS
-from ldpbench_plugins.oracles.hcms import HCMS
-from ldpbench_plugins.oracles.she import SHE
-from ldpbench_plugins.oracles.the import THE, noise_factor, optimal_theta
 
 from ldpbench.audit.empirical import empirical_audit
 from ldpbench.boundary import PluginOutputError
 from ldpbench.errors import NotApplicable
 from ldpbench.pluginmanager import build_plugins
 from ldpbench.simulate import simulate
+from ldpbench_plugins.oracles import _fwht
+from ldpbench_plugins.oracles._sketch import CountMeanSketch
+from ldpbench_plugins.oracles.cms import CMS
+from ldpbench_plugins.oracles.hcms import HCMS
+from ldpbench_plugins.oracles.she import SHE
+from ldpbench_plugins.oracles.the import THE, noise_factor, optimal_theta
 
 TABLED = [
     ("the", THE, {}),
@@ -224,9 +224,8 @@ def test_cms_aggregate_has_the_exact_law_with_stray_users(core, monkeypatch):
     """The aggregate sampler's tail path (users whose K falls outside the core window) is exact:
     with a core of only the likeliest K values, most users stray and the support counts must still
     follow the law enumerated from the output table."""
-    from ldpbench_plugins.oracles import cms as cms_module
-
     from ldpbench.testing import stats
+    from ldpbench_plugins.oracles import cms as cms_module
 
     monkeypatch.setattr(cms_module, "_CORE_RELATIVE", core)
     counts = np.array([2, 1, 1])
@@ -243,8 +242,10 @@ def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys)
     from ldpbench.cli import main
 
     spec = tmp_path / "spec.yaml"
-    spec.write_text("name: she-mle\nseed: 1\nrepeats: 1\ndatasets:\n  - zipf: {d: 16, n: 1000, s: 1.1}\n"
-                    "epsilons: [1]\noracles: [she, the]\npipelines:\n  - base\n  - mle-apx\nmetrics: [mse]\n")
+    spec.write_text(
+        "name: she-mle\nseed: 1\nrepeats: 1\ndatasets:\n  - zipf: {d: 16, n: 1000, s: 1.1}\n"
+        "epsilons: [1]\noracles: [she, the]\npipelines:\n  - base\n  - mle-apx\nmetrics: [mse]\n"
+    )
     code = main(["validate", str(spec)])
     err = capsys.readouterr().err
     assert code == 2
@@ -255,9 +256,8 @@ def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys)
 def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
     """Apple's HCMS aggregate path through HR's splitting sampler (forced for a tiny population,
     which would otherwise have its reports drawn) against the law enumerated from the table."""
-    from ldpbench_plugins.oracles import hcms as hcms_module
-
     from ldpbench.testing import stats
+    from ldpbench_plugins.oracles import hcms as hcms_module
 
     monkeypatch.setattr(hcms_module, "_PER_USER_UP_TO", 0)
     counts = np.array([2, 1, 1])
@@ -305,8 +305,9 @@ def test_audit_she_says_what_it_checked(capsys):
 def test_laplace_noise_has_the_laplace_law():
     """The symmetrized-exponential sampler against scipy's Laplace CDF (KS, 200,000 draws), and
     both halves: exactly symmetric signs, exponential magnitudes."""
-    from ldpbench_plugins.oracles._histogram import laplace_noise
     from scipy import stats as st
+
+    from ldpbench_plugins.oracles._histogram import laplace_noise
 
     x = laplace_noise((400, 500), 2.0, np.random.default_rng(9)).ravel()
     assert st.kstest(x, "laplace", args=(0, 2.0)).pvalue >= 1e-6

@@ -233,9 +233,15 @@ def _lines_executed(fn, skip=()):
 # HR's channel is a fast Walsh-Hadamard transform: log2(K) Python-level butterfly stages over
 # whole arrays (a loop over stages, not items), so _fwht.py is left out of the count; both HR
 # domains are in the transform regime (the dense matrix is kept below K d = 2^16).
-@pytest.mark.parametrize("oracle, domains, skip", [
-    ("grr", (50, 5000), ()), ("oue", (50, 5000), ()), ("olh", (50, 5000), ()), ("hr", (600, 5000), ("_fwht.py",)),
-])
+@pytest.mark.parametrize(
+    "oracle, domains, skip",
+    [
+        ("grr", (50, 5000), ()),
+        ("oue", (50, 5000), ()),
+        ("olh", (50, 5000), ()),
+        ("hr", (600, 5000), ("_fwht.py",)),
+    ],
+)
 def test_no_python_loop_over_items(oracle, domains, skip):
     ibu = _ibu(tol=0.0, max_iter=30, accelerate=False)  # a fixed number of maps: the loop over iterations
     lines = []

@@ -73,7 +73,9 @@ def test_ibu_after_every_builtin_oracle_validates(tmp_path, run_cli, oracle):
 def test_mle_rr_is_refused_after_a_channel_that_is_not_randomized_response(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, "hr", "mle-rr")
     assert out.returncode == 2, out.stdout + out.stderr
-    assert re.search(r"spec\.yaml:9: post-processor 'mle-rr' needs a randomized-response channel.*oracle 'hr'", out.stderr)
+    assert re.search(
+        r"spec\.yaml:9: post-processor 'mle-rr' needs a randomized-response channel.*oracle 'hr'", out.stderr
+    )
     out = _validate(tmp_path, run_cli, "oue", "mle-rr")
     assert out.returncode == 2 and "finite_output = False" in out.stderr, out.stderr
     assert _validate(tmp_path, run_cli, "grr", "mle-rr").returncode == 0
@@ -83,7 +85,9 @@ def test_mle_rr_is_refused_with_personalized_budgets(tmp_path, run_cli):
     users = "users: [{epsilon: 1, count: 200}, {epsilon: 3, count: 100}]"
     out = _validate(tmp_path, run_cli, "grr", "mle-rr", budget=users)
     assert out.returncode == 2, out.stdout + out.stderr
-    assert re.search(r"spec\.yaml:9: post-processor 'mle-rr' is the closed form for one budget.*personalized", out.stderr)
+    assert re.search(
+        r"spec\.yaml:9: post-processor 'mle-rr' is the closed form for one budget.*personalized", out.stderr
+    )
     ok = _validate(tmp_path, run_cli, "grr", "ibu", budget=users)
     assert ok.returncode == 0, ok.stderr
 

@@ -19,14 +19,16 @@ def package(tmp_path, monkeypatch):
     (root / "__init__.py").write_text("")
     (root / "_helper.py").write_text("def scale(x):\n    return x\n")
     (root / "other.py").write_text("X = 1\n")
-    (root / "oracle.py").write_text(textwrap.dedent("""\
+    (root / "oracle.py").write_text(
+        textwrap.dedent("""\
         import numpy as np
         from ldpbench.types import Oracle
         from ._helper import scale
 
         class Thing:
             algorithm_version = "3"
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield root
     for name in [m for m in sys.modules if m == "idpkg" or m.startswith("idpkg.")]:

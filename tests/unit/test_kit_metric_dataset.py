@@ -90,8 +90,9 @@ def test_a_broken_metric_fails_its_check(metric, failing):
         checks[failing]()
 
 
-@pytest.mark.parametrize(("dataset", "failing"), [(UnseededDataset, "check_dataset_reproducible"),
-                                                  (Empty, "check_dataset_population")])
+@pytest.mark.parametrize(
+    ("dataset", "failing"), [(UnseededDataset, "check_dataset_reproducible"), (Empty, "check_dataset_population")]
+)
 def test_a_broken_dataset_fails_its_check(dataset, failing):
     checks = dict(dataset_checks(dataset))
     with pytest.raises(AssertionError, match="no users|differ"):
@@ -99,6 +100,7 @@ def test_a_broken_dataset_fails_its_check(dataset, failing):
 
 
 def test_an_expected_failure_is_recorded_not_raised():
-    out = check_metric(PrefersNoise, oracles=("grr",),
-                       expected_failed_checks={"check_metric_prefers_the_truth": "a score of distance"})
+    out = check_metric(
+        PrefersNoise, oracles=("grr",), expected_failed_checks={"check_metric_prefers_the_truth": "a score of distance"}
+    )
     assert out["check_metric_prefers_the_truth"] == "expected failure: a score of distance"

@@ -22,13 +22,36 @@ from ldpbench.store import rows_to_frame
 T975 = {3: 3.182446305284263, 4: 2.7764451051977987}
 
 
-def row(value, repeat=0, oracle="grr", pipeline="base", metric="mse", epsilon=1.0, error=None,
-        gib=False, dataset="zipf", users="", fingerprint="f1"):
+def row(
+    value,
+    repeat=0,
+    oracle="grr",
+    pipeline="base",
+    metric="mse",
+    epsilon=1.0,
+    error=None,
+    gib=False,
+    dataset="zipf",
+    users="",
+    fingerprint="f1",
+):
     return dict(
-        cell_id=f"{dataset}-{epsilon}-{oracle}-{repeat}", dataset=dataset, users=users,
-        epsilon=epsilon, oracle=oracle, pipeline=pipeline, metric=metric, greater_is_better=gib,
-        repeat=repeat, value=value, error=error, simulation="aggregate", n=100, d=8,
-        fingerprint=fingerprint, elapsed=0.0,
+        cell_id=f"{dataset}-{epsilon}-{oracle}-{repeat}",
+        dataset=dataset,
+        users=users,
+        epsilon=epsilon,
+        oracle=oracle,
+        pipeline=pipeline,
+        metric=metric,
+        greater_is_better=gib,
+        repeat=repeat,
+        value=value,
+        error=error,
+        simulation="aggregate",
+        n=100,
+        d=8,
+        fingerprint=fingerprint,
+        elapsed=0.0,
     )
 
 
@@ -88,9 +111,12 @@ def test_best_follows_the_metric_direction_per_epsilon_and_marks_ties():
             rows += series([v, v], oracle=oracle, epsilon=eps, metric="ndcg", gib=True)
     lb = aggregate(rows)
     best = {
-        (r["epsilon"], r["metric"]): sorted(o for o in lb.filter(
-            (pl.col("epsilon") == r["epsilon"]) & (pl.col("metric") == r["metric"]) & pl.col("best")
-        )["oracle"])
+        (r["epsilon"], r["metric"]): sorted(
+            o
+            for o in lb.filter(
+                (pl.col("epsilon") == r["epsilon"]) & (pl.col("metric") == r["metric"]) & pl.col("best")
+            )["oracle"]
+        )
         for r in lb.iter_rows(named=True)
     }
     assert best[(0.5, "mse")] == ["olh", "oue"]  # a tie: both marked
@@ -124,7 +150,10 @@ def test_groups_keep_first_appearance_order_not_alphabetical():
                 rows.append(row(1.0, repeat=rep, oracle=oracle, pipeline=pipeline))
     lb = aggregate(rows)
     assert list(zip(lb["oracle"], lb["pipeline"])) == [
-        ("oue", "zeta"), ("oue", "alpha"), ("grr", "zeta"), ("grr", "alpha")
+        ("oue", "zeta"),
+        ("oue", "alpha"),
+        ("grr", "zeta"),
+        ("grr", "alpha"),
     ]
 
 
@@ -169,7 +198,9 @@ def test_table_layout_one_table_per_metric_with_epsilon_columns(board):
     header = next(line for line in text.splitlines() if line.startswith("oracle"))
     assert header.split() == ["oracle", "pipeline", "ε=0.5", "ε=2"]
     grr = next(line for line in text.splitlines() if line.startswith("grr"))
-    assert "2.5e-04 ± 5e-05" not in grr and "0.00025 ± 5e-05 ≈ (1 failed)" in grr  # ≈: not significantly worse than the best
+    assert (
+        "2.5e-04 ± 5e-05" not in grr and "0.00025 ± 5e-05 ≈ (1 failed)" in grr
+    )  # ≈: not significantly worse than the best
     oue = next(line for line in text.splitlines() if line.startswith("oue       norm-sub"))
     assert oue.count("*") == 2  # best at both epsilons
     assert "marks the best" in text
@@ -194,8 +225,23 @@ def test_json_is_a_strict_list_of_rows_with_null_for_nan():
     lb = aggregate(series([0.5]) + series([math.nan], oracle="x", error="E: e", epsilon=math.inf))
     text = render(lb, "json")
     data = json.loads(text, parse_constant=lambda t: pytest.fail(f"non-standard token {t}"))
-    required = {"dataset", "users", "epsilon", "oracle", "pipeline", "metric", "mean", "stderr",
-                "ci_low", "ci_high", "repeats", "failed", "best", "fingerprint", "greater_is_better"}
+    required = {
+        "dataset",
+        "users",
+        "epsilon",
+        "oracle",
+        "pipeline",
+        "metric",
+        "mean",
+        "stderr",
+        "ci_low",
+        "ci_high",
+        "repeats",
+        "failed",
+        "best",
+        "fingerprint",
+        "greater_is_better",
+    }
     assert isinstance(data, list) and all(required <= set(r) for r in data)
     assert data[0]["stderr"] is None and data[0]["mean"] == 0.5
     assert data[1]["mean"] is None and data[1]["epsilon"] == math.inf
@@ -213,8 +259,12 @@ def test_unknown_format_is_a_usage_error(board):
 
 def test_order_puts_groups_in_spec_order_whatever_the_finishing_order():
     # cells finished out of order: eps 2 first, then eps 1
-    rows = [row(1.0, epsilon=2.0, oracle="oue"), row(1.0, epsilon=1.0, oracle="grr"),
-            row(1.0, epsilon=2.0, oracle="grr"), row(1.0, epsilon=1.0, oracle="oue")]
+    rows = [
+        row(1.0, epsilon=2.0, oracle="oue"),
+        row(1.0, epsilon=1.0, oracle="grr"),
+        row(1.0, epsilon=2.0, oracle="grr"),
+        row(1.0, epsilon=1.0, oracle="oue"),
+    ]
     spec_order = [r["cell_id"] for r in sorted(rows, key=lambda r: (r["epsilon"], r["oracle"] != "grr"))]
     lb = aggregate(rows, order=["unknown-cell", *spec_order])
     assert list(zip(lb["epsilon"], lb["oracle"])) == [(1.0, "grr"), (1.0, "oue"), (2.0, "grr"), (2.0, "oue")]

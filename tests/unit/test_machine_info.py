@@ -3,8 +3,6 @@ its SIMD baseline and dispatched features, the BLAS, scipy's and polars's versio
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import subprocess
 import sys
@@ -12,6 +10,7 @@ import types
 
 import numpy as np
 import polars
+import pytest
 import scipy
 
 import ldpbench
@@ -61,16 +60,28 @@ def test_dispatched_features_follow_what_numpy_runs_here():
 
 def test_the_loaded_blas_is_recorded_when_threadpoolctl_is_there(monkeypatch):
     libs = [
-        {"user_api": "blas", "internal_api": "openblas", "version": "0.3.31", "architecture": "SkylakeX",
-         "threading_layer": "pthreads", "num_threads": 2, "filepath": "/somewhere/libopenblas.so"},
+        {
+            "user_api": "blas",
+            "internal_api": "openblas",
+            "version": "0.3.31",
+            "architecture": "SkylakeX",
+            "threading_layer": "pthreads",
+            "num_threads": 2,
+            "filepath": "/somewhere/libopenblas.so",
+        },
         {"user_api": "openmp", "internal_api": "openmp", "version": None, "num_threads": 2},
     ]
     fake = types.ModuleType("threadpoolctl")
     fake.threadpool_info = lambda: libs
     monkeypatch.setitem(sys.modules, "threadpoolctl", fake)
     assert machine.blas()["loaded"] == [
-        {"internal_api": "openblas", "version": "0.3.31", "architecture": "SkylakeX",
-         "threading_layer": "pthreads", "num_threads": 2}
+        {
+            "internal_api": "openblas",
+            "version": "0.3.31",
+            "architecture": "SkylakeX",
+            "threading_layer": "pthreads",
+            "num_threads": 2,
+        }
     ]
     monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # not installed: no such entry
     assert "loaded" not in machine.blas()
@@ -82,5 +93,7 @@ def test_the_run_manifest_carries_it(tmp_path):
     assert recorded["numpy_simd"] == machine.numpy_simd()
     assert recorded["blas"]["name"] == machine.blas()["name"]
     assert (recorded["numpy"], recorded["scipy"], recorded["polars"]) == (
-        np.__version__, scipy.__version__, polars.__version__
+        np.__version__,
+        scipy.__version__,
+        polars.__version__,
     )

@@ -52,7 +52,9 @@ def test_mle_rr_equals_ibu_at_convergence(name, counts, epsilon):
     if name != "dense":
         assert np.sum(est.frequencies < 0) >= 5  # the unbiased estimate is far from the simplex
     closed = _mle(est).frequencies
-    ibu = PLUGINS.create("postprocessor", "ibu", {"tol": 1e-13, "max_iter": 100_000}).apply(est, np.random.default_rng(0))
+    ibu = PLUGINS.create("postprocessor", "ibu", {"tol": 1e-13, "max_iter": 100_000}).apply(
+        est, np.random.default_rng(0)
+    )
     assert ibu.info["ibu_converged"], ibu.info
     np.testing.assert_allclose(closed, ibu.frequencies, rtol=0, atol=1e-8)
     p, q = est.channel.tags().randomized_response

@@ -178,11 +178,21 @@ def ldpbench_register_oracles(registry):
 def test_rows_of_an_approximate_aggregate_path_are_labelled(tmp_path):
     (tmp_path / "plugins").mkdir()
     (tmp_path / "plugins" / "approx.py").write_text(_APPROXIMATE_PLUGIN)
-    outcome = ldpbench.run({
-        "name": "approx", "seed": 3, "repeats": 1, "simulation": "aggregate",
-        "datasets": [{"zipf": {"d": 8, "n": 2000}}],
-        "epsilons": [1], "oracles": ["approx-oue", "oue"], "pipelines": ["base", "norm-sub"], "metrics": ["mse"],
-    }, out=tmp_path / "out", plugins_dirs=[tmp_path / "plugins"])
+    outcome = ldpbench.run(
+        {
+            "name": "approx",
+            "seed": 3,
+            "repeats": 1,
+            "simulation": "aggregate",
+            "datasets": [{"zipf": {"d": 8, "n": 2000}}],
+            "epsilons": [1],
+            "oracles": ["approx-oue", "oue"],
+            "pipelines": ["base", "norm-sub"],
+            "metrics": ["mse"],
+        },
+        out=tmp_path / "out",
+        plugins_dirs=[tmp_path / "plugins"],
+    )
     lines = (outcome.out_dir / "results.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines[1:]]  # after the schema header
     assert {r["pipeline"] for r in rows if r["oracle"] == "approx-oue"} == {"base", "norm-sub"}
@@ -232,11 +242,19 @@ def test_adp_is_its_delegate():
 
 
 def test_the_choice_reaches_the_rows(tmp_path):
-    outcome = ldpbench.run({
-        "name": "adp-ss", "seed": 3, "repeats": 1,
-        "datasets": [{"zipf": {"d": 8, "n": 2000}}],
-        "epsilons": [0.5, 1], "oracles": ["adp", "ss"], "pipelines": ["base"], "metrics": ["mse"],
-    }, out=tmp_path)
+    outcome = ldpbench.run(
+        {
+            "name": "adp-ss",
+            "seed": 3,
+            "repeats": 1,
+            "datasets": [{"zipf": {"d": 8, "n": 2000}}],
+            "epsilons": [0.5, 1],
+            "oracles": ["adp", "ss"],
+            "pipelines": ["base"],
+            "metrics": ["mse"],
+        },
+        out=tmp_path,
+    )
     lines = (outcome.out_dir / "results.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines[1:]]  # after the schema header
     by = {(r["oracle"], r["epsilon"]): r for r in rows}

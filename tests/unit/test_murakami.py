@@ -192,7 +192,9 @@ def test_the_diagnostics_script_computes_the_plugins_a_hat():
     theta = PLUGINS.create("postprocessor", "em", {}).fit(tiny_estimate()).theta
     reports = _murakami.report_columns(groups)
     published = _murakami.estimated_error(theta, reports)
-    np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=1.0), published, rtol=1e-10)
+    np.testing.assert_allclose(
+        diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=1.0), published, rtol=1e-10
+    )
     # every report value was sent here, so S is invertible and the pseudo-inverse agrees
     np.testing.assert_allclose(diagnostics.a_hat_variant(theta, reports, pinv=True, t2_scale=1.0), published, rtol=1e-6)
     doubled = diagnostics.a_hat_variant(theta, reports, pinv=False, t2_scale=2.0)

@@ -171,7 +171,9 @@ def test_global_ideal_penalizes_a_missing_true_top_item():
     assert metric(k=2, ideal="global").score(truth, e, RNG) == pytest.approx(expected, rel=1e-12)
     # a full-domain estimate: both ideals are the same
     full = est([0.4, 0.1, 0.3, 0.2])
-    assert metric(k=3, ideal="global").score(truth, full, RNG) == pytest.approx(metric(k=3).score(truth, full, RNG), rel=1e-12)
+    assert metric(k=3, ideal="global").score(truth, full, RNG) == pytest.approx(
+        metric(k=3).score(truth, full, RNG), rel=1e-12
+    )
 
 
 def test_global_ideal_for_queries_counts_every_record_of_a_query():

@@ -29,9 +29,14 @@ def test_a_decline_fails_only_its_rows_with_the_reason(tmp_path):
     module = types.ModuleType("only_grr_plugin")
     module.ldpbench_register_postprocessors = hookimpl(lambda registry: registry.register(OnlyGrr))
     spec = {
-        "name": "decline", "seed": 1, "repeats": 2,
-        "datasets": [{"zipf": {"d": 16, "n": 2000, "s": 1.2}}], "epsilons": [1],
-        "oracles": ["grr", "oue"], "pipelines": ["base", "only-grr"], "metrics": ["mse"],
+        "name": "decline",
+        "seed": 1,
+        "repeats": 2,
+        "datasets": [{"zipf": {"d": 16, "n": 2000, "s": 1.2}}],
+        "epsilons": [1],
+        "oracles": ["grr", "oue"],
+        "pipelines": ["base", "only-grr"],
+        "metrics": ["mse"],
     }
     outcome = ldpbench.run(spec, tmp_path, executor="in-process", plugins=build_plugins(extra=[module]))
     rows = {(r["oracle"], r["pipeline"]): r for r in outcome.leaderboard.iter_rows(named=True)}

@@ -45,8 +45,7 @@ def test_a_planted_one_percent_difference_at_200_repeats_is_found():
 
 @pytest.mark.slow
 def test_no_difference_is_found_in_at_least_95_of_100_seeds():
-    tied = sum(compare_with_best(_noisy(seed, 200, 0.0), greater_is_better=False)[1].tied_best
-               for seed in range(100))
+    tied = sum(compare_with_best(_noisy(seed, 200, 0.0), greater_is_better=False)[1].tied_best for seed in range(100))
     assert tied >= 95
 
 
@@ -61,10 +60,27 @@ def _rows(values: dict[str, list[float]]) -> list[dict]:
     out = []
     for pipeline, vals in values.items():
         for rep, v in enumerate(vals):
-            out.append({"cell_id": f"c{rep}", "dataset": "z", "users": "", "epsilon": 1.0, "oracle": "oue",
-                        "pipeline": pipeline, "metric": "mse", "greater_is_better": False, "repeat": rep,
-                        "value": v, "error": None, "notes": None, "simulation": "aggregate", "n": 10, "d": 4,
-                        "fingerprint": "f", "elapsed": 0.0})
+            out.append(
+                {
+                    "cell_id": f"c{rep}",
+                    "dataset": "z",
+                    "users": "",
+                    "epsilon": 1.0,
+                    "oracle": "oue",
+                    "pipeline": pipeline,
+                    "metric": "mse",
+                    "greater_is_better": False,
+                    "repeat": rep,
+                    "value": v,
+                    "error": None,
+                    "notes": None,
+                    "simulation": "aggregate",
+                    "n": 10,
+                    "d": 4,
+                    "fingerprint": "f",
+                    "elapsed": 0.0,
+                }
+            )
     return out
 
 
@@ -76,6 +92,7 @@ def test_every_leaderboard_format_carries_rank_and_tied_best():
     assert [(r["rank"], r["tied_best"]) for r in rows] == [(1, True), (1, True), (3, False)]
     csv = pl.read_csv(render(lb, "csv").encode())
     assert csv["tied_best"].to_list() == [True, True, False]
+
     def cells(text):  # the tables without the footer that explains the marks
         return text.rstrip("\n").rsplit("\n\n", 1)[0]
 
@@ -90,9 +107,15 @@ def test_every_leaderboard_format_carries_rank_and_tied_best():
 def test_norm_sub_twice_is_tied_and_base_is_not(tmp_path, repeats):
     """The issue's reproduction: zipf d = 1,024, n = 10^5, OUE, eps 1, 20 repeats."""
     spec = {
-        "name": "ties", "seed": 13, "repeats": repeats, "simulation": "aggregate",
-        "datasets": [{"zipf": {"d": 1024, "n": 100000, "s": 1.5}}], "epsilons": [1], "oracles": ["oue"],
-        "pipelines": ["norm-sub", ["norm-sub", "base"], "base"], "metrics": ["mse"],
+        "name": "ties",
+        "seed": 13,
+        "repeats": repeats,
+        "simulation": "aggregate",
+        "datasets": [{"zipf": {"d": 1024, "n": 100000, "s": 1.5}}],
+        "epsilons": [1],
+        "oracles": ["oue"],
+        "pipelines": ["norm-sub", ["norm-sub", "base"], "base"],
+        "metrics": ["mse"],
     }
     lb = ldpbench.run(spec, tmp_path / "r", workers=1).leaderboard
     tied = dict(zip(lb["pipeline"].to_list(), lb["tied_best"].to_list()))
@@ -102,8 +125,16 @@ def test_norm_sub_twice_is_tied_and_base_is_not(tmp_path, repeats):
 def test_spec_alpha_sets_the_level_and_is_validated(tmp_path):
     from ldpbench.errors import SpecError
 
-    spec = {"name": "a", "seed": 1, "repeats": 3, "datasets": [{"zipf": {"d": 16, "n": 1000}}],
-            "epsilons": [1], "oracles": ["grr"], "pipelines": ["base"], "metrics": ["mse"]}
+    spec = {
+        "name": "a",
+        "seed": 1,
+        "repeats": 3,
+        "datasets": [{"zipf": {"d": 16, "n": 1000}}],
+        "epsilons": [1],
+        "oracles": ["grr"],
+        "pipelines": ["base"],
+        "metrics": ["mse"],
+    }
     with pytest.raises(SpecError) as exc:
         ldpbench.run({**spec, "alpha": 1.5}, tmp_path / "bad", workers=1)
     assert any(":" in p and "'alpha' must be a number between 0 and 1" in p for p in exc.value.problems)

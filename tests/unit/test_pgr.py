@@ -249,8 +249,7 @@ def test_em_runs_after_pgr_per_user_and_is_refused_on_the_aggregate_path(tmp_pat
     from ldpbench.spec import load_spec
 
     text = (
-        "name: pgr-em\ndatasets:\n  - zipf: {d: 64, n: 5000, s: 1.1}\n"
-        "epsilons: [1]\noracles: [pgr]\npipelines: [em]\n"
+        "name: pgr-em\ndatasets:\n  - zipf: {d: 64, n: 5000, s: 1.1}\nepsilons: [1]\noracles: [pgr]\npipelines: [em]\n"
     )
     path = tmp_path / "spec.yaml"
     path.write_text(text + "simulation: per-user\n")

@@ -64,8 +64,9 @@ def test_tryfirst_is_honoured():
         order.append("second")
 
     # Registered first: without tryfirst pluggy would call it after `second` (last registered first).
-    build_plugins(extra=[_module("eager", ldpbench_register_metrics=first),
-                         _module("plain", ldpbench_register_metrics=second)])
+    build_plugins(
+        extra=[_module("eager", ldpbench_register_metrics=first), _module("plain", ldpbench_register_metrics=second)]
+    )
     assert order == ["first", "second"]
 
 
@@ -78,8 +79,14 @@ def test_disabled_plugins_are_blocked_in_pluggy():
 
 def test_trace_env_writes_hook_calls_to_stderr(monkeypatch, capsys):
     monkeypatch.setenv(TRACE_ENV, "1")
-    build_plugins(extra=[_module("traced_plugin", ldpbench_register_metrics=hookimpl(
-        lambda registry: registry.register(_metric("traced-metric"))))])
+    build_plugins(
+        extra=[
+            _module(
+                "traced_plugin",
+                ldpbench_register_metrics=hookimpl(lambda registry: registry.register(_metric("traced-metric"))),
+            )
+        ]
+    )
     err = capsys.readouterr().err
     assert "ldpbench_register_metrics" in err
     assert "traced_plugin" in err

@@ -54,7 +54,8 @@ def test_power_ns_is_norm_sub_after_power(plugins):
     rng = np.random.default_rng(1)
     est = estimate(rng.normal(0.01, 0.03, 100))
     via_chain = plugins.create("postprocessor", "norm-sub", {}).apply(
-        plugins.create("postprocessor", "power", {}).apply(est, rng), rng)
+        plugins.create("postprocessor", "power", {}).apply(est, rng), rng
+    )
     direct = plugins.create("postprocessor", "power-ns", {}).apply(est, rng)
     np.testing.assert_allclose(direct.frequencies, via_chain.frequencies, rtol=0, atol=1e-12)
 

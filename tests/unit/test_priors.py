@@ -140,8 +140,13 @@ def test_power_law_support_must_exclude_zero():
 
 def test_grad_log_weight_matches_finite_differences():
     k = np.linspace(1, 5000, 37)
-    for prior, theta in [(PowerLaw(), (1.7,)), (Gaussian(), (800.0, 90.0)), (Laplace(), (700.3, 50.0)),
-                         (Poisson(), (300.0,)), (Exponential(), (250.0,))]:
+    for prior, theta in [
+        (PowerLaw(), (1.7,)),
+        (Gaussian(), (800.0, 90.0)),
+        (Laplace(), (700.3, 50.0)),
+        (Poisson(), (300.0,)),
+        (Exponential(), (250.0,)),
+    ]:
         g = prior.grad_log_weight(k, theta)
         for j in range(len(theta)):
             h = 1e-6 * abs(theta[j])

@@ -18,7 +18,9 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-        cwd=repo, check=True, capture_output=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
     )
 
 

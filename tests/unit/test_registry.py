@@ -123,7 +123,10 @@ def test_clash_with_builtin_names_both():
         registry.register(Mse)
 
     mod.ldpbench_register_metrics = ldpbench_register_metrics
-    with pytest.raises(PluginError, match="duplicate metric name .mse.: registered by .*(ldpbench 0.1.0.*registered directly|registered directly.*ldpbench 0.1.0)"):
+    with pytest.raises(
+        PluginError,
+        match="duplicate metric name .mse.: registered by .*(ldpbench 0.1.0.*registered directly|registered directly.*ldpbench 0.1.0)",
+    ):
         build_plugins(extra=[mod])
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 
 import numpy as np
+import pytest
 
 from ldpbench.engine import collect_warnings
 from ldpbench.types import Estimate

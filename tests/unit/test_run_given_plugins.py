@@ -115,7 +115,9 @@ def test_a_worker_that_cannot_get_runtime_plugins_fails_the_cells_saying_why(tmp
     loaded = load_spec_text(yaml.safe_dump(SPEC, sort_keys=False), plugins)
     cell = next(iter(expand(loaded)))
     # Outside plugins_given: this process plays a worker that does not have the run's plugins.
-    rows = engine.run_cell(engine.CellTask(cell, tuple(loaded.pipelines), tuple(loaded.metrics), plugins=plugins.source))
+    rows = engine.run_cell(
+        engine.CellTask(cell, tuple(loaded.pipelines), tuple(loaded.metrics), plugins=plugins.source)
+    )
     assert rows and all(r["error"] for r in rows)
     assert all("runtime_metric_plugin" in r["error"] and "cannot reach a worker process" in r["error"] for r in rows)
 

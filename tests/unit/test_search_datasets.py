@@ -34,10 +34,10 @@ def test_search_log_aol_format_with_repeated_headers(plugins, tmp_path):
     log = tmp_path / "aol.txt"
     log.write_text(
         AOL_FILE_HEADER
-        + "1\tfoo \"bar\t2006-03-01 00:00:00\t1\thttp://a\n"
+        + '1\tfoo "bar\t2006-03-01 00:00:00\t1\thttp://a\n'
         + "1\tnoclick\t2006-03-01 00:01:00\t\t\n"
         + AOL_FILE_HEADER
-        + "2\tfoo \"bar\t2006-03-02 00:00:00\t3\thttp://a\n"
+        + '2\tfoo "bar\t2006-03-02 00:00:00\t3\thttp://a\n'
     )
     pop = load(plugins, "search-log", path=str(log))
     assert pop.labels == ['foo "bar\thttp://a'] and pop.n == 2  # one record per user, clicks only

@@ -75,13 +75,16 @@ def test_wrong_type_and_range(tmp_path, plugins):
     assert any(":5: 'n' must be int" in m for m in msgs)
 
 
-@pytest.mark.parametrize("entry, key, line", [
-    ("zipf: {d: 10000000000}", "d", 5),  # at MAX_USERS: used to validate, then fail every cell
-    ("zipf: {d: 100000001, n: 10}", "d", 5),
-    ("uniform: {d: 123456789012}", "d", 5),
-    ("synthetic-search: {queries: 1000000000}", "queries", 5),
-    ("synthetic-search:\n      users: 10\n      urls_per_query: 100000001", "urls_per_query", 7),
-])
+@pytest.mark.parametrize(
+    "entry, key, line",
+    [
+        ("zipf: {d: 10000000000}", "d", 5),  # at MAX_USERS: used to validate, then fail every cell
+        ("zipf: {d: 100000001, n: 10}", "d", 5),
+        ("uniform: {d: 123456789012}", "d", 5),
+        ("synthetic-search: {queries: 1000000000}", "queries", 5),
+        ("synthetic-search:\n      users: 10\n      urls_per_query: 100000001", "urls_per_query", 7),
+    ],
+)
 def test_huge_synthetic_domains_are_refused_at_validation(tmp_path, plugins, entry, key, line):
     text = GOOD.replace("zipf: {d: 64, n: 5000, s: 1.1}", entry)
     (msg,) = problems(tmp_path, plugins, text)
@@ -103,7 +106,13 @@ def test_all_problems_are_reported_together(tmp_path, plugins):
 
 @pytest.mark.parametrize(
     "eps, fragment",
-    [("[.nan]", "positive number"), ("[-1]", "positive number"), ("[]", "non-empty"), ("[1, 1]", "listed twice"), ("[abc]", "positive number")],
+    [
+        ("[.nan]", "positive number"),
+        ("[-1]", "positive number"),
+        ("[]", "non-empty"),
+        ("[1, 1]", "listed twice"),
+        ("[abc]", "positive number"),
+    ],
 )
 def test_bad_epsilons(tmp_path, plugins, eps, fragment):
     (msg,) = problems(tmp_path, plugins, GOOD.replace("[1, 2]", eps))
@@ -128,7 +137,9 @@ def test_python_tags_are_not_constructed(tmp_path, plugins):
 def test_alias_bomb_is_refused_quickly():
     lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):
-        lines.append(f"a{i}: &a{i} [*{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}, *{'a' if i == 1 else f'a{i-1}'}]")
+        lines.append(
+            f"a{i}: &a{i} [*{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}, *{'a' if i == 1 else f'a{i - 1}'}]"
+        )
     with pytest.raises(SpecError, match="too large"):
         parse_document("\n".join(lines))
 
@@ -171,8 +182,12 @@ def test_missing_requirement_is_a_spec_error(tmp_path, plugins):
         # A tab in the indentation: PyYAML only says the character "cannot start any token".
         ("  - base\n", "\t- base\n", 10, "check the indentation: YAML indents with spaces, not tabs"),
         # One space too many before a key.
-        ("repeats: 3\n", "  repeats: 3\n", 3,
-         "check the indentation (spaces, not tabs), or quote a value that contains ': '"),
+        (
+            "repeats: 3\n",
+            "  repeats: 3\n",
+            3,
+            "check the indentation (spaces, not tabs), or quote a value that contains ': '",
+        ),
         # A list item less indented than its siblings.
         ("  - norm-sub\n", " - norm-sub\n", 12, "check the indentation (spaces, not tabs)"),
     ],
@@ -191,10 +206,13 @@ def test_other_yaml_errors_get_no_indentation_hint(tmp_path, plugins):
     assert "indentation" not in msg
 
 
-@pytest.mark.parametrize("key, value, names", [
-    ("oracles", "[]", ["blender", "grr", "hr", "olh", "oue"]),  # oracles and protocols
-    ("metrics", "", ["mse", "l1", "ndcg"]),  # a key with nothing after it
-])
+@pytest.mark.parametrize(
+    "key, value, names",
+    [
+        ("oracles", "[]", ["blender", "grr", "hr", "olh", "oue"]),  # oracles and protocols
+        ("metrics", "", ["mse", "l1", "ndcg"]),  # a key with nothing after it
+    ],
+)
 def test_an_empty_plugin_list_lists_the_available_names(tmp_path, plugins, key, value, names):
     text = "\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in GOOD.splitlines())
     (msg,) = problems(tmp_path, plugins, text + "\n")
@@ -289,7 +307,9 @@ def test_personalized_budgets_obey_the_epsilon_bounds(tmp_path, plugins, users, 
 
 
 def test_ln_d_with_a_one_item_domain_is_refused(tmp_path, plugins):
-    text = MINIMAL.replace("{d: 64, n: 5000}", "{d: 1, n: 5000}").replace("epsilons: [1]", "users: [{epsilon: ln(d), count: 10}]")
+    text = MINIMAL.replace("{d: 64, n: 5000}", "{d: 1, n: 5000}").replace(
+        "epsilons: [1]", "users: [{epsilon: ln(d), count: 10}]"
+    )
     msg = one_problem(tmp_path, plugins, text, 4)
     assert "d = 1" in msg and "ln(d)" in msg
 
@@ -308,10 +328,24 @@ def test_tiny_epsilons_are_refused(tmp_path, plugins):
         (("epsilons: [1]", "users: [{epsilon: 1, count: 3000}, {epsilon: 2, count: 3000}]"), 4, "hold 6,000 users"),
         (("oracles: [grr]", "oracles: [{olh: {g: 1}}]"), 5, "'g' cannot be 1"),
         (("oracles: [grr]", "oracles: [{blender: {opt_in_fraction: 0}}]"), 5, "'opt_in_fraction' cannot be 0"),
-        (("oracles: [grr]", "oracles: [grr]\nmetrics: [{set-query: {queries: 10000000000}}]"), 6, "'queries' must be <= 100000"),
-        (("oracles: [grr]", "oracles: [grr]\npipelines: [{em: {max_iter: 10000000000, tol: 0}}]"), 6, "'max_iter' must be <= 100000"),
-        (("oracles: [grr]", "oracles: [grr]\npipelines: [{calibrate: {prior: power-law, prior_params: {alpah: 2}}}]"), 6,
-         "unknown: alpah — did you mean 'alpha'?"),
+        (
+            ("oracles: [grr]", "oracles: [grr]\nmetrics: [{set-query: {queries: 10000000000}}]"),
+            6,
+            "'queries' must be <= 100000",
+        ),
+        (
+            ("oracles: [grr]", "oracles: [grr]\npipelines: [{em: {max_iter: 10000000000, tol: 0}}]"),
+            6,
+            "'max_iter' must be <= 100000",
+        ),
+        (
+            (
+                "oracles: [grr]",
+                "oracles: [grr]\npipelines: [{calibrate: {prior: power-law, prior_params: {alpah: 2}}}]",
+            ),
+            6,
+            "unknown: alpah — did you mean 'alpha'?",
+        ),
         (("{d: 64, n: 5000}", "{d: 64, n: 10000000000}"), 0, "simulation: per-user"),
     ],
 )
@@ -387,6 +421,8 @@ def test_an_oracle_parameter_that_fails_at_a_datasets_size_is_refused_with_its_l
               k: 10
         """
     found = problems(tmp_path, plugins, text)
-    assert len(found) == 1 and found[0].startswith(f"{tmp_path / 'spec.yaml'}:10: oracle 'ss(k=10)' on dataset 'zipf(d=8,n=1000)' (d = 8)")
+    assert len(found) == 1 and found[0].startswith(
+        f"{tmp_path / 'spec.yaml'}:10: oracle 'ss(k=10)' on dataset 'zipf(d=8,n=1000)' (d = 8)"
+    )
     assert "k must be 0 (automatic) or in [1, d - 1] = [1, 7], got 10" in found[0]
     load_spec(write(tmp_path, text.replace("d: 8,", "d: 16,")), plugins)  # every size fits: valid

@@ -32,9 +32,22 @@ KEYS = [("base", "mse"), ("norm-sub", "mse"), ("base", "l1")]
 
 def row(cell="c0", pipeline="base", metric="mse", value=0.5, error=None, **kw):
     out = dict(
-        cell_id=cell, dataset="zipf", users="", epsilon=1.0, oracle="grr", pipeline=pipeline,
-        metric=metric, greater_is_better=False, repeat=0, value=value, error=error,
-        simulation="aggregate", n=1000, d=16, fingerprint="f1", elapsed=0.01,
+        cell_id=cell,
+        dataset="zipf",
+        users="",
+        epsilon=1.0,
+        oracle="grr",
+        pipeline=pipeline,
+        metric=metric,
+        greater_is_better=False,
+        repeat=0,
+        value=value,
+        error=error,
+        simulation="aggregate",
+        n=1000,
+        d=16,
+        fingerprint="f1",
+        elapsed=0.01,
     )
     out.update(kw)
     return out
@@ -46,8 +59,10 @@ def cell_rows(cell, value=0.5, error=None, **kw):
 
 def strict_loads(text):
     """json.loads that refuses the non-standard NaN / Infinity tokens."""
+
     def refuse(token):
         raise ValueError(f"non-standard JSON token {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -340,9 +355,13 @@ def test_a_rerun_of_a_protocol_cell_supersedes_rows_with_other_labels(tmp_path):
 
 def test_hand_written_rows_without_append_ids_supersede_by_contiguous_run(tmp_path):
     store = ResultsStore(tmp_path)
-    lines = [{"schema_version": SCHEMA_VERSION, "kind": "ldpbench-results"},
-             row("a", value=math.nan, error="E: x", oracle="old"), row("b", value=1.0),
-             row("a", value=2.0), row("a", value=3.0)]  # the last run of "a"; a repeated key keeps the last
+    lines = [
+        {"schema_version": SCHEMA_VERSION, "kind": "ldpbench-results"},
+        row("a", value=math.nan, error="E: x", oracle="old"),
+        row("b", value=1.0),
+        row("a", value=2.0),
+        row("a", value=3.0),
+    ]  # the last run of "a"; a repeated key keeps the last
     store.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     df = store.load()
     assert list(zip(df["cell_id"], df["oracle"], df["value"])) == [("a", "grr", 3.0), ("b", "grr", 1.0)]

@@ -27,9 +27,13 @@ def test_uniform_is_one_over_d_whatever_was_reported(plugins):
 def test_scale_n_makes_the_error_independent_of_the_number_of_users(tmp_path):
     """n * MSE of Base is the per-user variance constant: equal at n = 10^4 and 10^5 (to noise)."""
     spec = {
-        "name": "scale", "seed": 5, "repeats": 10,
+        "name": "scale",
+        "seed": 5,
+        "repeats": 10,
         "datasets": [{"zipf": {"d": 256, "n": 10000, "s": 1.1}}, {"zipf": {"d": 256, "n": 100000, "s": 1.1}}],
-        "epsilons": [1], "oracles": ["oue"], "pipelines": ["base"],
+        "epsilons": [1],
+        "oracles": ["oue"],
+        "pipelines": ["base"],
         "metrics": ["mse", {"mse": {"scale": "n"}}, {"l1": {"scale": "n"}}],
     }
     lb = ldpbench.run(spec, tmp_path / "r", workers=1).leaderboard
@@ -43,8 +47,14 @@ def test_scale_n_makes_the_error_independent_of_the_number_of_users(tmp_path):
 
 def test_uniform_baseline_is_beaten_by_a_good_oracle_and_beats_a_hopeless_one(tmp_path):
     spec = {
-        "name": "base-line", "seed": 9, "repeats": 5, "datasets": [{"zipf": {"d": 64, "n": 100000, "s": 1.5}}],
-        "epsilons": [0.01, 4], "oracles": ["oue"], "pipelines": ["base", "uniform"], "metrics": ["mse"],
+        "name": "base-line",
+        "seed": 9,
+        "repeats": 5,
+        "datasets": [{"zipf": {"d": 64, "n": 100000, "s": 1.5}}],
+        "epsilons": [0.01, 4],
+        "oracles": ["oue"],
+        "pipelines": ["base", "uniform"],
+        "metrics": ["mse"],
     }
     lb = ldpbench.run(spec, tmp_path / "r", workers=1).leaderboard
     best = {(r["epsilon"], r["pipeline"]) for r in lb.iter_rows(named=True) if r["rank"] == 1}

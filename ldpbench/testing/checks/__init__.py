@@ -41,12 +41,13 @@ entry points). Every public name is re-exported here.
 
 from __future__ import annotations
 
+from .dataset import DATASET_CHECKS, DatasetCheckConfig
+
 # Subject and the check tuples are re-exported as they were before the split (not in __all__).
 from .machinery import CheckSkipped, Subject
+from .metric import METRIC_CHECKS, MetricCheckConfig
 from .oracle import ORACLE_CHECKS, OracleCheckConfig
 from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig
-from .dataset import DATASET_CHECKS, DatasetCheckConfig
-from .metric import METRIC_CHECKS, MetricCheckConfig
 from .runner import (
     check_dataset,
     check_metric,

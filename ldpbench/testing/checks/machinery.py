@@ -75,7 +75,9 @@ class Subject:
         return self.cls(**self._values())
 
 
-def _subject(obj: Any, plugins: Any = None, params: Mapping[str, Any] | None = None, kind: str | None = None) -> Subject:
+def _subject(
+    obj: Any, plugins: Any = None, params: Mapping[str, Any] | None = None, kind: str | None = None
+) -> Subject:
     """Resolve a name, a class, an instance, or ``(any of those, params)`` to a :class:`Subject`."""
     if isinstance(obj, Subject):
         return obj
@@ -109,17 +111,14 @@ def _subject(obj: Any, plugins: Any = None, params: Mapping[str, Any] | None = N
     )
 
 
-
 def _rng(cfg: Any, *key: Any) -> np.random.Generator:
     """A stream keyed by the config seed and the check's identity (never by run order)."""
     words = [int(cfg.seed)] + [sum(ord(c) * 31**i for i, c in enumerate(str(k))) % (2**32) for k in key]
     return np.random.default_rng(np.random.SeedSequence(words))
 
 
-
 def _where(subject: Subject, **ctx: Any) -> str:
     return f"{subject.label} (" + ", ".join(f"{k}={v}" for k, v in ctx.items()) + ")"
-
 
 
 def _global_state() -> tuple[Any, ...]:
@@ -129,6 +128,7 @@ def _global_state() -> tuple[Any, ...]:
 
 def _same_state(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a[0] == b[0] and np.array_equal(a[1], b[1]) and a[2:] == b[2:]
+
 
 def _simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, path: str) -> Estimate:
     """One trial through the engine's :func:`~ldpbench.simulate.simulate`; the per-user path walks

@@ -80,7 +80,9 @@ def check_metric_scores_are_finite(subject: Subject, cfg: MetricCheckConfig) -> 
     """score() is a finite float on the raw estimate of every built-in oracle and on the exact one."""
     metric, truth = _metric(subject), _truth(cfg)
     assert isinstance(type(metric).greater_is_better, bool), f"{subject.label}: greater_is_better must be a bool"
-    for label, est in _estimates(subject, cfg) + [("the exact estimate", _exact(truth, _estimates(subject, cfg)[0][1]))]:
+    for label, est in _estimates(subject, cfg) + [
+        ("the exact estimate", _exact(truth, _estimates(subject, cfg)[0][1]))
+    ]:
         value = _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
         assert math.isfinite(value), f"{subject.label} on {label}: score() returned {value}"
 

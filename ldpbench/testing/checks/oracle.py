@@ -31,8 +31,6 @@ class OracleCheckConfig:
     law_counts: tuple[int, ...] = (2, 1, 1)  #: the tiny population of the exact-law tests
 
 
-
-
 def _paths(oracle: Oracle) -> tuple[str, ...]:
     """The simulation paths the oracle declares (per-user always: ``perturb`` is required)."""
     return ("per-user", "aggregate") if oracle.tags().aggregate else ("per-user",)
@@ -62,15 +60,12 @@ def _table(oracle: Oracle, where: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         P, S = oracle.output_table()
     except NotImplementedError:
-        raise AssertionError(
-            f"{where}: tags() declare output_table, but output_table() is not implemented"
-        ) from None
+        raise AssertionError(f"{where}: tags() declare output_table, but output_table() is not implemented") from None
     P, S = np.asarray(P, dtype=float), np.asarray(S).astype(bool)
     d = oracle.d
     assert P.ndim == 2 and P.shape[1] == d, f"{where}: output_table P must be (n_outputs, {d}), got {P.shape}"
     assert S.shape == P.shape, f"{where}: output_table S has shape {S.shape}, P has {P.shape}"
     return P, S
-
 
 
 def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -224,8 +219,10 @@ def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig)
         o = subject.oracle(d, eps)
         tags = o.tags()
         if tags.real_valued_counts and not tags.output_table:
-            raise CheckSkipped(f"{subject.label} has real-valued reports and no output table: there is no "
-                               "support law to test (the repeated simulations test its moments)")
+            raise CheckSkipped(
+                f"{subject.label} has real-valued reports and no output table: there is no "
+                "support law to test (the repeated simulations test its moments)"
+            )
         # Without a table (or without output_rows) the support counts' binomial laws are still tested.
         P, S = _table(o, _where(subject, d=d, epsilon=eps)) if tags.output_table else (None, None)
         for v in range(d):
@@ -466,7 +463,6 @@ def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
         )
 
 
-
 def check_no_global_random_state(subject: Subject, cfg: OracleCheckConfig) -> None:
     """Nothing draws from (or reseeds) numpy's or the stdlib's global random state."""
     counts = _truth(cfg)
@@ -493,17 +489,20 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
         tags = o.tags()
         assert isinstance(tags, OracleTags), f"{where}: tags() must return an OracleTags, got {type(tags).__name__}"
         cls = type(o)
-        finite_methods = [m for m in ("channel", "report_histogram", "support_counts_from_histogram")
-                          if not implements(cls, Oracle, m)]
+        finite_methods = [
+            m
+            for m in ("channel", "report_histogram", "support_counts_from_histogram")
+            if not implements(cls, Oracle, m)
+        ]
         claims = {
-            "aggregate": tags.aggregate and not (
+            "aggregate": tags.aggregate
+            and not (
                 implements(cls, Oracle, "sample_support_counts")
                 or (tags.aggregate_histogram and implements(cls, Oracle, "sample_report_histogram"))
             ),
             "finite_output": tags.finite_output and bool(finite_methods),
-            "aggregate_histogram": tags.aggregate_histogram and not (
-                tags.finite_output and implements(cls, Oracle, "sample_report_histogram")
-            ),
+            "aggregate_histogram": tags.aggregate_histogram
+            and not (tags.finite_output and implements(cls, Oracle, "sample_report_histogram")),
             "output_table": tags.output_table and not implements(cls, Oracle, "output_table"),
             "output_rows": tags.output_rows and not (tags.output_table and implements(cls, Oracle, "output_rows")),
             "support_matrix": tags.support_matrix and not implements(cls, Oracle, "support_matrix"),

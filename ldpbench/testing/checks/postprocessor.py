@@ -131,7 +131,9 @@ def check_pp_returns_estimate(subject: Subject, cfg: PostprocessorCheckConfig) -
         where = f"{subject.label} on {label}"
         assert isinstance(out, Estimate), f"{where}: apply() returned {type(out).__name__}, not an Estimate"
         f = np.asarray(out.frequencies)
-        assert f.shape == np.shape(est.frequencies), f"{where}: output length {f.shape}, input {np.shape(est.frequencies)}"
+        assert f.shape == np.shape(est.frequencies), (
+            f"{where}: output length {f.shape}, input {np.shape(est.frequencies)}"
+        )
         assert np.all(np.isfinite(f)), f"{where}: non-finite frequencies in the output"
         if out.variance is not None:
             assert np.shape(out.variance) in ((), f.shape), f"{where}: variance has shape {np.shape(out.variance)}"

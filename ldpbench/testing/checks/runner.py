@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..raised import describe_exception
-from .machinery import CheckSkipped, Subject, _subject
-from .oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
 from .dataset import DATASET_CHECKS, DatasetCheckConfig
+from .machinery import CheckSkipped, Subject, _subject
 from .metric import METRIC_CHECKS, MetricCheckConfig
+from .oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
 from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig, check_pp_query_answers
 
 
@@ -240,7 +240,9 @@ def check_dataset(
 def parametrize_with_checks(
     plugins_to_check: Sequence[Any],
     *,
-    expected_failed_checks: Callable[[Subject], Mapping[str, str] | None] | Mapping[str, Mapping[str, str]] | None = None,
+    expected_failed_checks: Callable[[Subject], Mapping[str, str] | None]
+    | Mapping[str, Mapping[str, str]]
+    | None = None,
     plugins: Any = None,
     **config: Any,
 ) -> Any:
