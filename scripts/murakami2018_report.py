@@ -212,8 +212,8 @@ def scale_scan(plugins, pop, repeats: int = 200) -> dict:
     Same computation as the ``em-rilstone`` plugin with ``scale = s`` (checked against the plugin
     at s = 1 in every repeat), without re-running EM for each s.
     """
+    from ldpbench_plugins.numerics.simplex import project_to_simplex
     from ldpbench_plugins.postprocess._em import groups_of, newton_step, run_em
-    from ldpbench_plugins.postprocess._simplex import project_to_simplex
 
     plugin = plugins.create("postprocessor", "em-rilstone", {})
     truth = pop.frequencies

@@ -1,7 +1,7 @@
 """The base class of the built-in prior families (and a convenient one for third-party families).
 
 :class:`PriorFamilyBase` fills in what :class:`ldpbench.types.PriorFamily` leaves open, using the
-posterior engine of Calibrate (``ldpbench_plugins.postprocess._posterior``):
+posterior engine of Calibrate (``ldpbench_plugins.numerics.posterior``):
 
 - :meth:`log_normalizer` and :meth:`moments` by the engine's sums (quadrature where the family is
   smooth, exact integers elsewhere) instead of a sum over every integer of ``{0..n}``;

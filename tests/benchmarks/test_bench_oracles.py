@@ -45,6 +45,7 @@ def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:
 KOSARAK = zipf_counts(KOSARAK_D, KOSARAK_N)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_per_user(benchmark, name):
     d, n = PER_USER[name]

@@ -20,6 +20,7 @@ def _cli(capsys, *args):
     return code, out.out, out.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILTIN)
 def test_audit_passes_every_correct_oracle(capsys, name):
     code, out, err = _cli(capsys, "audit", name)

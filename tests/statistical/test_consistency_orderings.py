@@ -90,6 +90,7 @@ def test_full_domain_mse_norm_sub_beats_base_pos_beats_base_beats_norm_mul(epsil
     assert m["norm-sub"] < m["base-pos"] < m["base"] < m["norm-mul"], m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_full_domain_mse_base_cut_beats_base_pos(epsilon):
     assert mean(epsilon, "base-cut", "mse") < mean(epsilon, "base-pos", "mse")

@@ -116,6 +116,7 @@ def test_weights_are_the_inverse_reference_variances(oracle):
     assert np.allclose(est.frequencies, combined, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_combined_estimate_is_unbiased(oracle):
     est, T = frequencies(oracle), REPEATS[oracle]

@@ -94,6 +94,7 @@ QUICK = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", sorted(QUICK))
 def test_unbiased_on_a_small_domain_aggregate(label, ldpbench_rng):
     name, params = QUICK[label]

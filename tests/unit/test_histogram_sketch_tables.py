@@ -219,6 +219,7 @@ def test_continuous_audit(cls):
         assert all(b.density_leak for b in audit.budgets)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("core", [1e-13, 0.3], ids=["default-core", "narrow-core"])
 def test_cms_aggregate_has_the_exact_law_with_stray_users(core, monkeypatch):
     """The aggregate sampler's tail path (users whose K falls outside the core window) is exact:
@@ -253,6 +254,7 @@ def test_validate_refuses_mle_apx_after_she_with_file_and_line(tmp_path, capsys)
     assert "oracle 'the'" not in err
 
 
+@pytest.mark.slow
 def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
     """Apple's HCMS aggregate path through HR's splitting sampler (forced for a tiny population,
     which would otherwise have its reports drawn) against the law enumerated from the table."""

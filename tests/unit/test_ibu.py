@@ -70,6 +70,7 @@ def test_support_counts_outside_zero_n_are_declined():
 # -- the simplex ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_every_iterate_stays_on_the_simplex(oracle):
     est = _estimate(oracle, _zipf(40, 800, seed=4), 0.5, seed=5)  # sparse: many negative base entries
@@ -82,6 +83,7 @@ def test_every_iterate_stays_on_the_simplex(oracle):
 # -- ibu on GRR and HR is em ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ["grr", "hr"])
 @pytest.mark.parametrize("seed", [10, 11])
 def test_ibu_on_a_finite_output_oracle_equals_em(oracle, seed):
