@@ -24,6 +24,7 @@ import sys
 import textwrap
 
 import pytest
+from support import cli
 
 from ldpbench.cli import main
 from ldpbench.compare import DEFAULT_Z
@@ -67,13 +68,6 @@ metrics: [mse, l1]
 ROWS = 2 * 2 * 3 * 2  # epsilons x oracles x pipelines x metrics
 SHRINK_ROWS = 2 * 2 * 2
 GATE = ("--z", f"{DEFAULT_Z:g}")
-
-
-def cli(capsys, *args):
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def table_rows(markdown: str) -> list[list[str]]:

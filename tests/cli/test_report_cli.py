@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import cli
 
 from ldpbench.cli import main
 from ldpbench.store import RESULTS_FILE
@@ -28,13 +29,6 @@ oracles: [grr, oue]
 pipelines: [base, norm-sub]
 metrics: [mse, l1]
 """
-
-
-def cli(capsys, *args):
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def png_size(path: Path) -> tuple[int, int]:

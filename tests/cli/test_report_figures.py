@@ -6,9 +6,9 @@ import json
 import shutil
 
 import pytest
+from support import cli
 
 import ldpbench
-from ldpbench.cli import main
 from ldpbench.leaderboard import render
 from ldpbench.report import load_leaderboard_frame
 
@@ -31,12 +31,6 @@ def twins(tmp_path_factory):
     lb, _ = load_leaderboard_frame(root / "r")  # what `ldpbench leaderboard r --format json` prints
     (root / "r" / "leaderboard.json").write_text(render(lb, "json"))
     return root / "r"
-
-
-def cli(capsys, *args):
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    return (code, *capsys.readouterr())
 
 
 def test_identical_pipelines_are_drawn_once_from_their_repeats(twins, capsys, tmp_path):

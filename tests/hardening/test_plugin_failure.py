@@ -20,8 +20,7 @@ import sys
 import textwrap
 
 import pytest
-
-from ldpbench.cli import main
+from support import cli
 
 PLUGIN = '''\
 """A post-processor that cannot handle large budgets (a deliberately fragile third-party plugin)."""
@@ -66,14 +65,6 @@ COMMON = ("--format", "json", "--workers", "1", "--plugins-dir", "plugs", "--no-
 def _stored_rows(directory):
     lines = (directory / "results.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines[1:]]
-
-
-def cli(capsys, *args):
-    """``ldpbench ARGS`` in this process (cheaper than a subprocess): (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
