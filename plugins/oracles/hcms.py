@@ -69,7 +69,15 @@ class HCMS(CountMeanSketch):
         return 1.0 / (1.0 + math.exp(-self.epsilon)), 0.5
 
     def tags(self) -> OracleTags:
-        return dataclasses.replace(super().tags(), output_table=self._enumerable, output_rows=self._enumerable)
+        # With a hash function per user, a report supports an item through one bit: Bernoulli(p*) for
+        # the user's own item, Bernoulli(q*) for any other. Apple's fixed family makes q* depend on
+        # collisions, so ibu's per-item likelihood does not apply to it.
+        return dataclasses.replace(
+            super().tags(),
+            output_table=self._enumerable,
+            output_rows=self._enumerable,
+            bernoulli_support=not self.fixed_family,
+        )
 
     @property
     def _enumerable(self) -> bool:

@@ -25,6 +25,7 @@ smallest near q = e^eps + 1, [FNNT22, mechanism]); the authors' code always take
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -33,7 +34,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
-from ldpbench.types import Channel, Oracle
+from ldpbench.types import Channel, Oracle, OracleTags
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
 from ._projective import ProjectiveSpace, is_prime, points
@@ -216,6 +217,12 @@ class PGR(Oracle):
         self._on, self._p, self._q = pgr_constants(self.epsilon, field, t)
         #: the items' vectors (d x t), kept when small: the samplers look them up per user
         self._items = self.space.vectors(np.arange(self.d)) if self.d * t <= _ITEM_TABLE_MAX else None
+
+    def tags(self) -> OracleTags:
+        # A report supports an item when its hyperplane holds the item's point: Bernoulli(p*) for the
+        # user's own item, Bernoulli(q*) for any other, so ibu's per-item likelihood applies on the
+        # aggregate path too (which draws no report histogram).
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     @property
     def p_star(self) -> float:

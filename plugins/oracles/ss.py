@@ -19,6 +19,7 @@ is **k = max(1, round(d / (e^eps + 1)))**, capped at d - 1.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import ClassVar
@@ -28,7 +29,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
-from ldpbench.types import Oracle
+from ldpbench.types import Oracle, OracleTags
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, exp_neg
 from ._subsets import subset_support_counts
@@ -112,6 +113,11 @@ class SubsetSelection(Oracle):
         #: The subset size actually used (``k``, or the default rule when ``k == 0``).
         self.subset_size = int(k) if k else default_subset_size(self.d, self.epsilon)
         self._p, self._q = ss_constants(self.d, self.subset_size, self.epsilon)
+
+    def tags(self) -> OracleTags:
+        # Each report supports an item through one bit per user: Bernoulli(p*) for the user's own
+        # item, Bernoulli(q*) for any other, so ibu's per-item likelihood applies.
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     @property
     def p_star(self) -> float:

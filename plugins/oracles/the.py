@@ -117,8 +117,9 @@ class THE(Oracle):
         return _histogram.chunk_users(self.d)
 
     def tags(self) -> OracleTags:
-        # Supports are bits of a thresholded SHE report: their law spends less than eps (module doc).
-        return dataclasses.replace(super().tags(), attains_epsilon=False)
+        # Supports are bits of a thresholded SHE report: their law spends less than eps (module doc);
+        # bit v is 1 w.p. p* for the user's own item and q* for any other (ibu's per-item likelihood).
+        return dataclasses.replace(super().tags(), attains_epsilon=False, bernoulli_support=True)
 
     # -- client side --------------------------------------------------------------------------
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -14,7 +14,15 @@ from ldpbench.pluginmanager import build_plugins
 from ldpbench.simulate import simulate
 
 PLUGINS = build_plugins()
-ORACLES = ("grr", "oue", "olh", "hr")
+#: The four first oracles run in the fast tier; the others that declare ``bernoulli_support`` (or a
+#: channel) in the slow one.
+ORACLES = (
+    "grr",
+    "oue",
+    "olh",
+    "hr",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in ("ss", "sue", "blh", "the", "pgr", "cms", "hcms")),
+)
 
 
 def _zipf_counts(d, n, s):
