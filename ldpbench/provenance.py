@@ -19,3 +19,11 @@ def portable_path(path: str | os.PathLike[str], start: str | os.PathLike[str] | 
     except ValueError:
         return str(path)
     return Path(rel).as_posix()
+
+
+def portable_argv(argv: list[str]) -> list[str]:
+    """The command line as a manifest records it: the program by its name (not the absolute path of
+    one machine's virtualenv), the arguments as they were typed."""
+    if not argv:
+        return []
+    return [Path(argv[0]).name, *argv[1:]]

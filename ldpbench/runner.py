@@ -35,6 +35,7 @@ from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, 
 from .errors import LdpbenchError, UsageError
 from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
 from .pluginmanager import Plugins
+from .provenance import portable_argv
 from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
 from .spec.expand import Cell, count_cells, expand
 from .spec.model import Entry, Spec
@@ -309,7 +310,7 @@ def _run_locked(
             "privacy": privacy_accounting(plugins, spec),
             "commit": git_commit(Path(spec.path).resolve().parent),
             "machine": machine_info(),
-            "argv": sys.argv,
+            "argv": portable_argv(sys.argv),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
