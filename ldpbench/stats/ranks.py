@@ -71,6 +71,7 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
     wide = sub.pivot(on="method", index="block", values="mean", aggregate_function="first")
     values = wide.select(methods).to_numpy().astype(float)
     values = values[np.all(np.isfinite(values), axis=1)]
+    methods, values = merge_identical_methods(methods, values)
     n, k = values.shape
     if n < 2 or k < 2:
         raise UsageError(
@@ -93,6 +94,24 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
     return GridRanks(
         metric, methods, avg, n, float(stat), p, cd, [(a, b, float(pv)) for (a, b), pv in zip(pairs, adjusted)], alpha
     )
+
+
+def merge_identical_methods(methods: list[str], values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Methods whose value is the same in every cell (relative 1e-9) become one, named together
+    ("oue · power = oue · calibrate"): duplicates would tie with each other, crowd the diagram and
+    inflate the Friedman test's number of methods, as the report's figures draw them once too."""
+    if values.shape[0] == 0:
+        return methods, values
+    keep: list[int] = []
+    names: dict[int, list[str]] = {}
+    for j in range(values.shape[1]):
+        twin = next((i for i in keep if np.allclose(values[:, i], values[:, j], rtol=1e-9, atol=0.0)), None)
+        if twin is None:
+            keep.append(j)
+            names[j] = [methods[j]]
+        else:
+            names[twin].append(methods[j])
+    return [" = ".join(names[j]) for j in keep], values[:, keep]
 
 
 def format_ranks(result: GridRanks) -> str:

@@ -87,3 +87,18 @@ def test_a_small_cd_diagram_shows_every_method_on_the_whole_axis():
 
     layout = cd_layout(_grid(6, cd=1.0))
     assert len(layout.shown) == 6 and layout.axis_end == 6 and layout.note == ""
+
+
+def test_methods_equal_in_every_cell_are_ranked_once_under_both_names():
+    rng = np.random.default_rng(3)
+    base = rng.gamma(2.0, 1.0, 10)
+    same = base * 2.0
+    lb = _board({"a": list(base), "power": list(same), "calibrate": list(same * (1 + 1e-12)), "c": list(base * 3)})
+    res = grid_ranks(lb)
+    assert res.methods == ["oue · a", "oue · power = oue · calibrate", "oue · c"]
+    assert list(res.average_rank) == [1.0, 2.0, 3.0]
+    # a method that differs in a single cell stays apart
+    near = list(same)
+    near[4] *= 1.001
+    res = grid_ranks(_board({"a": list(base), "power": list(same), "calibrate": near}))
+    assert len(res.methods) == 3
