@@ -145,6 +145,7 @@ def _applies(check: Callable[[], None]) -> bool:
         "finite_output": tags.finite_output,
         "output_table": tags.output_table,
         "bernoulli_support": tags.bernoulli_support,
+        "support_law": tags.output_table or not tags.real_valued_counts,
     }
     return all(have[n] for n in needs)
 
