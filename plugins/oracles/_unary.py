@@ -9,13 +9,14 @@ between OUE (``p = 1/2``) and SUE (``p + q = 1``), so everything else lives here
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from ldpbench.types import Oracle
+from ldpbench.types import Oracle, OracleTags
 
 from ._common import as_counts, as_items, check_domain, check_epsilon, independent_binomials
 
@@ -106,6 +107,11 @@ class UnaryEncoding(Oracle):
     def bit_probabilities(cls, epsilon: float) -> tuple[float, float]:
         """``(p, q)``: P(own bit = 1) and P(other bit = 1) at budget ``epsilon`` (may be ``inf``)."""
         raise NotImplementedError(f"{cls.__name__} must give its bit probabilities")
+
+    def tags(self) -> OracleTags:
+        # Each bit of a report is independent across users: the user's own bit is 1 w.p. p*, every
+        # other bit w.p. q* (ibu's per-item likelihood applies).
+        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     @property
     def p_star(self) -> float:

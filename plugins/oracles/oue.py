@@ -40,9 +40,8 @@ class OUE(UnaryEncoding):
 
     def tags(self) -> OracleTags:
         # The oracle a bare vector is assumed to come from (ldpbench.postprocess): [W17]'s
-        # recommended oracle for large domains. Support bits: the user's own bit is 1 w.p. 1/2,
-        # every other bit w.p. q*, independently across users (ibu's per-item likelihood).
-        return dataclasses.replace(super().tags(), default=True, bernoulli_support=True)
+        # recommended oracle for large domains.
+        return dataclasses.replace(super().tags(), default=True)
 
 
 @hookimpl

@@ -9,10 +9,7 @@ is eps-LDP, with equality ([W17] §4.3). Shares all its machinery with OUE (:mod
 
 from __future__ import annotations
 
-import dataclasses
-
 from ldpbench import hookimpl
-from ldpbench.types import OracleTags
 
 from ._common import exp_neg
 from ._unary import UnaryEncoding
@@ -29,11 +26,6 @@ class SUE(UnaryEncoding):
     """
 
     name = "sue"
-
-    def tags(self) -> OracleTags:
-        # Each report supports an item through one bit per user: Bernoulli(p*) for the user's own
-        # item, Bernoulli(q*) for any other, so ibu's per-item likelihood applies.
-        return dataclasses.replace(super().tags(), bernoulli_support=True)
 
     @classmethod
     def bit_probabilities(cls, epsilon: float) -> tuple[float, float]:

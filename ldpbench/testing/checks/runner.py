@@ -38,12 +38,8 @@ def oracle_checks(
     :param plugins: a :class:`~ldpbench.pluginmanager.Plugins` (default: ``build_plugins()``).
     :param sizes: further :class:`OracleCheckConfig` fields (``n``, ``trials``, ``law_samples`` ...).
     """
-    subject = _subject(oracle, plugins, params, kind="oracle")
-    if subject.kind != "oracle":
-        raise TypeError(f"{subject.label} is a {subject.kind}, not an oracle")
     cfg = OracleCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
-    for fn in ORACLE_CHECKS:
-        yield fn.__name__, _Check(fn, subject, cfg)
+    yield from _bound(oracle, "oracle", "an oracle", plugins, params, ORACLE_CHECKS, cfg)
 
 
 def postprocessor_checks(
@@ -61,12 +57,8 @@ def postprocessor_checks(
     The inputs are estimates from every oracle of the ldpbench distribution at each epsilon (their
     aggregate path) and a bare hand-built estimate; ``sizes`` may set ``n`` or ``oracles``.
     """
-    subject = _subject(postprocessor, plugins, params, kind="postprocessor")
-    if subject.kind != "postprocessor":
-        raise TypeError(f"{subject.label} is a {subject.kind}, not a post-processor")
     cfg = PostprocessorCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
-    for fn in POSTPROCESSOR_CHECKS:
-        yield fn.__name__, _Check(fn, subject, cfg)
+    yield from _bound(postprocessor, "postprocessor", "a post-processor", plugins, params, POSTPROCESSOR_CHECKS, cfg)
 
 
 def metric_checks(
@@ -85,12 +77,8 @@ def metric_checks(
     epsilon on a fixed skewed population of ``d`` items, and the exact estimate; ``sizes`` may set
     ``n`` or ``oracles``.
     """
-    subject = _subject(metric, plugins, params, kind="metric")
-    if subject.kind != "metric":
-        raise TypeError(f"{subject.label} is a {subject.kind}, not a metric")
     cfg = MetricCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)
-    for fn in METRIC_CHECKS:
-        yield fn.__name__, _Check(fn, subject, cfg)
+    yield from _bound(metric, "metric", "a metric", plugins, params, METRIC_CHECKS, cfg)
 
 
 def dataset_checks(
@@ -101,11 +89,23 @@ def dataset_checks(
     plugins: Any = None,
 ) -> Iterator[tuple[str, Callable[[], None]]]:
     """Yield ``(check_name, check)`` for a dataset (same conventions as :func:`oracle_checks`)."""
-    subject = _subject(dataset, plugins, params, kind="dataset")
-    if subject.kind != "dataset":
-        raise TypeError(f"{subject.label} is a {subject.kind}, not a dataset")
-    cfg = DatasetCheckConfig(seed=seed)
-    for fn in DATASET_CHECKS:
+    yield from _bound(dataset, "dataset", "a dataset", plugins, params, DATASET_CHECKS, DatasetCheckConfig(seed=seed))
+
+
+def _bound(
+    plugin: Any,
+    kind: str,
+    noun: str,
+    plugins: Any,
+    params: Mapping[str, Any] | None,
+    checks: Sequence[Callable[[Subject, Any], None]],
+    cfg: Any,
+) -> Iterator[tuple[str, Callable[[], None]]]:
+    """``(name, check)`` for each of ``checks`` bound to ``plugin`` (which must be of ``kind``)."""
+    subject = _subject(plugin, plugins, params, kind=kind)
+    if subject.kind != kind:
+        raise TypeError(f"{subject.label} is a {subject.kind}, not {noun}")
+    for fn in checks:
         yield fn.__name__, _Check(fn, subject, cfg)
 
 
