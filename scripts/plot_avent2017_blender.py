@@ -203,7 +203,7 @@ def eps_table(stats: pl.DataFrame, fraction: float = 0.05) -> str:
                     & (pl.col("fraction") == fraction)
                 )
                 size = sizes.get((dataset, e, fraction, M))
-                cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
+                cells.append("—" if r.height == 0 else f"{fmt(r['mean'][0], r['stderr'][0])} [{size:.0f}]")
             lines.append("| " + " | ".join(cells) + " |")
     for base in ("olh", "grr"):
         cells = [f"{base.upper()} (all local), synthetic / AOL"]
@@ -216,7 +216,7 @@ def eps_table(stats: pl.DataFrame, fraction: float = 0.05) -> str:
                     & (pl.col("metric") == NDCG)
                     & (pl.col("group") == base)
                 )
-                vals.append("—" if r.height == 0 else f"{r['mean'][0]:.3f}")
+                vals.append("—" if r.height == 0 else fmt(r["mean"][0], r["stderr"][0]))
             cells.append(" / ".join(vals))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -241,8 +241,33 @@ def optin_table(stats: pl.DataFrame, eps: float = 4.0) -> str:
                     & (pl.col("fraction") == f)
                 )
                 size = sizes.get((dataset, eps, f, M))
-                cells.append("—" if r.height == 0 else f"{r['mean'][0]:.3f} [{size:.0f}]")
+                cells.append("—" if r.height == 0 else f"{fmt(r['mean'][0], r['stderr'][0])} [{size:.0f}]")
             lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def failures(stats: pl.DataFrame) -> str:
+    """Where rows failed (an empty head list leaves NDCG and L1 undefined): one line per Blender
+    setting, with the repeats that failed and the failed rows over its estimates and metrics."""
+    failed = (
+        stats.filter(pl.col("failed") > 0)
+        .group_by(["dataset", "fraction", "epsilon", "M"])
+        .agg(
+            repeats=pl.col("failed").max(), rows=pl.col("failed").sum(), total=(pl.col("failed") + pl.col("reps")).max()
+        )
+        .sort(["dataset", "fraction", "epsilon", "M"])
+    )
+    if failed.height == 0:
+        return "No failed rows."
+    head = ["dataset", "opt-in", "eps", "M", "failed repeats", "failed rows", "mean head-list size"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    sizes = head_list_sizes(stats)
+    for r in failed.iter_rows(named=True):
+        size = sizes.get((r["dataset"], r["epsilon"], r["fraction"], r["M"]))
+        cells = [r["dataset"], f"{r['fraction']:.1%}", f"{r['epsilon']:g}", str(r["M"])]
+        cells += [f"{r['repeats']} of {r['total']}", str(r["rows"]), "—" if size is None else f"{size:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append(f"\n{int(failed['rows'].sum())} failed rows in all.")
     return "\n".join(lines)
 
 
@@ -314,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     print(eps_table(stats))
     print("\nBlended NDCG@10 (list of lists) vs opt-in fraction at eps = 4 [mean head-list size]\n")
     print(optin_table(stats))
+    print("\nFailed rows\n")
+    print(failures(stats))
     print("\n" + figure9())
     return 0
 

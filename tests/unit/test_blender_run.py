@@ -66,6 +66,8 @@ def test_the_reproduction_specs_state_delta_and_project_the_blend_only(name):
     plugins = build_plugins()
     path = Path(__file__).resolve().parents[2] / "specs" / name
     spec = load_spec_text(path.read_text(), plugins, str(path))
+    # NDCG at M = 10 is heavy-tailed: 10 repeats gave 0.997 where 100 give 0.992 (issue 14)
+    assert spec.repeats >= 100
     blenders = [m for m in spec.mechanisms if m.name == "blender"]
     assert blenders and all(m.param_dict.get("delta") == 1e-5 for m in blenders)
     assert all(m.label.startswith("blender(delta=1e-05,") for m in blenders)
