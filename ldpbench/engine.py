@@ -28,11 +28,13 @@ from .boundary import (
 )
 from .cellguard import CellTimeout, cell_guard, is_real_interrupt
 from .failures import error_text, plugin_location
+from .identity import core_identity
 from .pluginmanager import Plugins, PluginSource
 from .seeding import rng_for
 from .simulate import simulate
 from .spec.expand import Cell
 from .spec.model import Entry, Pipeline
+from .threads import one_native_thread
 from .types import Estimate, Population, PostProcessor
 
 
@@ -212,13 +214,14 @@ CODE_KEY = "code_fingerprint"
 
 def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured: str | None = None) -> str:
     """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.identity`:
-    distribution version, algorithm version, source hash), and the row's :func:`row_fingerprint`.
+    distribution version, algorithm version, source hash), ldpbench's core
+    (:func:`~ldpbench.identity.core_identity`) and the row's :func:`row_fingerprint`.
     A stored row is reused by a rerun only if this is unchanged: an edited plugin, built-in or
     ``--plugins-dir`` file, never serves its old numbers. ``measured``: the row's
     :func:`row_fingerprint`, when the caller has it."""
     entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
     measured = measured or row_fingerprint(cell, pipeline, metric)
-    return fingerprint(measured, [e.code_data() for e in entries])
+    return fingerprint(measured, [e.code_data() for e in entries], core_identity().token())
 
 
 def failed_cell_rows(
@@ -378,7 +381,8 @@ def _make_run_cell():
                     failure = _Failure("plugins", exc)
                     rows = failed_cell_rows(task, failure.error, None, where=failure.where)
                 else:
-                    rows = _evaluate(task, plugins, stage, meta, rows)
+                    with one_native_thread():
+                        rows = _evaluate(task, plugins, stage, meta, rows)
         except CellTimeout as exc:
             rows = _timed_out(task, plugins, rows, _Failure(stage[0], exc), meta)
         _stamp(rows, started)

@@ -27,6 +27,14 @@ without a bump of its ``algorithm_version``. The identity of a plugin class is t
 A plugin without readable source (a compiled module) is identified by its version alone, and the
 hash reads ``"unavailable"``. The modules of a plugin's base classes are hashed too (a
 ``--plugins-dir`` subclass of a built-in oracle changes when the built-in does).
+
+ldpbench's own core shapes numbers too: the engine draws the users and the random streams, runs
+the simulation, combines budget groups and checks every value at the plugin boundary. Its
+version does not change while a checkout is edited, so the modules of :data:`CORE_MODULES` are
+hashed like a plugin's (:func:`core_identity`) and enter every row's ``code_fingerprint``: an
+edited engine makes the stored cells stale, with the reason ``core 'ldpbench' changed (source)``.
+The rest of ldpbench (the command line, reports, the leaderboard) does not touch a stored number
+and is left out, so editing it keeps stored results.
 """
 
 from __future__ import annotations
@@ -45,6 +53,34 @@ from typing import Any
 OWN_DISTRIBUTION = "ldpbench"
 #: ``source_hash`` of a plugin whose module has no readable source.
 UNAVAILABLE = "unavailable"
+#: ldpbench's modules on the path from a spec's cell to its result rows: the cell flow and random
+#: streams, the simulation paths, the budget-group combination, the value checks, the theory
+#: column, the cell expansion (which users a repeat draws) and the base classes whose default
+#: methods plugins inherit. ``tests/unit/test_core_identity.py`` keeps the list complete: every
+#: ldpbench module these import is either listed or named there as not touching a number.
+CORE_MODULES = (
+    "ldpbench.boundary",
+    "ldpbench.budgets",
+    "ldpbench.engine",
+    "ldpbench.groups",
+    "ldpbench.params",
+    "ldpbench.seeding",
+    "ldpbench.simulate",
+    "ldpbench.spec.expand",
+    "ldpbench.theory",
+    "ldpbench.threads",
+    "ldpbench.types.data",
+    "ldpbench.types.dataset",
+    "ldpbench.types.metric",
+    "ldpbench.types.oracle",
+    "ldpbench.types.plugin",
+    "ldpbench.types.postprocessor",
+    "ldpbench.types.prior",
+    "ldpbench.types.protocol",
+    "ldpbench.types.tags",
+)
+#: How :func:`spec_identities` and manifests name the core.
+CORE_KEY = "core 'ldpbench'"
 #: How many modules one plugin's source may span before we stop following imports (a guard
 #: against a package that imports itself in circles through hundreds of modules).
 _MAX_MODULES = 200
@@ -96,6 +132,19 @@ def _class_modules(cls: type) -> list[str]:
             continue
         names.append(klass.__module__)
     return list(dict.fromkeys(names)) or [cls.__module__]
+
+
+@functools.cache
+def core_identity() -> PluginIdentity:
+    """The identity of ldpbench's core (:data:`CORE_MODULES`, each hashed alone, not following its
+    imports). Computed once per process: the code a process runs is the code it imported, even if
+    a file is edited while it runs."""
+    digest = hashlib.sha256()
+    for name in CORE_MODULES:
+        path = _module_source(name)
+        digest.update(name.encode() + b"\0")
+        digest.update((_file_digest(path, *_stat_key(path)) if path else UNAVAILABLE).encode() + b"\0")
+    return PluginIdentity(OWN_DISTRIBUTION, "", "", digest.hexdigest()[:16])
 
 
 def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> tuple[str, str]:
@@ -250,8 +299,9 @@ def plugin_key(info: Any) -> str:
 
 
 def spec_identities(plugins: Any, entries: Iterable[Any]) -> dict[str, dict[str, str]]:
-    """``plugin_key -> identity`` of every plugin the entries use (recorded in the manifest)."""
-    out: dict[str, dict[str, str]] = {}
+    """``plugin_key -> identity`` of every plugin the entries use, and of ldpbench's core under
+    :data:`CORE_KEY` (recorded in the manifest)."""
+    out: dict[str, dict[str, str]] = {CORE_KEY: core_identity().as_dict()}
     for entry in entries:
         for info in entry_plugins(plugins, entry):
             out[plugin_key(info)] = info.identity.as_dict()

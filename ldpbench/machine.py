@@ -7,7 +7,8 @@ kernels at import from the CPU's features (a sum or an ``exp2`` may round differ
 AVX-512 than with AVX2), and matrix products go through whichever BLAS numpy was built with
 (OpenBLAS picks its own kernels per CPU too). This module collects those facts without adding a
 dependency: numpy's own ``show_config`` (what ``numpy.show_config()`` prints), the package
-versions, and ``threadpoolctl``'s view of the BLAS actually loaded if it happens to be installed.
+versions, and ``threadpoolctl``'s view of the BLAS actually loaded. Cells run with one BLAS thread
+whatever the machine's (``ldpbench.threads``); the manifest says so under ``cell_threads``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from importlib import metadata
 from typing import Any
 
 import numpy as np
+
+from .threads import CELL_THREADS
 
 #: Environment variables that change which kernels numpy or its BLAS use, recorded when set.
 NUMERIC_ENV = (
@@ -59,8 +62,8 @@ def numpy_simd() -> dict[str, Any]:
 
 
 def blas() -> dict[str, Any]:
-    """The BLAS numpy was built with (name, version, its build configuration) and, when
-    ``threadpoolctl`` is installed, the BLAS libraries actually loaded (kernel architecture, threads).
+    """The BLAS numpy was built with (name, version, its build configuration), the BLAS libraries
+    actually loaded (kernel architecture, threads outside cells) and the threads a cell runs with.
     """
     built = (_show_config().get("Build Dependencies") or {}).get("blas") or {}
     info: dict[str, Any] = {
@@ -71,15 +74,14 @@ def blas() -> dict[str, Any]:
     loaded = _loaded_blas()
     if loaded is not None:
         info["loaded"] = loaded
+    info["cell_threads"] = CELL_THREADS
     return info
 
 
 def _loaded_blas() -> list[dict[str, Any]] | None:
-    """threadpoolctl's record of the loaded BLAS libraries, or ``None`` without threadpoolctl."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return None
+    """threadpoolctl's record of the loaded BLAS libraries (``None`` if it cannot tell)."""
+    from threadpoolctl import threadpool_info
+
     keys = ("internal_api", "version", "architecture", "threading_layer", "num_threads")
     try:
         return [{k: lib.get(k) for k in keys} for lib in threadpool_info() if lib.get("user_api") == "blas"]

@@ -33,7 +33,7 @@ import polars as pl
 from . import __version__, engine
 from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from .errors import LdpbenchError, UsageError
-from .identity import entry_plugins, identity_changes, plugin_key, spec_identities
+from .identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
 from .pluginmanager import Plugins
 from .provenance import portable_argv
 from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
@@ -235,7 +235,7 @@ def stale_reasons(
     old = old_manifest.get("identities")
     changes = identity_changes(old, now) if isinstance(old, Mapping) else {}
     shared = [*(s for p in spec.pipelines for s in p.steps), *spec.metrics]
-    involved: dict[str, None] = {}
+    involved: dict[str, None] = {CORE_KEY: None}  # the core is behind every cell
     for entry in [*dict.fromkeys(c.dataset for c in stale), *dict.fromkeys(c.mechanism for c in stale), *shared]:
         for info in entry_plugins(plugins, entry):
             involved[plugin_key(info)] = None

@@ -189,3 +189,29 @@ def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
     code, _, err = run(capsys, project)
     assert code == 0
     assert f"ldpbench: {CELLS} cells rerun: stored by an ldpbench that did not record plugin identities" in err
+
+
+def test_an_edited_core_reruns_every_cell_and_says_why(project, capsys, monkeypatch, tmp_path):
+    # The engine's own code shapes the numbers as much as a plugin's: a core module edited in a
+    # checkout (whose version does not move) must make every stored cell stale. A stand-in
+    # module joins the hashed core, and is edited between the runs.
+    from ldpbench import identity
+
+    (tmp_path / "core_standin.py").write_text("SCALE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(identity, "CORE_MODULES", (*identity.CORE_MODULES, "core_standin"))
+    identity.core_identity.cache_clear()
+    try:
+        assert run(capsys, project)[0] == 0
+        manifest = json.loads((project / "out" / "manifest.json").read_text())
+        assert manifest["identities"][identity.CORE_KEY]["source_hash"] == identity.core_identity().source_hash
+        (tmp_path / "core_standin.py").write_text("SCALE = 2  # an edit\n")
+        identity.core_identity.cache_clear()  # a new process reads the edited file
+        code, _, err = run(capsys, project, "--no-recompute")
+        assert code == 2 and f"{CELLS} stored cells are stale: core 'ldpbench' changed (source)" in err
+        code, _, err = run(capsys, project)
+        assert code == 0
+        assert f"ldpbench: {CELLS} cells rerun: core 'ldpbench' changed (source)" in err
+        assert f"{CELLS} cells ({CELLS} run, 0 already done)" in err
+    finally:
+        identity.core_identity.cache_clear()
