@@ -464,7 +464,8 @@ run_cell = _make_run_cell()
 
 
 def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estimate: Estimate) -> Any:
-    """The unprocessed oracle estimate's per-item variance (:mod:`ldpbench.theory`), or None.
+    """The unprocessed oracle estimate's per-item expected squared error (its variance, plus the
+    squared bias of an oracle declared biased; :mod:`ldpbench.theory`), or None.
 
     Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
     its rows."""

@@ -32,7 +32,9 @@ class Metric(Plugin):
         """
 
     def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
-        """Optional: the expected score of an unbiased ``estimate`` with per-item ``variance``
-        (fraction scale), e.g. MSE = mean(variance). NaN (the default) when the metric has no
-        such formula. The engine stores it as the row's ``theory`` (:mod:`ldpbench.theory`)."""
+        """Optional: the expected score of ``estimate`` whose per-item expected squared error
+        ``E[(f'_v - f_v)^2]`` (fraction scale) is ``variance`` -- the oracle's variance, plus its
+        squared bias if its tags declare it biased -- e.g. MSE = mean(variance). NaN (the default)
+        when the metric has no such formula. The engine stores it as the row's ``theory``
+        (:mod:`ldpbench.theory`)."""
         return math.nan

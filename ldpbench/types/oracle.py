@@ -24,8 +24,8 @@ class Oracle(Plugin):
     - **aggregate**: :meth:`sample_support_counts` draws the support counts directly from their
       exact distribution given the true counts, in O(d) where possible.
 
-    :meth:`estimate` turns support counts into the unbiased estimate
-    ``f_v = (c_v / n - q*) / (p* - q*)`` ([W17]; [W20] §III).
+    :meth:`estimate` turns support counts into the estimate ``f_v = (c_v / n - q*) / (p* - q*)``
+    ([W17]; [W20] §III), unbiased for a pure protocol.
 
     Required: :attr:`p_star`, :attr:`q_star`, :meth:`perturb`, :meth:`support_counts`. Everything
     else is optional and announced by :meth:`tags` (an :class:`~ldpbench.types.OracleTags`),
@@ -42,6 +42,9 @@ class Oracle(Plugin):
     ``bernoulli_support``             never: the oracle states it by overriding :meth:`tags`
                                       (its support counts are sums of per-user Bernoulli(p*)
                                       / Bernoulli(q*) bits; ``ibu`` reads them then)
+    ``unbiased``                      always, unless the oracle states ``False`` by overriding
+                                      :meth:`tags`; it must then implement
+                                      :meth:`expected_estimate`
     ``output_table``                  :meth:`output_table`
     ``output_rows``                   :meth:`output_rows`
     ``support_matrix``                :meth:`support_matrix`
@@ -137,8 +140,15 @@ class Oracle(Plugin):
             support_counts=np.asarray(support_counts),
         )
 
+    def expected_estimate(self, f: np.ndarray) -> np.ndarray:
+        """``E[f_hat]`` for true frequencies ``f``: ``f`` itself for an unbiased oracle (the
+        default). An oracle whose tags state ``unbiased=False`` overrides it with its exact mean;
+        ``theory`` and the conformance kit read it."""
+        return np.array(f, dtype=float)
+
     def variance(self, n: int, f: np.ndarray) -> np.ndarray:
-        """Exact per-item variance of the unbiased estimate (V-exact, [W20] §III, with the f_v term)."""
+        """Exact per-item variance of the estimate (V-exact, [W20] §III, with the f_v term, for a
+        pure protocol; an oracle that is not one overrides it with its own)."""
         p, q = self.p_star, self.q_star
         f = np.asarray(f, dtype=float)
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)

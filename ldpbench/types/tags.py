@@ -42,6 +42,13 @@ class OracleTags:
     #: f_v) for users drawn from ``f``, and ``ibu`` maximizes the product of these per-item
     #: likelihoods from the support counts alone. Never derived: an oracle states it.
     bernoulli_support: bool = False
+    #: The estimate is unbiased for every true distribution: ``E[f_hat] = f``. An oracle whose
+    #: estimator is biased by design (Apple's CMS with its fixed hash family: the bias depends on
+    #: which items collide) states ``False`` and implements ``expected_estimate(f)``, its exact
+    #: mean. The kit then tests the simulated mean against that mean instead of the truth (and
+    #: the output table's moments against both declared moments), and a row's ``theory`` adds the
+    #: squared bias to the variance. Never derived: an oracle states it.
+    unbiased: bool = True
     #: ``output_table()`` gives the exact output law at this instance's ``d`` (for the audits).
     output_table: bool = False
     #: ``output_rows(reports)`` maps reports to rows of ``output_table()``.

@@ -49,8 +49,8 @@ class MSE(Metric):
         return float(sq.sum() if self.reduction == "sum" else sq.mean())
 
     def theory(self, truth: Population, estimate: Estimate, variance: np.ndarray) -> float:
-        """E[MSE] of an unbiased estimate: the mean (or sum) of its per-item variances, in this
-        metric's scale (bias 0, so E[(f' - f)^2] = Var[f'] item by item)."""
+        """E[MSE]: the mean (or sum) of the per-item expected squared errors the engine passes
+        (the variances, plus the squared bias of an oracle declared biased), in this metric's scale."""
         if estimate.query_transforms or not covers_whole_domain(truth, estimate, np.arange(estimate.d)):
             return float("nan")
         var = np.asarray(variance, dtype=float)

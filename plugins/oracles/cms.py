@@ -79,6 +79,7 @@ class CMS(CountMeanSketch):
             output_table=self._enumerable,
             output_rows=self._enumerable,
             bernoulli_support=not self.fixed_family,
+            unbiased=not self.fixed_family,  # Apple's estimator is biased given its family
         )
 
     @property

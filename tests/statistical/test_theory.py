@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ldpbench
-from ldpbench.theory import far_from_theory
+from ldpbench.theory import far_from_theory, theory_warnings
 
 
 @pytest.mark.slow
@@ -32,13 +32,44 @@ def test_theory_under_personalized_budgets_and_sampling(tmp_path):
         "repeats": 200,
         "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.1}}],
         "users": [{"epsilon": 0.5, "count": 3000}, {"epsilon": 2, "count": 1000}, {"epsilon": "inf", "count": 100}],
-        "oracles": ["grr", "oue"],
+        "oracles": ["grr", "oue", APPLE],  # Apple's CMS: biases add with the group weights
         "pipelines": ["base"],
         "metrics": [{"mse": {"reduction": "sum"}}],
     }
     lb = ldpbench.run(spec, tmp_path / "mix", workers=1).leaderboard
     for r in lb.iter_rows(named=True):
         assert r["mean"] / r["theory"] == pytest.approx(1.0, abs=0.10), r
+
+
+APPLE = {"cms": {"estimator": "apple", "m": 16, "k": 4}}
+
+
+def test_a_declared_bias_enters_theory(tmp_path):
+    # Apple's CMS is biased given its fixed hash family (it declares unbiased=False): its MSE is
+    # variance + bias^2, and theory must say so instead of flagging the rows "far from theory".
+    spec = {
+        "name": "apple",
+        "seed": 11,
+        "repeats": 200,
+        "simulation": "aggregate",
+        "datasets": [{"zipf": {"d": 64, "n": 20000, "s": 1.1}}],
+        "epsilons": [1, 4],
+        "oracles": [APPLE],
+        "pipelines": ["base"],
+        "metrics": ["mse"],
+    }
+    out = ldpbench.run(spec, tmp_path / "apple", workers=1)
+    assert theory_warnings(out.leaderboard) == []
+    from ldpbench.pluginmanager import build_plugins
+
+    plugins = build_plugins()
+    f = plugins.create("dataset", "zipf", {"d": 64, "n": 20000, "s": 1.1}).load(None).frequencies
+    for r in out.leaderboard.iter_rows(named=True):
+        assert r["mean"] / r["theory"] == pytest.approx(1.0, abs=0.10), r
+        assert abs(r["mean"] - r["theory"]) < 5.5 * r["stderr"], r
+        # the variance alone is far below: the bias is what the old theory left out
+        variance_only = plugins.create("oracle", "cms", APPLE["cms"], d=64, epsilon=r["epsilon"]).variance(20000, f)
+        assert r["mean"] / float(variance_only.mean()) > 1.25, r
 
 
 WRONG_ORACLE = textwrap.dedent('''

@@ -278,3 +278,80 @@ def test_a_postprocessor_may_decline_some_inputs_but_not_all():
         run_pp(DeclinesAll, "check_pp_returns_estimate")
     with pytest.raises(CheckSkipped):
         run_pp(Good, "check_pp_query_answers")
+
+
+# -- a biased oracle declares its bias, and the kit tests the declaration -----------------------
+
+from ldpbench_plugins.oracles.cms import CMS  # noqa: E402
+
+APPLE = dict(estimator="apple", m=4, k=3)
+
+
+def apple(cls=CMS):
+    """Apple's CMS with a small fixed family (the kit rebuilds it at each d and epsilon with these
+    parameters)."""
+    return cls(d=8, epsilon=1.0, **APPLE)
+
+
+class ForgetsItsBias(CMS):
+    """Declares itself biased but gives the unbiased mean (a forgotten override)."""
+
+    name = "forgets-its-bias"
+
+    def expected_estimate(self, f):
+        return np.array(f, dtype=float)
+
+
+class ClaimsUnbiased(CMS):
+    """Apple's fixed family declared unbiased: the lie the tag exists to prevent."""
+
+    name = "claims-unbiased"
+
+    def tags(self):
+        import dataclasses
+
+        return dataclasses.replace(super().tags(), unbiased=True)
+
+
+def test_a_declared_bias_is_tested_against_the_table_and_the_simulations():
+    run(apple(), "check_output_table_moments")
+    run(apple(), "check_declared_mean_aggregate")
+    run(apple(), "check_constants")
+    run(apple(), "check_tags")
+    with pytest.raises(AssertionError, match="expected_estimate\\(f\\) differs from the table"):
+        run(apple(ForgetsItsBias), "check_output_table_moments")
+    with pytest.raises(AssertionError, match="unbiasedness"):
+        run(apple(ForgetsItsBias), "check_declared_mean_aggregate")
+
+
+def test_a_biased_oracle_claiming_to_be_unbiased_fails():
+    with pytest.raises(AssertionError, match="expected_estimate\\(f\\) is not f"):
+        run(apple(ClaimsUnbiased), "check_tags")
+    with pytest.raises(AssertionError, match="P\\(v in Support"):
+        run(apple(ClaimsUnbiased), "check_output_table_support")
+    with pytest.raises(AssertionError, match="unbiasedness"):
+        run(apple(ClaimsUnbiased), "check_unbiased_aggregate")
+
+
+def test_tags_choose_the_mean_checks():
+    from ldpbench.testing.checks.runner import _applies  # what pytest collects
+
+    biased = {name for name, check in oracle_checks(apple(), **SMALL) if _applies(check)}
+    unbiased = {name for name, check in oracle_checks(GRR, **SMALL) if _applies(check)}
+    assert {"check_declared_mean_aggregate", "check_output_table_moments"} <= biased
+    assert not {"check_unbiased_aggregate", "check_unbiased_per_user", "check_output_table_support"} & biased
+    assert {"check_unbiased_aggregate", "check_output_table_support"} <= unbiased
+    assert not {"check_declared_mean_aggregate", "check_output_table_moments"} & unbiased
+
+
+def test_a_biased_tag_without_its_mean_is_refused():
+    class NoMean(GRR):
+        name = "no-mean"
+
+        def tags(self):
+            import dataclasses
+
+            return dataclasses.replace(super().tags(), unbiased=False)
+
+    with pytest.raises(AssertionError, match="unbiased=False without the methods"):
+        run(NoMean, "check_tags")

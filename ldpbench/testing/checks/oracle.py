@@ -69,7 +69,11 @@ def _table(oracle: Oracle, where: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
-    """p*, q* valid; estimate = (c/n - q*)/(p* - q*); variance = (V-exact); noise variance = (V-approx)."""
+    """p*, q* valid; estimate = (c/n - q*)/(p* - q*); variance = (V-exact); noise variance = (V-approx).
+
+    (V-exact) is the variance of a pure protocol, whose support law is p* / q*; an oracle declared
+    biased is not one (its bias comes from its support law), so only the shape of its variance is
+    checked here and its moments by ``check_output_table_moments`` and the simulations."""
     rng = _rng(cfg, "constants")
     for eps in cfg.epsilons:
         o = subject.oracle(cfg.d, eps)
@@ -86,9 +90,10 @@ def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert np.allclose(est.counts, n * want, rtol=1e-12, atol=1e-9), f"{where}: count scale != n x fraction"
         truth = rng.dirichlet(np.ones(cfg.d))
         got = np.asarray(o.variance(n, truth), dtype=float)
-        if o.tags().real_valued_counts:
+        if o.tags().real_valued_counts or not o.tags().unbiased:
             # Real-valued reports (SHE): p*, q* are expected contributions, not support
             # probabilities, so (V-exact) does not apply; the repeated simulations check the variance.
+            # A biased oracle (Apple's fixed hash family) is not a pure protocol either.
             assert got.shape == (cfg.d,) and np.all(np.isfinite(got)) and np.all(got > 0), (
                 f"{where}: variance(n, f) must be {cfg.d} finite positive numbers"
             )
@@ -208,6 +213,34 @@ def check_output_table_support(subject: Subject, cfg: OracleCheckConfig) -> None
                 f"{where}: P(v in Support | v') ranges over [{off.min()}, {off.max()}] from the table, "
                 f"but q* = {o.q_star}"
             )
+
+
+def check_output_table_moments(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """A biased oracle's declared moments follow from its table: with M[w, v] = P(w in Support | v),
+    expected_estimate(f) = (M f - q*)/(p* - q*) and variance(n, f) = sum_v f_v M[w, v] (1 - M[w, v])
+    / (n (p* - q*)^2) (users independent), for random f (1e-9)."""
+    rng = _rng(cfg, "moments")
+    for d in cfg.table_domains:
+        for eps in cfg.epsilons:
+            o = subject.oracle(d, eps)
+            where = _where(subject, d=d, epsilon=eps)
+            P, S = _table(o, where)
+            M = S.T.astype(float) @ P
+            p, q = float(o.p_star), float(o.q_star)
+            n = 1000
+            for f in (rng.dirichlet(np.ones(d)), np.eye(d)[int(rng.integers(d))]):
+                mean = (M @ f - q) / (p - q)
+                declared = np.asarray(o.expected_estimate(f), dtype=float)
+                assert declared.shape == (d,) and np.allclose(declared, mean, rtol=1e-9, atol=1e-12), (
+                    f"{where}: expected_estimate(f) differs from the table's (M f - q*)/(p* - q*) by up to "
+                    f"{np.max(np.abs(declared - mean)):.3g}"
+                )
+                var = (M * (1 - M)) @ f / (n * (p - q) ** 2)
+                got = np.asarray(o.variance(n, f), dtype=float)
+                assert np.allclose(got, var, rtol=1e-9, atol=0), (
+                    f"{where}: variance(n, f) differs from the table's sum_v f_v M(1 - M) / (n (p* - q*)^2): "
+                    f"max relative error {np.max(np.abs(got / var - 1)):.3g}"
+                )
 
 
 def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -361,13 +394,17 @@ def _trial_estimates(subject: Subject, cfg: OracleCheckConfig, path: str) -> dic
     return subject.cache[key]
 
 
-def _unbiased(subject: Subject, cfg: OracleCheckConfig, path: str) -> None:
+def _mean(subject: Subject, cfg: OracleCheckConfig, path: str, *, declared: bool) -> None:
+    """The trials' mean against the truth (``declared=False``) or against the oracle's declared
+    ``expected_estimate`` (a biased oracle)."""
     counts = _truth(cfg)
     n = int(counts.sum())
     for eps, est in _trial_estimates(subject, cfg, path).items():
         o = subject.oracle(cfg.d, eps)
         where = _where(subject, d=cfg.d, n=n, epsilon=eps, path=path, trials=cfg.trials)
-        stats.z_test(est, counts / n, o.variance(n, counts / n), label=f", {where}").check()
+        f = counts / n
+        target = np.asarray(o.expected_estimate(f), dtype=float) if declared else f
+        stats.z_test(est, target, o.variance(n, f), label=f", {where}").check()
 
 
 def _variance(subject: Subject, cfg: OracleCheckConfig, path: str) -> None:
@@ -383,7 +420,13 @@ def _variance(subject: Subject, cfg: OracleCheckConfig, path: str) -> None:
 
 def check_unbiased_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
     """Aggregate path: the estimate's mean over trials matches the truth (max |z| <= 5.5)."""
-    _unbiased(subject, cfg, "aggregate")
+    _mean(subject, cfg, "aggregate", declared=False)
+
+
+def check_declared_mean_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Aggregate path of an oracle declared biased: the mean over trials matches its
+    expected_estimate(f) (max |z| <= 5.5)."""
+    _mean(subject, cfg, "aggregate", declared=True)
 
 
 def check_variance_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -393,7 +436,12 @@ def check_variance_aggregate(subject: Subject, cfg: OracleCheckConfig) -> None:
 
 def check_unbiased_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
     """Per-user path (users in several chunks): unbiased (max |z| <= 5.5)."""
-    _unbiased(subject, cfg, "per-user")
+    _mean(subject, cfg, "per-user", declared=False)
+
+
+def check_declared_mean_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """Per-user path of an oracle declared biased: the mean matches its expected_estimate(f)."""
+    _mean(subject, cfg, "per-user", declared=True)
 
 
 def check_variance_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -506,9 +554,16 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
             "output_table": tags.output_table and not implements(cls, Oracle, "output_table"),
             "output_rows": tags.output_rows and not (tags.output_table and implements(cls, Oracle, "output_rows")),
             "support_matrix": tags.support_matrix and not implements(cls, Oracle, "support_matrix"),
+            # a biased oracle must say how: its exact mean
+            "unbiased=False": not tags.unbiased and not implements(cls, Oracle, "expected_estimate"),
         }
         wrong = [k for k, bad in claims.items() if bad]
         assert not wrong, f"{where}: tags() declare {', '.join(wrong)} without the methods behind them"
+        if tags.unbiased:
+            f = rng.dirichlet(np.ones(d))
+            assert np.allclose(np.asarray(o.expected_estimate(f), dtype=float), f, rtol=1e-12, atol=1e-15), (
+                f"{where}: tags() declare the oracle unbiased, but expected_estimate(f) is not f"
+            )
         if tags.finite_output:
             ch = o.channel()
             assert isinstance(ch, Channel) and ch.n_items == d, (
@@ -534,15 +589,19 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
 #: The tags a check needs; without them it is not applicable (and pytest does not collect it).
 _ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
     check_output_table_ldp: ("output_table",),
-    check_output_table_support: ("output_table",),
+    check_output_table_support: ("output_table", "unbiased"),
+    check_output_table_moments: ("output_table", "biased"),
     check_channel: ("finite_output",),
     check_bernoulli_support: ("bernoulli_support",),
     check_exact_law_aggregate: ("aggregate", "exact_aggregate", "output_table"),
     check_exact_law_per_user: ("output_table",),
     # Real-valued reports without a table (SHE) have no support law to test: moments are tested.
     check_perturb_follows_output_table: ("support_law",),
-    check_unbiased_aggregate: ("aggregate",),
+    check_unbiased_aggregate: ("aggregate", "unbiased"),
+    check_declared_mean_aggregate: ("aggregate", "biased"),
     check_variance_aggregate: ("aggregate",),
+    check_unbiased_per_user: ("unbiased",),
+    check_declared_mean_per_user: ("biased",),
 }
 
 
@@ -552,13 +611,16 @@ ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_estimate_fields,
     check_output_table_ldp,
     check_output_table_support,
+    check_output_table_moments,
     check_perturb_follows_output_table,
     check_channel,
     check_exact_law_aggregate,
     check_exact_law_per_user,
     check_unbiased_aggregate,
+    check_declared_mean_aggregate,
     check_variance_aggregate,
     check_unbiased_per_user,
+    check_declared_mean_per_user,
     check_variance_per_user,
     check_chunks,
     check_bernoulli_support,

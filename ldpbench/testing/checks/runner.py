@@ -146,6 +146,8 @@ def _applies(check: Callable[[], None]) -> bool:
         "output_table": tags.output_table,
         "bernoulli_support": tags.bernoulli_support,
         "support_law": tags.output_table or not tags.real_valued_counts,
+        "unbiased": tags.unbiased,
+        "biased": not tags.unbiased,
     }
     return all(have[n] for n in needs)
 
