@@ -27,7 +27,8 @@ import numpy as np
 import polars as pl
 
 from .leaderboard import GROUP_COLUMNS
-from .store import RESULTS_FILE, ResultsStore
+from .leaderboard_file import read_run
+from .store import RESULTS_FILE
 
 #: Two values count as equal within this relative tolerance. Coinciding post-processors may reach
 #: the same estimate by different float operations (last-bit differences), while distinct methods
@@ -75,7 +76,8 @@ def load_repeat_values(path: str | Path, manifest: Mapping[str, Any] | None = No
     for folder in folders:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a torn last line: the report skips it, as its loader does
-            frames.append(ResultsStore(folder).load().select(*GROUP_COLUMNS, "repeat", "value", "error"))
+            # the rows of the folder's current spec only, as its leaderboard has them
+            frames.append(read_run(folder, quiet=True).rows.select(*GROUP_COLUMNS, "repeat", "value", "error"))
     rows = pl.concat(frames, how="vertical_relaxed")
     value = pl.when(pl.col("error").is_null()).then(pl.col("value")).otherwise(None).fill_null(math.nan)
     grouped = (

@@ -24,7 +24,7 @@ from .errors import UsageError
 from .leaderboard import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
 from .safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
 from .stats.ties import manifest_alpha
-from .store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore
+from .store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
 from .versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
 
 _FLOAT_FIELDS = ("epsilon", "mean", "stderr")
@@ -33,12 +33,21 @@ _REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repe
 
 @dataclass
 class StoredRun:
-    """A results folder read back: its rows (latest append of each cell), its manifest, and the
-    lines of ``results.jsonl`` skipped as torn or unreadable."""
+    """A results folder read back: its rows (latest append of each cell) of the spec its manifest
+    records, its manifest, and the lines of ``results.jsonl`` skipped as torn or unreadable.
+
+    A folder keeps the rows of an earlier version of its spec (another seed, an epsilon or a
+    pipeline since removed: ``ldpbench run`` leaves them, so that going back resumes them). They
+    are not this spec's numbers, so they are left out, counted in :attr:`left_out_cells`, and a
+    :class:`~ldpbench.store.ResultsWarning` says so: a leaderboard, a comparison or a report of
+    the folder shows what the last ``ldpbench run`` showed.
+    """
 
     store: ResultsStore
     rows: pl.DataFrame
     manifest: dict[str, Any] | None
+    #: cells in ``results.jsonl`` that the manifest's spec does not have
+    left_out_cells: int = 0
 
     @property
     def skipped_lines(self) -> int:
@@ -71,7 +80,26 @@ def read_run(path: str | Path, *, quiet: bool = False) -> StoredRun:
             warnings.simplefilter("ignore")
         rows = store.load()
     manifest = store.read_manifest() if store.manifest_path.is_file() else None
-    return StoredRun(store, rows, manifest)
+    rows, left_out = current_spec_rows(rows, manifest)
+    if left_out:
+        warnings.warn(
+            f"{store.directory}: left out {left_out} stored cell(s) that the spec in its "
+            f"{MANIFEST_FILE} does not have (rows of an earlier version of the spec)",
+            ResultsWarning,
+            stacklevel=2,
+        )
+    return StoredRun(store, rows, manifest, left_out)
+
+
+def current_spec_rows(rows: pl.DataFrame, manifest: dict[str, Any] | None) -> tuple[pl.DataFrame, int]:
+    """The rows of the cells of the manifest's spec (its ``cell_order``), and how many other cells
+    were stored. Without a manifest (or one without a cell order) every row is kept."""
+    order = manifest.get("cell_order") if isinstance(manifest, dict) else None
+    if not isinstance(order, list) or rows.is_empty():
+        return rows, 0
+    keep = pl.col("cell_id").is_in([str(c) for c in order])
+    left_out = rows.filter(~keep)["cell_id"].n_unique()
+    return (rows.filter(keep), left_out) if left_out else (rows, 0)
 
 
 def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[str, Any]]:

@@ -27,9 +27,9 @@ import polars as pl
 from .errors import UsageError
 from .figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
 from .leaderboard import CONFIDENCE, format_epsilon, render
-from .leaderboard_file import load_leaderboard_frame
+from .leaderboard_file import load_leaderboard_frame, read_run
 from .stats.ties import manifest_alpha
-from .store import RESULTS_FILE, ResultsStore
+from .store import RESULTS_FILE
 
 REPORT_FILE = "report.md"
 
@@ -113,7 +113,7 @@ def _failure_locations(results: Path) -> dict[tuple[Any, ...], str]:
         return {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows = failed_rows(ResultsStore(path).load())
+        rows = failed_rows(read_run(path, quiet=True).rows)
     where: dict[tuple[Any, ...], str] = {}
     for r in rows.filter(pl.col("where").is_not_null()).iter_rows(named=True):
         where.setdefault((r["dataset"], r["users"], r["oracle"], r["pipeline"], r["metric"], r["error"]), r["where"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ldpbench.store import ResultsStore
+from ldpbench.leaderboard_file import read_run
 
 EPSILON = 4.0
 COLUMNS = [
@@ -35,7 +35,7 @@ COLUMNS = [
 
 def main(argv: list[str]) -> int:
     folder = Path(argv[0] if argv else "results/avent2017_blender_repeats")
-    everything = ResultsStore(folder).load().filter(pl.col("error").is_null())
+    everything = read_run(folder).rows.filter(pl.col("error").is_null())
     df = everything.filter(pl.col("epsilon") == EPSILON)
     metrics = set(df["metric"].unique().to_list())
     keys = df.select("dataset", "oracle").unique(maintain_order=True).sort(["dataset", "oracle"])

@@ -27,6 +27,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ldpbench.leaderboard_file import read_run  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BLENDER = re.compile(
     r"blender\((?:delta=[^,]+,)?opt_in_fraction=([\d.]+),head_list_size=(\d+)(?:,project_groups=\w+)?\):(opt-in|client|blended)"
@@ -38,8 +40,7 @@ NDCG = "ndcg(k=10,structure=list-of-lists)"
 
 
 def load(results: Path) -> pl.DataFrame:
-    path = results / "results.jsonl" if results.is_dir() else results
-    rows = pl.read_ndjson(path, infer_schema_length=None).filter(pl.col("cell_id").is_not_null())
+    rows = read_run(results).rows  # the spec's current cells, the latest append of each
     ok = rows.filter(pl.col("error").is_null() & pl.col("value").is_not_nan())
     stats = ok.group_by(["dataset", "epsilon", "oracle", "metric"]).agg(
         mean=pl.col("value").mean(), sd=pl.col("value").std(), reps=pl.len()

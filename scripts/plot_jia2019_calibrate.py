@@ -15,7 +15,6 @@ posterior mean under the empirical law of the true counts), on R fresh OUE runs 
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -25,6 +24,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+from ldpbench.leaderboard_file import read_run  # noqa: E402
 
 ZERO, CAL, MLE = "base-cut", "calibrate(prior=power-law)", "calibrate(prior=power-law,fit=mle)"
 ZERO_CAL = "calibrate(prior=power-law,zero_below=significance)"
@@ -89,11 +90,9 @@ def main(argv: list[str]) -> int:
     folder = Path(argv[0] if argv else "results/jia2019_calibrate")
     out = Path(argv[1] if len(argv) > 1 else "reports/jia2019_calibrate.png")
     values: dict = defaultdict(dict)  # (dataset, eps, pipeline) -> {repeat: mse}
-    with (folder / "results.jsonl").open() as fh:
-        for line in fh:
-            row = json.loads(line)
-            if row.get("metric") == "mse(scale=count)" and row.get("error") is None:
-                values[(row["dataset"], row["epsilon"], row["pipeline"])][row["repeat"]] = row["value"]
+    for row in read_run(folder).rows.iter_rows(named=True):  # the spec's current cells only
+        if row["metric"] == "mse(scale=count)" and row["error"] is None:
+            values[(row["dataset"], row["epsilon"], row["pipeline"])][row["repeat"]] = row["value"]
     datasets = sorted({k[0] for k in values}, key=lambda s: s != "retail")
     fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4.0))
     for ax, ds in zip(np.atleast_1d(axes), datasets):

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wang2017_analysis as w17  # noqa: E402
 
 from ldpbench.leaderboard import aggregate  # noqa: E402
-from ldpbench.store import ResultsStore  # noqa: E402
+from ldpbench.leaderboard_file import read_run  # noqa: E402
 
 #: colour and marker per oracle; the [W17] families share hues (unary: blues, hashing: greens)
 STYLE = {
@@ -65,19 +65,9 @@ WORSE_THAN_OUE_OLH = ("sue", "she", "the", "blh")
 BOOTSTRAP_SEED = 20170816
 
 
-def current_rows(folder: Path) -> pl.DataFrame:
-    """The rows of the spec as it was last run: a results folder also keeps the rows of earlier
-    versions of the spec (more repeats, other oracles), which the run's manifest leaves out."""
-    store = ResultsStore(folder)
-    order = store.read_manifest().get("cell_order")
-    if not order:
-        raise SystemExit(f"{folder}: the manifest lists no cells (not written by `ldpbench run`?)")
-    return store.load().filter(pl.col("cell_id").is_in(order))
-
-
 def leaderboard(results: list[Path]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The raw-estimate MSE rows of one or more runs, aggregated, and the per-repeat rows."""
-    rows = pl.concat([current_rows(folder) for folder in results], how="diagonal_relaxed").filter(
+    rows = pl.concat([read_run(folder).rows for folder in results], how="diagonal_relaxed").filter(
         (pl.col("pipeline") == "base") & (pl.col("metric") == "mse")
     )
     lb = aggregate(rows)

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ldpbench.leaderboard import aggregate  # noqa: E402
-from ldpbench.store import ResultsStore  # noqa: E402
+from ldpbench.leaderboard_file import read_run  # noqa: E402
 
 STYLE = {  # pipeline -> (colour, marker); the [W20] families share a colour family
     "base": ("black", "o"),
@@ -162,7 +162,7 @@ def bias_table(trials: int = 200, epsilon: float = 1.0, seed: int = 20200223) ->
 def main(argv: list[str]) -> int:
     results, out = Path(argv[1]), Path(argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    lb = aggregate(ResultsStore(results).load())
+    lb = aggregate(read_run(results).rows)
     failed = lb.filter(pl.col("failed") > 0)
     if not failed.is_empty():
         print(f"warning: {failed.height} leaderboard rows have failed repeats:", failed["error"].unique().to_list())

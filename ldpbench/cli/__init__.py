@@ -8,11 +8,13 @@ Each subcommand module defines ``register(subparsers)`` (adds its parser and set
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 from .. import __version__
 from ..errors import ExitCode, LdpbenchError, SpecError
@@ -54,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return int(ExitCode.USAGE)
     try:
-        return int(args.func(args))
+        with _results_warnings_as_lines():
+            return int(args.func(args))
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -78,6 +81,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INTERNAL)
+
+
+@contextlib.contextmanager
+def _results_warnings_as_lines() -> Iterator[None]:
+    """Show what the results readers warn about (torn lines, cells of an earlier spec) as
+    ``ldpbench: warning: ...`` lines, not as Python warnings with a source line."""
+    from ..store import ResultsWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if issubclass(category, ResultsWarning):
+            print(f"ldpbench: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":  # pragma: no cover
