@@ -37,8 +37,13 @@ An oracle states which one applies through its tags (``finite_output``, ``bernou
 and a spec pairing ``ibu`` with an oracle that has neither is refused by ``ldpbench validate``.
 Personalized budgets: one group per budget, the log-likelihoods summed. The iteration is
 ``_em.run_em`` (O(d) per map for GRR and the per-item likelihood, O(K log K) for HR), by default
-with SQUAREM extrapolation (same fixed point, fewer maps). Output on the simplex; ``info`` records
-the likelihood, maps, whether the stopping rule was met and the KKT residuals of the fixed point.
+with SQUAREM extrapolation (same fixed point, fewer maps). When every group's likelihood is the
+per-item one, it is a sum of one-dimensional concave terms and its maximizer on the simplex is
+computed directly (``_separable``: one equation in the constraint's multiplier, a closed-form
+quadratic per item), which is IBU's fixed point without the iteration: at d = 41,270 the
+iteration stops at its 10,000-map cap. ``solver: iterate`` runs the iteration anyway. Output on
+the simplex; ``info`` records the likelihood, the solver, maps (or bisection steps), whether the
+stopping rule was met and the KKT residuals of the fixed point.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, EMResult, run_em
 from ._likelihood import describe, likelihood_groups
+from ._separable import per_item_mle, separable
 
 #: The most maps one run may evaluate (as for ``em``).
 MAX_ITER = 100_000
@@ -80,26 +86,43 @@ class IBU(PostProcessor):
             max=MAX_ITER,
         ),
         Param("accelerate", bool, True, "SQUAREM extrapolation (same fixed point, fewer maps)"),
+        Param(
+            "solver",
+            str,
+            "auto",
+            "auto: solve a per-item likelihood directly (it is separable), iterate otherwise; "
+            "iterate: always run the IBU iteration",
+            choices=("auto", "iterate"),
+        ),
     )
 
     def tags(self) -> PostProcessorTags:
         return dataclasses.replace(super().tags(), requires_likelihood=True)
 
-    def fit(self, estimate: Estimate) -> tuple[EMResult, tuple[str, str]]:
-        """The IBU fixed point and the likelihood it maximized (short and long names)."""
+    def fit(self, estimate: Estimate) -> tuple[EMResult, tuple[str, str], str]:
+        """The IBU fixed point, the likelihood it maximized (short and long names) and how it was
+        found (``"direct"`` or ``"iteration"``)."""
         groups, kinds = likelihood_groups(estimate, self.name)
+        if self.solver == "auto" and separable(groups):
+            return per_item_mle(groups), describe(kinds), "direct"
         result = run_em(groups, tol=self.tol, max_iter=self.max_iter, accelerate=self.accelerate)
-        return result, describe(kinds)
+        return result, describe(kinds), "iteration"
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
-        result, (short, likelihood) = self.fit(estimate)
+        result, (short, likelihood), how = self.fit(estimate)
+        rule = (
+            "direct: bisection on the multiplier to the last bit (separable per-item likelihood)"
+            if how == "direct"
+            else f"max |theta change| < {self.tol:g}/d, at most {self.max_iter} maps"
+        )
         info = {
             **estimate.info,
             "ibu_likelihood": likelihood,
+            "ibu_solver": how,
             "ibu_iterations": int(result.iterations),
             "ibu_converged": bool(result.converged),
             "ibu_loglik": float(result.loglik),
-            "ibu_stopping_rule": f"max |theta change| < {self.tol:g}/d, at most {self.max_iter} maps",
+            "ibu_stopping_rule": rule,
             "ibu_kkt_dual": result.kkt_dual,
             "ibu_kkt_slack": result.kkt_slack,
             # into the result rows: a leaderboard reader sees which likelihood each row maximized

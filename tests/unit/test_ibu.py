@@ -245,12 +245,24 @@ def _lines_executed(fn, skip=()):
     ],
 )
 def test_no_python_loop_over_items(oracle, domains, skip):
-    ibu = _ibu(tol=0.0, max_iter=30, accelerate=False)  # a fixed number of maps: the loop over iterations
+    # the iteration, a fixed number of maps: the same lines at both domain sizes
+    ibu = _ibu(tol=0.0, max_iter=30, accelerate=False, solver="iterate")
     lines = []
     for d in domains:
         est = _estimate(oracle, _zipf(d, 200_000), 1.0, seed=11)
         lines.append(_lines_executed(lambda est=est: ibu.apply(est, np.random.default_rng(0)), skip))
     assert lines[0] == lines[1], lines
+
+
+@pytest.mark.parametrize("oracle", ["oue", "olh"])
+def test_the_direct_solve_has_no_python_loop_over_items(oracle):
+    # Its number of steps on the multiplier depends on the data, not on d: the lines it runs stay
+    # far below one per item at d = 5,000 (a loop over items would run at least 5,000).
+    lines = []
+    for d in (50, 5000):
+        est = _estimate(oracle, _zipf(d, 200_000), 1.0, seed=11)
+        lines.append(_lines_executed(lambda est=est: _ibu().apply(est, np.random.default_rng(0)), ()))
+    assert max(lines) < 2500, lines
 
 
 def test_estimate_without_support_counts_is_declined():
