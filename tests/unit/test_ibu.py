@@ -8,12 +8,16 @@ channels ibu uses.
 from __future__ import annotations
 
 import math
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+import ldpbench
+import ldpbench_plugins
 from ldpbench.errors import UsageError
 from ldpbench.groups import simulate_groups
 from ldpbench.pluginmanager import build_plugins
@@ -209,6 +213,13 @@ def test_support_bits_channel_is_a_channel_with_the_per_item_likelihood():
 # -- vectorized: no Python loop over items -----------------------------------------------------------------
 
 
+# Our two source trees, by location rather than by a substring of the path: a clone named
+# ``ldpbench`` with its virtualenv inside would otherwise count numpy's and scipy's lines too.
+_OUR_SOURCE = tuple(
+    str(Path(package.__file__).resolve().parent) + os.sep for package in (ldpbench, ldpbench_plugins)
+)
+
+
 def _lines_executed(fn, skip=()):
     """Python lines executed in ldpbench and its plugins while ``fn`` runs (numpy's own C loops
     are not lines), outside the files named in ``skip``: a Python loop over items would make this
@@ -218,7 +229,7 @@ def _lines_executed(fn, skip=()):
     def tracer(frame, event, arg):
         nonlocal count
         name = frame.f_code.co_filename
-        if ("ldpbench" not in name and "plugins" not in name) or name.endswith(skip):
+        if not name.startswith(_OUR_SOURCE) or name.endswith(skip):
             return None
         if event == "line":
             count += 1
