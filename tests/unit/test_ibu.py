@@ -215,9 +215,7 @@ def test_support_bits_channel_is_a_channel_with_the_per_item_likelihood():
 
 # Our two source trees, by location rather than by a substring of the path: a clone named
 # ``ldpbench`` with its virtualenv inside would otherwise count numpy's and scipy's lines too.
-_OUR_SOURCE = tuple(
-    str(Path(package.__file__).resolve().parent) + os.sep for package in (ldpbench, ldpbench_plugins)
-)
+_OUR_SOURCE = tuple(str(Path(package.__file__).resolve().parent) + os.sep for package in (ldpbench, ldpbench_plugins))
 
 
 def _lines_executed(fn, skip=()):
