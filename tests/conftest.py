@@ -14,6 +14,14 @@ from ldpbench.pluginmanager import build_plugins
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Benchmarks time one process on a quiet machine: ``--benchmark-enable`` or ``--benchmark-only``
+    runs without workers (pytest-benchmark would otherwise disable itself under xdist)."""
+    if config.getoption("benchmark_enable", False) or config.getoption("benchmark_only", False):
+        return 0
+    return None  # xdist's own choice: one worker per core (capped by --maxprocesses)
+
+
 @pytest.fixture(scope="session")
 def plugins():
     return build_plugins()

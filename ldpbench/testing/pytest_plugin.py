@@ -53,17 +53,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: The summary line of every leaderboard check of the session, printed at its end.
-_SUMMARIES = pytest.StashKey[list]()
+#: The name under which a leaderboard check records its summary line in the test's report.
+#: A report's ``user_properties`` travel from a pytest-xdist worker to the controller, so the
+#: summary reaches the terminal whether the tests ran in one process or in many.
+SUMMARY_PROPERTY = "ldpbench_leaderboard"
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    """One line per leaderboard check, passed or not: a gate that compared nothing must be seen."""
-    lines = config.stash.get(_SUMMARIES, [])
-    if lines:
-        terminalreporter.section("ldpbench leaderboard")
-        for line in lines:
-            terminalreporter.write_line(line)
+class _LeaderboardSummaries:
+    """Collects the summary line of every leaderboard check of the session, printed at its end."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        self.lines += [
+            f"{report.nodeid}: {value}" for name, value in report.user_properties if name == SUMMARY_PROPERTY
+        ]
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """One line per leaderboard check, passed or not: a gate that compared nothing must be seen."""
+        if self.lines:
+            terminalreporter.section("ldpbench leaderboard")
+            for line in self.lines:
+                terminalreporter.write_line(line)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_LeaderboardSummaries(), "ldpbench-leaderboard-summaries")
 
 
 @pytest.fixture
@@ -154,7 +172,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
             pytest.fail("ldpbench spec error:\n" + "\n".join(exc.problems), pytrace=False)
         except LdpbenchError as exc:
             pytest.fail(f"ldpbench: {exc}", pytrace=False)
-        request.config.stash.setdefault(_SUMMARIES, []).append(f"{request.node.nodeid}: {result.summary}")
+        request.node.user_properties.append((SUMMARY_PROPERTY, result.summary))
         if result.regressed:
             hint = ""
             if any(c.status == "missing" for c in result.comparison.regressions):
