@@ -127,6 +127,46 @@ def _aggregate_kosarak(_: int, bench: Benchmarks) -> str:
     return ", ".join(parts)
 
 
+def span(values: list[float], unit: Callable[[float], str]) -> str:
+    """``12–18 ms``: the smallest and largest of ``values`` (one figure when they print alike)."""
+    low, high = unit(min(values)), unit(max(values))
+    if low == high:
+        return low
+    (low_number, low_unit), high_unit = low.rsplit(" ", 1), high.rsplit(" ", 1)[1]
+    return f"{low_number}–{high}" if low_unit == high_unit else f"{low}–{high}"
+
+
+def seconds_or_ms(value: float) -> str:
+    return milliseconds(value) if value < 0.1 else f"{value:.2g} s"
+
+
+def _postprocess_kosarak(_: int, bench: Benchmarks) -> str:
+    # ids of tests/benchmarks/test_bench_postprocess.py's PIPELINES (one step each)
+    w20 = ["base", "base-pos", "post-pos", "base-cut", "norm", "norm-mul", "norm-cut", "norm-cut(variant=code)"]
+    w20 += ["norm-sub", "norm-sub(algorithm=iterative)", "mle-apx"]
+    post = "test_bench_postprocess.py"
+    w20_worst = max(bench.median(post, f"test_bench_postprocessor[{name}]") for name in w20)
+    power = [bench.median(post, f"test_bench_postprocessor[{name}]") for name in ("power", "power-ns")]
+    cal = "test_bench_calibrate.py"
+    calibrate = [bench.median(cal, f"test_bench_calibrate_kosarak_scale[{eps}]") for eps in range(1, 6)]
+    mle = [bench.median(cal, f"test_bench_calibrate_mle_fit_kosarak_scale[{eps}]") for eps in (1, 5)]
+    return (
+        f"≤ {milliseconds(w20_worst)} for the [W20] methods but Power ({span(power, milliseconds)}); "
+        f"Calibrate {span(calibrate, milliseconds)} (prior fitted by MLE: {span(mle, seconds_or_ms)})"
+    )
+
+
+def _em_per_estimate(_: int, bench: Benchmarks) -> str:
+    em = lambda test: milliseconds(bench.median("test_bench_em.py", test))  # noqa: E731
+    return (
+        f"EM {em('test_bench_em[em-mix-1070-adult]')} (adult, d = 224), "
+        f"{em('test_bench_em[em-mix-1070-retail]')} (Retail, d = 16,470); everyone at ε = ln d: "
+        f"{em('test_bench_em[em-lnd-full-adult]')} / {em('test_bench_em[em-lnd-full-retail]')}. "
+        f"[MHS18]'s correction (`em-murakami`, adult): {em('test_bench_em_murakami_adult[mix-1070]')} / "
+        f"{em('test_bench_em_murakami_adult[lnd-full]')}"
+    )
+
+
 FIGURES: dict[str, Figure] = {
     "quickstart-wall": Figure(
         _wall_figure([*LDPBENCH, "run", "specs/quickstart.yaml", "--out", "{out}"]),
@@ -147,6 +187,11 @@ FIGURES: dict[str, Figure] = {
     ),
     "per-user-rates": Figure(_per_user_rates, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
     "aggregate-kosarak": Figure(_aggregate_kosarak, "pytest tests/benchmarks/test_bench_oracles.py --benchmark-enable"),
+    "postprocess-kosarak": Figure(
+        _postprocess_kosarak,
+        "pytest tests/benchmarks/test_bench_postprocess.py tests/benchmarks/test_bench_calibrate.py --benchmark-enable",
+    ),
+    "em-per-estimate": Figure(_em_per_estimate, "pytest tests/benchmarks/test_bench_em.py --benchmark-enable"),
 }
 
 

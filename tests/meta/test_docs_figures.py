@@ -25,7 +25,9 @@ def test_every_marker_is_a_known_figure_and_every_figure_is_marked():
 def test_the_quoted_timings_are_marked():
     figures = _script()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert {"quickstart-wall", "ci-wall", "kosarak-sweep-wall"} <= set(figures.markers(readme))
+    assert {"quickstart-wall", "ci-wall", "kosarak-sweep-wall", "postprocess-kosarak", "em-per-estimate"} <= set(
+        figures.markers(readme)
+    )
     assert "ci-wall" in figures.markers((ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
 
 
@@ -36,3 +38,10 @@ def test_an_unknown_marker_is_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(figures, "DOCS", (*figures.DOCS, page))
     monkeypatch.setattr(figures, "ROOT", tmp_path.parent)
     assert any("unknown figure 'no-such-figure'" in p for p in figures.check())
+
+
+def test_a_span_prints_its_unit_once():
+    figures = _script()
+    assert figures.span([0.012, 0.018], figures.milliseconds) == "12–18 ms"
+    assert figures.span([0.05, 0.21], figures.seconds_or_ms) == "50 ms–0.21 s"
+    assert figures.span([0.0121, 0.0122], figures.milliseconds) == "12 ms"
