@@ -308,7 +308,7 @@ def run_em(
 
 
 # ----------------------------------------------------------------------------------------------
-# The Fisher information at theta, as an operator (for em-corrected's experimental plug-in step)
+# The Fisher information at theta, as an operator (for em-rilstone's experimental plug-in step)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -432,7 +432,7 @@ def newton_step(groups: Sequence[Group], theta: np.ndarray, m: np.ndarray) -> tu
     At a boundary MLE, ``Delta / N`` is what the empirical plug-in of Rilstone, Srivastava &
     Ullah's (1996) second-order bias formula reduces to (docs/em-correction.md §3; zero at an
     interior MLE). It is not EM's bias: the expansion assumes an interior root of the score
-    equations. ``em-corrected`` (experimental) subtracts it.
+    equations. ``em-rilstone`` (experimental; formerly ``em-corrected``) subtracts it.
 
     ``Delta = J^{-1} (m - lam 1)`` with ``lam`` such that ``sum(Delta) = 0``; components with no
     information at all (no group can report on them) are left out (Delta = 0 there).

@@ -31,10 +31,12 @@ rule was met, the final log-likelihood and the KKT violation of the fixed point.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
 from ldpbench import hookimpl
+from ldpbench.errors import ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 from ldpbench_plugins.numerics.simplex import project_to_simplex
@@ -47,6 +49,10 @@ from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, groups_of, newton_step, run_em, 
 MAX_ITER = 100_000
 #: The most bootstrap replicates (each is a full EM run).
 MAX_REPLICATES = 10_000
+#: em-murakami: each simulated data set is a full EM run and a d x d solve.
+MAX_SIMULATIONS = 1_000
+#: em-murakami's alpha grid stays inside float64 with room for alpha * a_hat (10**308 overflows).
+ALPHA_EXPONENT_BOUND = 100
 
 _EM_PARAMS = (
     Param("tol", float, DEFAULT_TOL, "stop when max |theta change| < tol/d (0: run max_iter maps)", min=0.0, max=1.0),
@@ -188,15 +194,49 @@ class EMMurakami(EM):
 
     name = "em-murakami"
     params = _EM_PARAMS + (
-        Param("alpha_min_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[0], "smallest alpha is 10**this"),
-        Param("alpha_max_exponent", int, _murakami.DEFAULT_ALPHA_EXPONENTS[1], "largest alpha is 10**this"),
         Param(
-            "simulations", int, 1, "simulated data sets (of N users each) that choose alpha; the paper uses 1", min=1
+            "alpha_min_exponent",
+            int,
+            _murakami.DEFAULT_ALPHA_EXPONENTS[0],
+            "smallest alpha is 10**this",
+            min=-ALPHA_EXPONENT_BOUND,
+            max=ALPHA_EXPONENT_BOUND,
         ),
         Param(
-            "ridge", float, _murakami.DEFAULT_RIDGE, "Tikhonov term added to S before inverting it (eq. 29)", min=0.0
+            "alpha_max_exponent",
+            int,
+            _murakami.DEFAULT_ALPHA_EXPONENTS[1],
+            "largest alpha is 10**this (at least alpha_min_exponent)",
+            min=-ALPHA_EXPONENT_BOUND,
+            max=ALPHA_EXPONENT_BOUND,
+        ),
+        Param(
+            "simulations",
+            int,
+            1,
+            f"simulated data sets (of N users each) that choose alpha; the paper uses 1 (at most {MAX_SIMULATIONS:,})",
+            min=1,
+            max=MAX_SIMULATIONS,
+        ),
+        Param(
+            "ridge",
+            float,
+            _murakami.DEFAULT_RIDGE,
+            "Tikhonov term added to S before inverting it (eq. 29); finite",
+            min=0.0,
+            max=1e12,
         ),
     )
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # Refused at construction, so that `ldpbench validate` reports it at the spec's line.
+        if self.alpha_max_exponent < self.alpha_min_exponent:
+            raise ParamError(
+                f"em-murakami: alpha_max_exponent ({self.alpha_max_exponent}) is below alpha_min_exponent "
+                f"({self.alpha_min_exponent}): the alpha grid would be empty",
+                "alpha_max_exponent",
+            )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         groups = groups_of(estimate, self.name)

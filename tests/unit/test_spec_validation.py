@@ -426,3 +426,32 @@ def test_an_oracle_parameter_that_fails_at_a_datasets_size_is_refused_with_its_l
     )
     assert "k must be 0 (automatic) or in [1, d - 1] = [1, 7], got 10" in found[0]
     load_spec(write(tmp_path, text.replace("d: 8,", "d: 16,")), plugins)  # every size fits: valid
+
+
+def test_em_murakami_values_that_would_fail_or_never_end_are_refused_at_their_lines(tmp_path, plugins):
+    # Reproduction: validate accepted an upside-down alpha grid (every cell then failed), 10**9
+    # simulated data sets (a run that does not end) 10**400 (an alpha of inf) and an infinite ridge (NaN).
+    spec = """\
+        name: m
+        seed: 1
+        repeats: 1
+        datasets:
+          - zipf: {d: 8, n: 200, s: 1.2}
+        epsilons: [1]
+        oracles: [grr]
+        pipelines:
+          - em-murakami
+          - [base-pos, em-murakami: {alpha_min_exponent: 3, alpha_max_exponent: 1}]
+          - em-murakami: {simulations: 1000000000}
+          - em-murakami: {alpha_min_exponent: -2, alpha_max_exponent: 400}
+          - em-murakami: {ridge: .inf}
+        metrics: [mse]
+        """
+    path = tmp_path / "spec.yaml"
+    found = sorted(problems(tmp_path, plugins, spec))
+    assert found == [
+        f"{path}:10: em-murakami: alpha_max_exponent (1) is below alpha_min_exponent (3): the alpha grid would be empty",
+        f"{path}:11: 'simulations' must be <= 1000, got 1000000000",
+        f"{path}:12: 'alpha_max_exponent' must be <= 100, got 400",
+        f"{path}:13: 'ridge' must be <= 1000000000000.0, got inf",
+    ]
