@@ -46,6 +46,9 @@ class PriorFamily(Plugin):
     parameter_names: ClassVar[tuple[str, ...]] = ()
     #: The lowest count of the default support (a power law lives on {1, ..., n}, most on {0, ..., n}).
     default_support_min: ClassVar[int] = 0
+    #: The lowest support start the law is defined for (a power law's k^-alpha is infinite at 0):
+    #: a Calibrate ``support_min`` below it is refused when the spec is validated.
+    lowest_support_min: ClassVar[int] = 0
     #: Whether ``log_weight`` is a smooth function of real ``k`` away from :meth:`rough_points`.
     smooth: ClassVar[bool] = False
 

@@ -126,6 +126,17 @@ class Calibrate(PostProcessor):
         ),
     )
 
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        # Refused at construction, so that `ldpbench validate` reports it at the spec's line.
+        lowest = getattr(self.prior, "lowest_support_min", 0)
+        if self.support_min is not None and self.support_min < lowest:
+            raise ParamError(
+                f"support_min = {self.support_min} is below {lowest}, where the '{self.prior.name}' prior starts "
+                f"(omit support_min for the family's default, {self.prior.default_support_min})",
+                "support_min",
+            )
+
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         prior: PriorFamily = self.prior
         n = int(estimate.n)

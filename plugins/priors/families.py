@@ -68,6 +68,7 @@ class PowerLaw(PriorFamilyBase):
     name = "power-law"
     parameter_names = ("alpha",)
     default_support_min = 1
+    lowest_support_min = 1
 
     def log_weight(self, k: np.ndarray, theta: Sequence[float]) -> np.ndarray:
         k = np.asarray(k, dtype=float)

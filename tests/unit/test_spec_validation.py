@@ -455,3 +455,24 @@ def test_em_murakami_values_that_would_fail_or_never_end_are_refused_at_their_li
         f"{path}:12: 'alpha_max_exponent' must be <= 100, got 400",
         f"{path}:13: 'ridge' must be <= 1000000000000.0, got inf",
     ]
+
+
+def test_a_support_the_prior_is_not_defined_on_is_refused_at_its_line(tmp_path, plugins):
+    # Reproduction: calibrate with the power-law prior and support_min: 0 validated, then failed
+    # every cell with "a power-law prior needs a support starting at 1".
+    spec = """\
+        name: c
+        seed: 1
+        repeats: 1
+        datasets:
+          - zipf: {d: 8, n: 200, s: 1.2}
+        epsilons: [1]
+        oracles: [oue]
+        pipelines:
+          - calibrate: {support_min: 1}
+          - calibrate: {prior: power-law, support_min: 0}
+          - calibrate: {prior: exponential, support_min: 0}
+        metrics: [mse]
+        """
+    (msg,) = problems(tmp_path, plugins, spec)
+    assert msg.startswith(f"{tmp_path / 'spec.yaml'}:10: support_min = 0 is below 1, where the 'power-law' prior"), msg
