@@ -394,6 +394,14 @@ class Validator:
                     self.problem(ppath + (p.name,), f"'{p.name}': {target} is not readable")
                     return None
                 resolved_paths.append((p.name, str(target)))
+        if info.kind == "metric":
+            # A metric is built from its parameters alone, cheaply: values it refuses together
+            # (l1's top: 1 with rescale: both, identically 0) are reported here, at their line.
+            try:
+                self.plugins.create("metric", name, params)
+            except ParamError as exc:
+                self.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
+                return None
         ordered = tuple((k, given[k]) for k in params if k in given)
         paths = tuple(resolved_paths)
         version, code = entry_version(self.plugins, info, resolved.values)  # plugins named by params too

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ldpbench import hookimpl
+from ldpbench.errors import ParamError
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Metric, MetricTags, Population
 
@@ -70,7 +73,8 @@ class L1(Metric):
     (``rescale: both``); ``truth`` rescales only the truth, ``none`` neither. A full-domain
     comparison is never rescaled. ``top: k`` restricts the comparison to the k items with the
     largest true frequency among those the estimate covers: ``l1: {top: 50}`` puts a full-domain
-    oracle and Blender with a 50-record head list on the same footing. ``scale: n`` multiplies
+    oracle and Blender with a 50-record head list on the same footing (``top: 1`` with
+    ``rescale: both`` is refused: both sides rescale to 1, an L1 of 0 always). ``scale: n`` multiplies
     the fraction-scale L1 by sqrt(n): an unbiased estimate's error falls as 1/sqrt(n), so the
     scaled error can be compared across datasets of different size.
     """
@@ -102,6 +106,17 @@ class L1(Metric):
             nullable=True,
         ),
     )
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.top == 1 and self.rescale == "both":
+            # Rescaled to sum 1 over one item, truth and estimate are both 1: a metric that is 0 in
+            # every cell would rank every method as perfect.
+            raise ParamError(
+                "l1 with top: 1 and rescale: both is 0 whatever the estimate (both are rescaled to 1 "
+                "over the one item): use top >= 2, or rescale: truth or none",
+                "top",
+            )
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
         positions = evaluation_positions(truth, estimate, self.top)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench.errors import ParamError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.error import L1, MSE
 
@@ -48,7 +49,10 @@ def test_top_restricts_to_the_truly_largest_items():
     assert l1(top=3).score(TRUTH, e, RNG) == pytest.approx(0.3)  # the whole domain: no rescaling
     # on a partial estimate, top picks among the covered items
     e = est([0.6, 0.2], items=np.array([2, 0]))  # covers items 2 (0.2) and 0 (0.5)
-    assert l1(top=1).score(TRUTH, e, RNG) == pytest.approx(0.0)  # item 0 alone: both rescale to 1
+    assert l1(top=1, rescale="truth").score(TRUTH, e, RNG) == pytest.approx(0.8)  # item 0 alone: 0.2 vs 1
+    # rescaling both over one item makes both 1: a metric that is 0 whatever the estimate is refused
+    with pytest.raises(ParamError, match="top: 1 and rescale: both is 0 whatever the estimate"):
+        l1(top=1)
 
 
 def test_edge_cases():
@@ -70,3 +74,18 @@ def test_an_estimate_with_no_mass_on_the_list_scores_the_worst_not_a_failure():
         assert l1().score(TRUTH, est(freqs, items=np.array([0, 2])), RNG) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="cannot rescale"):  # the truth always has mass on a real list
         l1().score(Population(np.array([0, 10, 0])), est([0.5, 0.5], items=np.array([0, 2])), RNG)
+
+
+def test_validate_refuses_a_metric_that_cannot_vary_at_its_line(tmp_path, plugins):
+    from ldpbench.errors import SpecError
+    from ldpbench.spec import load_spec
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: c\nseed: 1\nrepeats: 1\ndatasets:\n  - zipf: {d: 8, n: 200, s: 1.2}\nepsilons: [1]\n"
+        "oracles: [oue]\nmetrics:\n  - mse\n  - l1: {top: 1}\n  - l1: {top: 1, rescale: none}\n"
+    )
+    with pytest.raises(SpecError) as info:
+        load_spec(spec, plugins)
+    (problem,) = info.value.problems
+    assert problem.startswith(f"{spec}:10: l1 with top: 1 and rescale: both is 0"), problem
