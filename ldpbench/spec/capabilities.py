@@ -76,13 +76,6 @@ def capability_problems(
             info = plugins.get("postprocessor", step.name)
             try:
                 needs = plugins.create("postprocessor", step.name, step.param_dict).tags()
-            except ParamError as exc:
-                # Values the constructor refuses together (em-murakami's alpha grid upside down):
-                # at their line, once, rather than as failed cells of the run.
-                problem = (_param_path(data, path, exc.key), str(exc))
-                if problem not in problems:
-                    problems.append(problem)
-                continue
             except Exception:  # noqa: BLE001 - a failing constructor is reported by the run, not here
                 continue
             message = _missing(info.name, mech.name, oracle, tags, needs, simulation, personalized)
@@ -242,22 +235,20 @@ def _steps(data: dict[str, Any], pipelines: Sequence[Pipeline]) -> Iterator[tupl
             if key in seen:
                 continue
             seen.add(key)
-            yield _step_path(raw, step), step
+            yield _step_path(raw, step.name), step
 
 
-def _step_path(raw: Any, step: Entry) -> tuple[Any, ...]:
-    """The spec path of ``step``: the first entry with its name and parameters as written, else
-    the first with its name (the same post-processor may appear with different parameters)."""
+def _step_path(raw: Any, name: str) -> tuple[Any, ...]:
     if not isinstance(raw, list):
         return ("pipelines",)
-    named = []
     for i, item in enumerate(raw):
-        chain = [((i, j), s) for j, s in enumerate(item)] if isinstance(item, list) else [((i,), item)]
-        named += [(("pipelines", *where), entry) for where, entry in chain if _entry_name(entry) == step.name]
-    for path, entry in named:
-        if isinstance(entry, dict) and entry.get(step.name) == dict(step.params):
-            return path
-    return named[0][0] if named else ("pipelines",)
+        if isinstance(item, list):
+            for j, step in enumerate(item):
+                if _entry_name(step) == name:
+                    return ("pipelines", i, j)
+        elif _entry_name(item) == name:
+            return ("pipelines", i)
+    return ("pipelines",)
 
 
 def _entry_name(item: Any) -> Any:

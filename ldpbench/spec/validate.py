@@ -394,11 +394,12 @@ class Validator:
                     self.problem(ppath + (p.name,), f"'{p.name}': {target} is not readable")
                     return None
                 resolved_paths.append((p.name, str(target)))
-        if info.kind == "metric":
-            # A metric is built from its parameters alone, cheaply: values it refuses together
-            # (l1's top: 1 with rescale: both, identically 0) are reported here, at their line.
+        if info.kind in ("metric", "postprocessor"):
+            # Built from their parameters alone, cheaply: values a constructor refuses together
+            # (em-murakami's alpha grid upside down, l1's top: 1 with rescale: both) are reported
+            # here, at their line, rather than as failed cells of the run.
             try:
-                self.plugins.create("metric", name, params)
+                self.plugins.create(info.kind, name, {**params, **dict(resolved_paths)})
             except ParamError as exc:
                 self.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
                 return None

@@ -428,25 +428,26 @@ def test_an_oracle_parameter_that_fails_at_a_datasets_size_is_refused_with_its_l
     load_spec(write(tmp_path, text.replace("d: 8,", "d: 16,")), plugins)  # every size fits: valid
 
 
+def tiny_spec(oracle: str, rest: str) -> str:
+    """A one-cell spec: lines 1-8 up to ``pipelines:``, then ``rest`` (dedented) from line 9 on."""
+    head = "name: t\nseed: 1\nrepeats: 1\ndatasets:\n  - zipf: {d: 8, n: 200, s: 1.2}\nepsilons: [1]\n"
+    return head + f"oracles: [{oracle}]\npipelines:\n" + textwrap.dedent(rest)
+
+
 def test_em_murakami_values_that_would_fail_or_never_end_are_refused_at_their_lines(tmp_path, plugins):
     # Reproduction: validate accepted an upside-down alpha grid (every cell then failed), 10**9
     # simulated data sets (a run that does not end) 10**400 (an alpha of inf) and an infinite ridge (NaN).
-    spec = """\
-        name: m
-        seed: 1
-        repeats: 1
-        datasets:
-          - zipf: {d: 8, n: 200, s: 1.2}
-        epsilons: [1]
-        oracles: [grr]
-        pipelines:
+    spec = tiny_spec(
+        "grr",
+        """\
           - em-murakami
           - [base-pos, em-murakami: {alpha_min_exponent: 3, alpha_max_exponent: 1}]
           - em-murakami: {simulations: 1000000000}
           - em-murakami: {alpha_min_exponent: -2, alpha_max_exponent: 400}
           - em-murakami: {ridge: .inf}
         metrics: [mse]
-        """
+        """,
+    )
     path = tmp_path / "spec.yaml"
     found = sorted(problems(tmp_path, plugins, spec))
     assert found == [
@@ -460,19 +461,14 @@ def test_em_murakami_values_that_would_fail_or_never_end_are_refused_at_their_li
 def test_a_support_the_prior_is_not_defined_on_is_refused_at_its_line(tmp_path, plugins):
     # Reproduction: calibrate with the power-law prior and support_min: 0 validated, then failed
     # every cell with "a power-law prior needs a support starting at 1".
-    spec = """\
-        name: c
-        seed: 1
-        repeats: 1
-        datasets:
-          - zipf: {d: 8, n: 200, s: 1.2}
-        epsilons: [1]
-        oracles: [oue]
-        pipelines:
+    spec = tiny_spec(
+        "oue",
+        """\
           - calibrate: {support_min: 1}
           - calibrate: {prior: power-law, support_min: 0}
           - calibrate: {prior: exponential, support_min: 0}
         metrics: [mse]
-        """
+        """,
+    )
     (msg,) = problems(tmp_path, plugins, spec)
     assert msg.startswith(f"{tmp_path / 'spec.yaml'}:10: support_min = 0 is below 1, where the 'power-law' prior"), msg
