@@ -16,9 +16,9 @@ __version__ = "0.1.0"
 #: Marker for hook implementations in plugin modules (``@hookimpl``).
 hookimpl = pluggy.HookimplMarker("ldpbench")
 
-from .api import estimate_from_vector, postprocess, run  # noqa: E402
-from .params import REQUIRED, Param  # noqa: E402
-from .types import (  # noqa: E402
+from ldpbench.api import estimate_from_vector, postprocess, run  # noqa: E402
+from ldpbench.params import REQUIRED, Param  # noqa: E402
+from ldpbench.types import (  # noqa: E402
     Channel,
     Dataset,
     Estimate,

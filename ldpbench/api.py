@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import UsageError
-from .types import Estimate, PostProcessor
+from ldpbench.errors import UsageError
+from ldpbench.types import Estimate, PostProcessor
 
 if TYPE_CHECKING:
-    from .pluginmanager import Plugins
-    from .runner import RunOutcome
+    from ldpbench.pluginmanager import Plugins
+    from ldpbench.runner import RunOutcome
 
 #: What names a post-processing chain: ``"norm-sub"``, ``"power+norm-sub"``,
 #: ``["power", "norm-sub"]``, ``{"norm-cut": {"variant": "code"}}``, a list mixing names and
@@ -38,7 +38,7 @@ PipelineLike = str | PostProcessor | Mapping[str, Any] | Sequence[Any]
 
 @functools.lru_cache(maxsize=1)
 def _default_plugins() -> Any:
-    from .pluginmanager import build_plugins
+    from ldpbench.pluginmanager import build_plugins
 
     return build_plugins()
 
@@ -95,7 +95,7 @@ def estimate_from_vector(
         raise UsageError(f"epsilon must be a positive number, got {epsilon!r}")
     plugins = plugins or _default_plugins()
     if oracle is None:
-        from .spec.capabilities import default_oracle
+        from ldpbench.spec.capabilities import default_oracle
 
         oracle = default_oracle(plugins, f.size, float(epsilon))
     fo = plugins.create("oracle", oracle, oracle_params, d=f.size, epsilon=float(epsilon))
@@ -135,7 +135,7 @@ def postprocess(
     :returns: the per-item answers, a new array: the processed frequencies, or, when the chain
         has a query-time step such as ``post-pos``, its answers to the single-item queries.
     """
-    from .engine import apply_pipeline
+    from ldpbench.engine import apply_pipeline
 
     plugins = plugins or _default_plugins()
     if isinstance(f_hat, Estimate):
@@ -184,9 +184,9 @@ def run(
     """
     import yaml
 
-    from .pluginmanager import build_plugins
-    from .runner import run_spec
-    from .spec.validate import load_spec, load_spec_text
+    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.runner import run_spec
+    from ldpbench.spec.validate import load_spec, load_spec_text
 
     if plugins is None:
         plugins = build_plugins([str(Path(d).resolve()) for d in plugins_dirs])

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .types import Estimate, Population
+from ldpbench.types import Estimate, Population
 
 __all__ = [
     "PluginOutputError",

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .leaderboard import GROUP_COLUMNS
-from .leaderboard_file import read_run
-from .store import RESULTS_FILE
+from ldpbench.leaderboard import GROUP_COLUMNS
+from ldpbench.leaderboard_file import read_run
+from ldpbench.store import RESULTS_FILE
 
 #: Two values count as equal within this relative tolerance. Coinciding post-processors may reach
 #: the same estimate by different float operations (last-bit differences), while distinct methods

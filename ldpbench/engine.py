@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .boundary import (
+from ldpbench.boundary import (
     PluginOutputError,
     checked_estimate,
     checked_metric_value,
@@ -26,16 +26,16 @@ from .boundary import (
     frozen_estimate,
     frozen_population,
 )
-from .cellguard import CellTimeout, cell_guard, is_real_interrupt
-from .failures import error_text, plugin_location
-from .identity import core_identity
-from .pluginmanager import Plugins, PluginSource
-from .seeding import rng_for
-from .simulate import simulate
-from .spec.expand import Cell
-from .spec.model import Entry, Pipeline
-from .threads import one_native_thread
-from .types import Estimate, Population, PostProcessor
+from ldpbench.cellguard import CellTimeout, cell_guard, is_real_interrupt
+from ldpbench.failures import error_text, plugin_location
+from ldpbench.identity import core_identity
+from ldpbench.pluginmanager import Plugins, PluginSource
+from ldpbench.seeding import rng_for
+from ldpbench.simulate import simulate
+from ldpbench.spec.expand import Cell
+from ldpbench.spec.model import Entry, Pipeline
+from ldpbench.threads import one_native_thread
+from ldpbench.types import Estimate, Population, PostProcessor
 
 
 def apply_pipeline(
@@ -132,8 +132,8 @@ def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> d
             for label, est in outputs.items()
         }
     if budget.groups:
-        from .budgets import parse_epsilon
-        from .groups import simulate_groups
+        from ldpbench.budgets import parse_epsilon
+        from ldpbench.groups import simulate_groups
 
         groups = [(parse_epsilon(eps, population.d), count) for eps, count in budget.groups]
 
@@ -469,7 +469,7 @@ def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estim
 
     Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
     its rows."""
-    from .theory import expected_item_variance
+    from ldpbench.theory import expected_item_variance
 
     mech = cell.mechanism
     if mech.kind != "oracle":

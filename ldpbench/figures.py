@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .duplicates import RowKey, identical_series, row_key
-from .errors import UsageError
-from .leaderboard import CONFIDENCE
-from .suggest import closest
+from ldpbench.duplicates import RowKey, identical_series, row_key
+from ldpbench.errors import UsageError
+from ldpbench.leaderboard import CONFIDENCE
+from ldpbench.suggest import closest
 
 #: Columns that can make panels; those not used for panels name the lines.
 FACET_COLUMNS = ("dataset", "oracle", "pipeline")

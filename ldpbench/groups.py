@@ -41,8 +41,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .simulate import simulate
-from .types import Channel, ChannelTags, Estimate, Oracle, Population
+from ldpbench.simulate import simulate
+from ldpbench.types import Channel, ChannelTags, Estimate, Oracle, Population
 
 __all__ = ["IdentityChannel", "exact_estimate", "group_weights", "split_users", "simulate_groups"]
 

@@ -29,13 +29,13 @@ from typing import Any
 
 import polars as pl
 
-from .compare import DEFAULT_Z, LEADERBOARD_FILE, Change, Comparison, Thresholds, compare, load_leaderboard
-from .duplicates import aggregate_values, row_key
-from .errors import UsageError
-from .figures import DEFAULT_FACET, FACET_COLUMNS, MAX_LINES, apply_only, build_panels, draw_panels
-from .leaderboard import CONFIDENCE, GROUP_COLUMNS, format_epsilon, format_number
-from .report import load_leaderboard_frame, slug
-from .store import MANIFEST_FILE, RESULTS_FILE
+from ldpbench.compare import DEFAULT_Z, LEADERBOARD_FILE, Change, Comparison, Thresholds, compare, load_leaderboard
+from ldpbench.duplicates import aggregate_values, row_key
+from ldpbench.errors import UsageError
+from ldpbench.figures import DEFAULT_FACET, FACET_COLUMNS, MAX_LINES, apply_only, build_panels, draw_panels
+from ldpbench.leaderboard import CONFIDENCE, GROUP_COLUMNS, format_epsilon, format_number
+from ldpbench.report import load_leaderboard_frame, slug
+from ldpbench.store import MANIFEST_FILE, RESULTS_FILE
 
 HISTORY_FILE = "history.md"
 #: Characters of a commit id shown on the x axis (as ``git log --oneline``).
@@ -278,7 +278,7 @@ def _markdown(
 def _html(
     points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path], markdown: str, out: Path
 ) -> Path:
-    from .html_report import _SCRIPT, _STYLE, HTML_FILE, data_uri
+    from ldpbench.html_report import _SCRIPT, _STYLE, HTML_FILE, data_uri
 
     def table(headers: list[str], rows: list[list[str]], table_id: str) -> str:
         head = "".join(f'<th class="t">{html.escape(h)}</th>' for h in headers)

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from .leaderboard import format_epsilon, format_number
+from ldpbench.leaderboard import format_epsilon, format_number
 
 HTML_FILE = "report.html"
 

@@ -25,10 +25,10 @@ import numpy as np
 import polars as pl
 from tabulate import tabulate
 
-from .errors import UsageError
-from .stats.paired import DEFAULT_ALPHA
-from .stats.ties import TIE_COLUMNS, tie_columns
-from .store import dumps_json, rows_to_frame, stamp_leaderboard_rows
+from ldpbench.errors import UsageError
+from ldpbench.stats.paired import DEFAULT_ALPHA
+from ldpbench.stats.ties import TIE_COLUMNS, tie_columns
+from ldpbench.store import dumps_json, rows_to_frame, stamp_leaderboard_rows
 
 #: One leaderboard row per combination of these.
 GROUP_COLUMNS = ("dataset", "users", "epsilon", "oracle", "pipeline", "metric")

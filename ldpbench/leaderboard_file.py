@@ -20,12 +20,12 @@ from typing import Any
 
 import polars as pl
 
-from .errors import UsageError
-from .leaderboard import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
-from .safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
-from .stats.ties import manifest_alpha
-from .store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
-from .versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
+from ldpbench.errors import UsageError
+from ldpbench.leaderboard import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
+from ldpbench.safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
+from ldpbench.stats.ties import manifest_alpha
+from ldpbench.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
+from ldpbench.versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
 
 _FLOAT_FIELDS = ("epsilon", "mean", "stderr")
 _REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .threads import CELL_THREADS
+from ldpbench.threads import CELL_THREADS
 
 #: Environment variables that change which kernels numpy or its BLAS use, recorded when set.
 NUMERIC_ENV = (

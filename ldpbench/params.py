@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .budgets import parse_infinity
-from .errors import ParamError
-from .suggest import closest
+from ldpbench.budgets import parse_infinity
+from ldpbench.errors import ParamError
+from ldpbench.suggest import closest
 
 
 class _Required:

@@ -43,10 +43,10 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
-from .errors import ParamError, PluginError, UsageError
-from .registry import Origin, PluginInfo, Registry
-from .types import KINDS, Plugin
+from ldpbench import hookspecs
+from ldpbench.errors import ParamError, PluginError, UsageError
+from ldpbench.registry import Origin, PluginInfo, Registry
+from ldpbench.types import KINDS, Plugin
 
 ENTRY_POINT_GROUP = "ldpbench"
 OWN_DISTRIBUTION = "ldpbench"

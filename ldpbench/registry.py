@@ -14,11 +14,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PluginError, UnknownPluginError
-from .identity import PluginIdentity, plugin_identity
-from .params import Param, ResolvedParams, check_declaration, resolve
-from .suggest import closest
-from .types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
+from ldpbench.errors import PluginError, UnknownPluginError
+from ldpbench.identity import PluginIdentity, plugin_identity
+from ldpbench.params import Param, ResolvedParams, check_declaration, resolve
+from ldpbench.suggest import closest
+from ldpbench.types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
 
 #: Plugin names: lowercase words of letters and digits joined by single hyphens.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

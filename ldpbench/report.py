@@ -24,12 +24,12 @@ from typing import Any
 
 import polars as pl
 
-from .errors import UsageError
-from .figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
-from .leaderboard import CONFIDENCE, format_epsilon, render
-from .leaderboard_file import load_leaderboard_frame, read_run
-from .stats.ties import manifest_alpha
-from .store import RESULTS_FILE
+from ldpbench.errors import UsageError
+from ldpbench.figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
+from ldpbench.leaderboard import CONFIDENCE, format_epsilon, render
+from ldpbench.leaderboard_file import load_leaderboard_frame, read_run
+from ldpbench.stats.ties import manifest_alpha
+from ldpbench.store import RESULTS_FILE
 
 REPORT_FILE = "report.md"
 
@@ -106,7 +106,7 @@ def _header(
 def _failure_locations(results: Path) -> dict[tuple[Any, ...], str]:
     """Where each failed group's first located error was raised (``file:line in func``), by
     leaderboard group; empty for a JSON leaderboard, which keeps no rows."""
-    from .failures import failed_rows
+    from ldpbench.failures import failed_rows
 
     path = results.parent if results.is_file() and results.name == RESULTS_FILE else results
     if not (path.is_dir() and (path / RESULTS_FILE).is_file()):
@@ -150,7 +150,7 @@ def _identity_evidence(
     results: Path, manifest: dict[str, Any] | None, lb: pl.DataFrame
 ) -> tuple[Mapping[Any, Any], str]:
     """Per-repeat values to judge identical series by, or the aggregates where none are stored."""
-    from .duplicates import aggregate_values, load_repeat_values
+    from ldpbench.duplicates import aggregate_values, load_repeat_values
 
     values = load_repeat_values(results, manifest)
     if values is not None:
@@ -218,7 +218,7 @@ def write_report(
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
-    from .report_sections import baseline_section, ranks_section, theory_section
+    from ldpbench.report_sections import baseline_section, ranks_section, theory_section
 
     lines.extend(baseline_section(lb))
     lines.extend(theory_section(lb))
@@ -229,7 +229,7 @@ def write_report(
     lines.extend(_failures(lb, where))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     if html:
-        from .html_report import write_html
+        from ldpbench.html_report import write_html
 
         title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
         report.html = write_html(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .errors import UsageError
-from .leaderboard import format_epsilon, format_number
+from ldpbench.errors import UsageError
+from ldpbench.leaderboard import format_epsilon, format_number
 
 #: The post-processor whose output is DPBench's trivial baseline (1/d everywhere).
 BASELINE_PIPELINE = "uniform"
@@ -23,7 +23,7 @@ def theory_section(lb: pl.DataFrame) -> list[str]:
     rows = lb.filter(pl.col("theory").is_not_nan() & pl.col("theory").is_not_null() & pl.col("mean").is_not_nan())
     if rows.is_empty():
         return []
-    from .theory import far_from_theory
+    from ldpbench.theory import far_from_theory
 
     lines = [
         "## Theory beside measurement\n",
@@ -80,8 +80,8 @@ def baseline_section(lb: pl.DataFrame) -> list[str]:
 
 def ranks_section(lb: pl.DataFrame, out: Path, alpha: float) -> tuple[list[str], list[Path]]:
     """Average ranks, Friedman and a CD diagram per metric (grids of at least 2 cells)."""
-    from .report import slug
-    from .stats.ranks import format_ranks, grid_ranks, plot_cd
+    from ldpbench.report import slug
+    from ldpbench.stats.ranks import format_ranks, grid_ranks, plot_cd
 
     lines, figures = [], []
     for metric in dict.fromkeys(lb["metric"].to_list()):

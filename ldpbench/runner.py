@@ -30,17 +30,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import __version__, engine
-from .engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
-from .errors import LdpbenchError, UsageError
-from .identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
-from .pluginmanager import Plugins
-from .provenance import portable_argv
-from .safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
-from .spec.expand import Cell, count_cells, expand
-from .spec.model import Entry, Spec
-from .store import ResultsStore, cell_status, rows_to_frame
-from .types import TaskLost
+from ldpbench import __version__, engine
+from ldpbench.engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
+from ldpbench.errors import LdpbenchError, UsageError
+from ldpbench.identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
+from ldpbench.pluginmanager import Plugins
+from ldpbench.provenance import portable_argv
+from ldpbench.safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
+from ldpbench.spec.expand import Cell, count_cells, expand
+from ldpbench.spec.model import Entry, Spec
+from ldpbench.store import ResultsStore, cell_status, rows_to_frame
+from ldpbench.types import TaskLost
 
 
 @dataclass
@@ -152,7 +152,7 @@ def machine_info() -> dict[str, Any]:
     """The manifest's ``machine``: where the numbers were computed, down to what decides their
     last bits (numpy's SIMD kernels, the BLAS, scipy's and polars's versions; see
     :mod:`ldpbench.machine`). Two runs are bit-identical only if these agree."""
-    from . import machine
+    from ldpbench import machine
 
     return {
         "node": platform.node(),
@@ -275,7 +275,7 @@ def _run_locked(
 ) -> RunOutcome:
     from tqdm import tqdm
 
-    from .leaderboard import aggregate, render
+    from ldpbench.leaderboard import aggregate, render
 
     started = time.perf_counter()
     out = store.directory

@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ldpbench.errors import UsageError
 
 #: A spec is a few kilobytes; anything near this is not a spec.
 MAX_SPEC_BYTES = 1 << 20

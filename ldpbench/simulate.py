@@ -19,9 +19,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .boundary import checked_counts, checked_estimate, checked_sums, readonly
-from .errors import LdpbenchError
-from .types import Estimate, Oracle, OracleTags
+from ldpbench.boundary import checked_counts, checked_estimate, checked_sums, readonly
+from ldpbench.errors import LdpbenchError
+from ldpbench.types import Estimate, Oracle, OracleTags
 
 SIMULATIONS = ("aggregate", "per-user")
 

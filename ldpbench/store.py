@@ -34,10 +34,10 @@ from typing import Any
 
 import polars as pl
 
-from .dedup import latest_appends
-from .errors import IOFault, LdpbenchError
-from .jsoncodec import dumps_json
-from .rows import (
+from ldpbench.dedup import latest_appends
+from ldpbench.errors import IOFault, LdpbenchError
+from ldpbench.jsoncodec import dumps_json
+from ldpbench.rows import (
     APPEND_KEY,
     COLUMNS,
     OPTIONAL_COLUMNS,
@@ -48,8 +48,8 @@ from .rows import (
     rows_to_frame,
     with_extra,
 )
-from .safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
-from .versioning import (
+from ldpbench.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
+from ldpbench.versioning import (
     REGENERATE_LEADERBOARD,
     REGENERATE_RESULTS,
     RESULTS_KIND,

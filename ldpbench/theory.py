@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .types import Estimate, Oracle
+from ldpbench.types import Estimate, Oracle
 
 #: measured/theory outside [1/FAR, FAR] (and beyond the noise, see :func:`far_from_theory`) is
 #: flagged in the run summary.
@@ -64,7 +64,7 @@ def expected_item_variance(
         oracle = make_oracle(estimate.epsilon)
         var = np.asarray(oracle.variance(estimate.n, f), dtype=float) + sampling_variance(f, estimate.n, population)
         return var + _bias(oracle, f) ** 2
-    from .groups import group_weights
+    from ldpbench.groups import group_weights
 
     # Independent groups combined with fixed weights: variances add with w^2, biases with w.
     weights = group_weights(estimate.parts, f.size)
@@ -99,7 +99,7 @@ def far_from_theory(mean: float, stderr: float, theory: float) -> bool:
 
 def theory_warnings(leaderboard: Any) -> list[str]:
     """One line per leaderboard row whose measured mean is far from its ``theory``."""
-    from .leaderboard import format_epsilon, format_number
+    from ldpbench.leaderboard import format_epsilon, format_number
 
     out = []
     for r in leaderboard.iter_rows(named=True):

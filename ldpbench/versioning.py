@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import LdpbenchError
+from ldpbench.errors import LdpbenchError
 
 #: Version of the results-file layout. Bump it when a column changes meaning or type.
 SCHEMA_VERSION = 1

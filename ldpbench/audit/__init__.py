@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from .empirical import EmpiricalAudit, empirical_audit, has_support_matrix
-from .exact import ExactAudit, exact_audit
+from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit, has_support_matrix
+from ldpbench.audit.exact import ExactAudit, exact_audit
 
 __all__ = ["EmpiricalAudit", "ExactAudit", "empirical_audit", "exact_audit", "has_support_matrix"]

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..types import Oracle
+from ldpbench.types import Oracle
 
 #: Attacks run on every (budget, pair), in report order.
 ATTACKS = ("item", "absent", "pair", "joint")

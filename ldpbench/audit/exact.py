@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LdpbenchError
-from ..params import Param, resolve
-from ..types import Oracle
+from ldpbench.errors import LdpbenchError
+from ldpbench.params import Param, resolve
+from ldpbench.types import Oracle
 
 #: Domain sizes tried, smallest first (larger ones only while the table fits in ``max_rows``).
 DEFAULT_DOMAINS = (2, 3, 4, 5, 6, 7, 8)

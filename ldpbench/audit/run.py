@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import LdpbenchError, UsageError
-from ..testing.raised import describe_exception
-from .empirical import EmpiricalAudit, empirical_audit
-from .exact import ExactAudit, exact_audit
+from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit
+from ldpbench.audit.exact import ExactAudit, exact_audit
+from ldpbench.errors import LdpbenchError, UsageError
+from ldpbench.testing.raised import describe_exception
 
 #: Defaults of ``ldpbench audit``: a domain where a report's joint structure is cheap to learn, the
 #: budgets of the kit, and enough reports that a doubled epsilon is caught at every budget.

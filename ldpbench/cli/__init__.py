@@ -16,8 +16,8 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
-from .. import __version__
-from ..errors import ExitCode, LdpbenchError, SpecError
+from ldpbench import __version__
+from ldpbench.errors import ExitCode, LdpbenchError, SpecError
 
 #: Subcommand modules, in the order ``--help`` lists them.
 SUBCOMMANDS = (
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _results_warnings_as_lines() -> Iterator[None]:
     """Show what the results readers warn about (torn lines, cells of an earlier spec) as
     ``ldpbench: warning: ...`` lines, not as Python warnings with a source line."""
-    from ..store import ResultsWarning
+    from ldpbench.store import ResultsWarning
 
     shown = warnings.showwarning
 

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import SpecError
-from ..pluginmanager import Plugins, build_plugins
-from ..spec.load import Document, read_document
-from ..spec.model import Spec
-from ..spec.validate import load_spec, spec_plugins_dir
+from ldpbench.errors import SpecError
+from ldpbench.pluginmanager import Plugins, build_plugins
+from ldpbench.spec.load import Document, read_document
+from ldpbench.spec.model import Spec
+from ldpbench.spec.validate import load_spec, spec_plugins_dir
 
 
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:

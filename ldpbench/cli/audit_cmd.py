@@ -17,14 +17,14 @@ import argparse
 import json
 import sys
 
-from ..errors import ExitCode, UnknownPluginError
-from ..suggest import closest
-from ._common import add_plugin_options
+from ldpbench.cli._common import add_plugin_options
+from ldpbench.errors import ExitCode, UnknownPluginError
+from ldpbench.suggest import closest
 
 
 def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:
     """The audit's options, shared by ``audit`` and ``check-plugin`` (which uses fewer trials)."""
-    from ..audit import run as audit
+    from ldpbench.audit import run as audit
 
     parser.add_argument(
         "--domain",
@@ -68,7 +68,7 @@ def add_param_option(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..audit.run import TRIALS
+    from ldpbench.audit.run import TRIALS
 
     p = sub.add_parser(
         "audit",
@@ -86,9 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..audit.run import EPSILONS, audit_plugin
-    from ._common import plugins_from_args
-    from .check_plugin_cmd import _params
+    from ldpbench.audit.run import EPSILONS, audit_plugin
+    from ldpbench.cli._common import plugins_from_args
+    from ldpbench.cli.check_plugin_cmd import _params
 
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
     if args.name not in plugins.registry("oracle"):

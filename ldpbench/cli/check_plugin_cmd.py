@@ -21,12 +21,12 @@ from typing import Any
 
 import yaml
 
-from ..audit.run import QUICK
-from ..errors import ExitCode, UnknownPluginError, UsageError
-from ..suggest import closest
-from ..testing.raised import describe_exception
-from ._common import add_plugin_options
-from .audit_cmd import add_audit_options, add_param_option
+from ldpbench.audit.run import QUICK
+from ldpbench.cli._common import add_plugin_options
+from ldpbench.cli.audit_cmd import add_audit_options, add_param_option
+from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
+from ldpbench.suggest import closest
+from ldpbench.testing.raised import describe_exception
 
 #: The kinds the conformance kit has checks for.
 CHECKED_KINDS = ("oracle", "postprocessor", "metric", "dataset")
@@ -70,8 +70,8 @@ def _params(pairs: list[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..testing.checks import CheckSkipped, dataset_checks, metric_checks, oracle_checks, postprocessor_checks
-    from ._common import plugins_from_args
+    from ldpbench.cli._common import plugins_from_args
+    from ldpbench.testing.checks import CheckSkipped, dataset_checks, metric_checks, oracle_checks, postprocessor_checks
 
     plugins = plugins_from_args(args)
     searched = (args.kind,) if args.kind else CHECKED_KINDS
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     """The quick empirical audit as one more row of the table (the exact one is a kit check)."""
-    from ..audit.run import EPSILONS, audit_plugin
+    from ldpbench.audit.run import EPSILONS, audit_plugin
 
     started = time.perf_counter()
     result = audit_plugin(

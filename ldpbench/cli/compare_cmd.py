@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import ExitCode
+from ldpbench.errors import ExitCode
 
 _EPILOG = """\
 BASELINE and CURRENT are JSON leaderboards (`ldpbench leaderboard DIR --format json`) or results
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..compare import DEFAULT_Z, compare, load_leaderboard, parse_thresholds, render_comparison
+    from ldpbench.compare import DEFAULT_Z, compare, load_leaderboard, parse_thresholds, render_comparison
 
     thresholds = parse_thresholds(args.threshold)  # bad syntax fails before any file is read
     z = DEFAULT_Z if args.z is None else args.z

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import LdpbenchError
-from ._common import add_plugin_options
+from ldpbench.cli._common import add_plugin_options
+from ldpbench.errors import LdpbenchError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +71,7 @@ def describe_dataset(plugins: Any, info: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ._common import plugins_from_args
+    from ldpbench.cli._common import plugins_from_args
 
     plugins = plugins_from_args(args)
     registry = plugins.registry("dataset")

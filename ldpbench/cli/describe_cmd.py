@@ -6,10 +6,10 @@ import argparse
 import inspect
 import json
 
-from ..errors import UnknownPluginError
-from ..suggest import closest
-from ..types import KINDS
-from ._common import add_plugin_options
+from ldpbench.cli._common import add_plugin_options
+from ldpbench.errors import UnknownPluginError
+from ldpbench.suggest import closest
+from ldpbench.types import KINDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ._common import plugins_from_args
+    from ldpbench.cli._common import plugins_from_args
 
     plugins = plugins_from_args(args)
     matches = [i for i in plugins.all() if i.name == args.name and (not args.kind or i.kind == args.kind)]

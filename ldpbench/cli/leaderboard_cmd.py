@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import ExitCode, UsageError
+from ldpbench.errors import ExitCode, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..leaderboard import render
-    from ..leaderboard_file import read_run
+    from ldpbench.leaderboard import render
+    from ldpbench.leaderboard_file import read_run
 
     stored = read_run(args.results, quiet=True)  # skipped lines reported below, without a source line
     if stored.skipped_lines:
@@ -64,8 +64,8 @@ def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
 
     from tabulate import tabulate
 
-    from ..failures import FAILURE_COLUMNS, failed_rows
-    from ..store import dumps_json
+    from ldpbench.failures import FAILURE_COLUMNS, failed_rows
+    from ldpbench.store import dumps_json
 
     failed = failed_rows(df)
     records = failed.to_dicts()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ExitCode
+from ldpbench.errors import ExitCode
 
 
 class _IntermixedParser(argparse.ArgumentParser):
@@ -25,7 +25,7 @@ class _IntermixedParser(argparse.ArgumentParser):
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ..scaffold import KINDS
+    from ldpbench.scaffold import KINDS
 
     # argparse builds every subparser with one class; this one needs the intermixed parser.
     default_class, subparsers._parser_class = subparsers._parser_class, _IntermixedParser
@@ -61,7 +61,7 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: dict) -> argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..scaffold import new_plugin
+    from ldpbench.scaffold import new_plugin
 
     name = args.name
     root = new_plugin(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..types import KINDS
-from ._common import add_plugin_options, plugins_from_args
+from ldpbench.cli._common import add_plugin_options, plugins_from_args
+from ldpbench.types import KINDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import ExitCode
+from ldpbench.errors import ExitCode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,9 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
-    from ..report import load_leaderboard_frame, slug
-    from ..stats.ranks import CD_MAX_METHODS, format_ranks, grid_ranks, plot_cd
+    from ldpbench.errors import UsageError
+    from ldpbench.report import load_leaderboard_frame, slug
+    from ldpbench.stats.ranks import CD_MAX_METHODS, format_ranks, grid_ranks, plot_cd
 
     if not 0 < args.alpha < 1:
         raise UsageError("--alpha must be between 0 and 1")

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from ..errors import ExitCode, ParamError, UsageError
-from ..spec.model import Entry
-from ._common import add_spec_plugin_options, load_plugins_and_spec
+from ldpbench.cli._common import add_spec_plugin_options, load_plugins_and_spec
+from ldpbench.errors import ExitCode, ParamError, UsageError
+from ldpbench.spec.model import Entry
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -57,14 +57,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..leaderboard import render
-    from ..runner import run_spec
-    from ..theory import theory_warnings
+    from ldpbench.leaderboard import render
+    from ldpbench.runner import run_spec
+    from ldpbench.theory import theory_warnings
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
     if args.cell_timeout is not None:
-        from ..spec.timeouts import cell_timeout_problem
+        from ldpbench.spec.timeouts import cell_timeout_problem
 
         problem = cell_timeout_problem(args.cell_timeout)
         if problem:

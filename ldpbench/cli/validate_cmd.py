@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import ExitCode, SpecError
-from ._common import add_spec_plugin_options, load_plugins_and_spec
+from ldpbench.cli._common import add_spec_plugin_options, load_plugins_and_spec
+from ldpbench.errors import ExitCode, SpecError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spec.expand import count_cells
+    from ldpbench.spec.expand import count_cells
 
     status = ExitCode.OK
     for path in args.specs:

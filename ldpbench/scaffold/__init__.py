@@ -19,10 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import __version__
-from ..errors import UsageError
-from . import files
-from .examples import KINDS
+from ldpbench import __version__
+from ldpbench.errors import UsageError
+from ldpbench.scaffold import files
+from ldpbench.scaffold.examples import KINDS
 
 __all__ = ["KINDS", "default_ldpbench_source", "new_plugin"]
 
@@ -53,7 +53,7 @@ def _check_name(name: str, kind: str) -> None:
         raise UsageError(f"plugin name {name!r}: use lowercase words joined by hyphens (e.g. 'my-oracle')")
     if keyword.iskeyword(_module(name).removeprefix("ldpbench_")):
         raise UsageError(f"plugin name {name!r} makes a Python keyword")
-    from ..pluginmanager import build_plugins
+    from ldpbench.pluginmanager import build_plugins
 
     if name in build_plugins().registry(kind):
         raise UsageError(f"a {kind} named {name!r} is already installed; choose another name")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from string import Template
 
-from .examples import KindExample
+from ldpbench.scaffold.examples import KindExample
 
 PYPROJECT = Template("""[build-system]
 requires = ["setuptools>=68"]
@@ -162,7 +162,7 @@ dist/
 
 def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     """Every file of the repository, by its path relative to the repository root."""
-    from . import project_url
+    from ldpbench.scaffold import project_url
 
     url = project_url()
     link = f"[ldpbench]({url})" if url else "ldpbench"

@@ -5,8 +5,8 @@ spec against the format (docs/spec-format.md) and the installed plugins; ``expan
 into cells with stable identities.
 """
 
-from .expand import Cell, expand
-from .model import Budget, Entry, Pipeline, Spec
-from .validate import load_spec
+from ldpbench.spec.expand import Cell, expand
+from ldpbench.spec.model import Budget, Entry, Pipeline, Spec
+from ldpbench.spec.validate import load_spec
 
 __all__ = ["Budget", "Cell", "Entry", "Pipeline", "Spec", "expand", "load_spec"]

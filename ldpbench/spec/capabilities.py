@@ -23,10 +23,10 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import ParamError
-from ..pluginmanager import Plugins
-from ..types import Oracle, OracleTags, PostProcessorTags
-from .model import Budget, Entry, Pipeline
+from ldpbench.errors import ParamError
+from ldpbench.pluginmanager import Plugins
+from ldpbench.spec.model import Budget, Entry, Pipeline
+from ldpbench.types import Oracle, OracleTags, PostProcessorTags
 
 #: The domain size at which an oracle is built to read its tags (the dataset is not loaded at
 #: validation time; tags that depend on ``d``, such as ``output_table``, are not checked here).
@@ -161,7 +161,7 @@ def default_names(plugins: Plugins, kind: str) -> list[str]:
 
 def default_oracle(plugins: Plugins, d: int, epsilon: float) -> str:
     """The one installed oracle whose tags claim ``default`` (at this ``d`` and ``epsilon``)."""
-    from ..errors import UsageError
+    from ldpbench.errors import UsageError
 
     names = []
     for info in plugins.registry("oracle"):

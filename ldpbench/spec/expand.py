@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .model import Budget, DatasetEntry, Entry, Spec
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Spec
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import yaml
 import yaml.reader
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from ..errors import SpecError, UsageError
-from ..safeio import MAX_SPEC_BYTES, read_bounded
+from ldpbench.errors import SpecError, UsageError
+from ldpbench.safeio import MAX_SPEC_BYTES, read_bounded
 
 Path_ = tuple[Any, ...]
 

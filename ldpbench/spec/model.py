@@ -50,7 +50,7 @@ class Entry:
         """What determines this entry's part of a result: the plugin and its identity
         (:mod:`ldpbench.identity`), its parameters as written, and the content of every file a
         parameter names (a dataset file edited in place changes the numbers, not the spec)."""
-        from ..identity import content_hash
+        from ldpbench.identity import content_hash
 
         data: list[Any] = [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
         if self.resolved_paths:

@@ -13,21 +13,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..boundary import PluginOutputError, checked_population
-from ..budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
-from ..cellguard import cell_guard, is_real_interrupt
-from ..errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
-from ..identity import entry_version
-from ..params import Param
-from ..pluginmanager import Plugins
-from ..provenance import portable_path
-from ..safeio import check_regular_file
-from ..seeding import rng_for
-from ..suggest import closest
-from .capabilities import capability_problems, default_names
-from .load import Document, parse_document, read_document
-from .model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
-from .timeouts import cell_timeout_problem
+from ldpbench.boundary import PluginOutputError, checked_population
+from ldpbench.budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
+from ldpbench.cellguard import cell_guard, is_real_interrupt
+from ldpbench.errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
+from ldpbench.identity import entry_version
+from ldpbench.params import Param
+from ldpbench.pluginmanager import Plugins
+from ldpbench.provenance import portable_path
+from ldpbench.safeio import check_regular_file
+from ldpbench.seeding import rng_for
+from ldpbench.spec.capabilities import capability_problems, default_names
+from ldpbench.spec.load import Document, parse_document, read_document
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
+from ldpbench.spec.timeouts import cell_timeout_problem
+from ldpbench.suggest import closest
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -256,7 +256,7 @@ class Validator:
 
     def alpha(self, data: dict) -> float:
         """``alpha``: the level of the leaderboard's paired tests against the best (``tied_best``)."""
-        from ..stats.paired import DEFAULT_ALPHA
+        from ldpbench.stats.paired import DEFAULT_ALPHA
 
         value = data.get("alpha", DEFAULT_ALPHA)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:

@@ -9,6 +9,6 @@
 ``docs/statistics.md`` states each test and its assumptions.
 """
 
-from .paired import DEFAULT_ALPHA, PairedResult, compare_with_best, holm
+from ldpbench.stats.paired import DEFAULT_ALPHA, PairedResult, compare_with_best, holm
 
 __all__ = ["DEFAULT_ALPHA", "PairedResult", "compare_with_best", "holm"]

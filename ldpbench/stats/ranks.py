@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ..errors import UsageError
-from .paired import DEFAULT_ALPHA, holm
+from ldpbench.errors import UsageError
+from ldpbench.stats.paired import DEFAULT_ALPHA, holm
 
 BLOCK_COLUMNS = ("dataset", "users", "epsilon", "metric")
 

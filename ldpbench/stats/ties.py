@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .paired import DEFAULT_ALPHA, compare_with_best
+from ldpbench.stats.paired import DEFAULT_ALPHA, compare_with_best
 
 #: The columns this module adds to a leaderboard, with their types.
 TIE_COLUMNS: dict[str, pl.DataType] = {

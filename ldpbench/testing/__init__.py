@@ -34,8 +34,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import checks, stats
-    from .checks import (
+    from ldpbench.testing import checks, stats
+    from ldpbench.testing.checks import (
         CheckSkipped,
         DatasetCheckConfig,
         MetricCheckConfig,

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compare import DEFAULT_Z
-from ..errors import ExitCode, LdpbenchError, SpecError, UsageError
-from ..store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
+from ldpbench.compare import DEFAULT_Z
+from ldpbench.errors import ExitCode, LdpbenchError, SpecError, UsageError
+from ldpbench.store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -86,10 +86,10 @@ class LeaderboardRun:
 
 def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any, list[str]]:
     """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
-    from ..cli._common import plugin_dirs_for
-    from ..pluginmanager import build_plugins
-    from ..spec.load import read_document
-    from ..spec.validate import load_spec
+    from ldpbench.cli._common import plugin_dirs_for
+    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.spec.load import read_document
+    from ldpbench.spec.validate import load_spec
 
     args = argparse.Namespace(plugins_dir=list(plugins_dirs), trust_spec_plugins=False)
     doc = read_document(spec_path)
@@ -116,10 +116,10 @@ def run_leaderboard(
     Raises :class:`~ldpbench.errors.SpecError` or :class:`~ldpbench.errors.UsageError`; a plugin
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
-    from .. import __version__
-    from ..leaderboard import render
-    from ..provenance import portable_path
-    from ..runner import git_commit, machine_info, run_spec
+    from ldpbench import __version__
+    from ldpbench.leaderboard import render
+    from ldpbench.provenance import portable_path
+    from ldpbench.runner import git_commit, machine_info, run_spec
 
     if not specs:
         raise UsageError("name at least one spec")
@@ -201,7 +201,7 @@ def run_leaderboard(
 
 
 def _check_unique(rows: Iterable[dict[str, Any]], runs: Sequence[SpecRun]) -> None:
-    from ..compare import _describe_key, row_key
+    from ldpbench.compare import _describe_key, row_key
 
     seen: set[tuple[Any, ...]] = set()
     for row in rows:
@@ -231,7 +231,7 @@ _LISTED_FAILURES = 20
 
 def failed_rows_text(rows: Iterable[dict[str, Any]], most: int = _LISTED_FAILURES) -> list[str]:
     """One line per leaderboard row with failed repeats: its identity, the count and the error."""
-    from ..leaderboard import format_epsilon
+    from ldpbench.leaderboard import format_epsilon
 
     failed = [r for r in rows if r.get("failed")]
     lines = []
@@ -269,7 +269,7 @@ class LeaderboardCheck:
     @property
     def summary(self) -> str:
         """One line: rows compared, better, worse, not comparable, missing (or the update)."""
-        from ..compare import summary_line
+        from ldpbench.compare import summary_line
 
         if self.comparison is None:
             return self.notes[0] if self.notes else f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
@@ -327,7 +327,7 @@ def check_leaderboard(
         leaderboard of this schema version (checked before anything runs), or bad thresholds.
     :raises BaselineRefused: ``update`` with failed rows in the run.
     """
-    from ..compare import compare, load_leaderboard, parse_thresholds, render_comparison
+    from ldpbench.compare import compare, load_leaderboard, parse_thresholds, render_comparison
 
     parsed = parse_thresholds(thresholds)  # bad syntax fails before anything runs
     specs = [specs] if isinstance(specs, (str, Path)) else list(specs)
@@ -341,7 +341,7 @@ def check_leaderboard(
     # not a leaderboard at all, is reported at once instead of after a minute of computing.
     base_rows = None if update else load_leaderboard(baseline, "baseline")
     if base_rows is not None:
-        from ..compare import check_baseline_means
+        from ldpbench.compare import check_baseline_means
 
         check_baseline_means(base_rows, str(baseline))
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)

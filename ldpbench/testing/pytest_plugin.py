@@ -125,10 +125,9 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     :class:`~ldpbench.testing.leaderboard_check.LeaderboardCheck` (its ``markdown`` holds the
     changed rows) when nothing regressed.
     """
+    from ldpbench.compare import DEFAULT_Z
     from ldpbench.errors import LdpbenchError, SpecError
-
-    from ..compare import DEFAULT_Z
-    from .leaderboard_check import check_leaderboard
+    from ldpbench.testing.leaderboard_check import check_leaderboard
 
     root = Path(str(request.config.rootpath))
     update = bool(_option(request.config, "--ldpbench-update-baseline", False))

@@ -22,17 +22,17 @@ A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
 
 from __future__ import annotations
 
-from ..errors import NotApplicable
-from .data import Channel, Estimate, Population, QueryEstimates
-from .dataset import Dataset
-from .executor import Executor, TaskLost
-from .metric import Metric
-from .oracle import Oracle
-from .plugin import Plugin, implements
-from .postprocessor import PostProcessor
-from .prior import PriorFamily
-from .protocol import Protocol
-from .tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags
+from ldpbench.errors import NotApplicable
+from ldpbench.types.data import Channel, Estimate, Population, QueryEstimates
+from ldpbench.types.dataset import Dataset
+from ldpbench.types.executor import Executor, TaskLost
+from ldpbench.types.metric import Metric
+from ldpbench.types.oracle import Oracle
+from ldpbench.types.plugin import Plugin, implements
+from ldpbench.types.postprocessor import PostProcessor
+from ldpbench.types.prior import PriorFamily
+from ldpbench.types.protocol import Protocol
+from ldpbench.types.tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags
 
 #: The plugin kinds, their base classes and the hook that registers them.
 KINDS: dict[str, type[Plugin]] = {

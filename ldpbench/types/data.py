@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .tags import ChannelTags
+from ldpbench.types.tags import ChannelTags
 
 
 @dataclass(frozen=True, eq=False)

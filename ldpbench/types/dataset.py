@@ -6,8 +6,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from .data import Population
-from .plugin import Plugin
+from ldpbench.types.data import Population
+from ldpbench.types.plugin import Plugin
 
 
 class Dataset(Plugin):

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .plugin import Plugin
-from .tags import ExecutorTags
+from ldpbench.types.plugin import Plugin
+from ldpbench.types.tags import ExecutorTags
 
 
 @dataclass(frozen=True)

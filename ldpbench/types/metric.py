@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .data import Estimate, Population
-from .plugin import Plugin
-from .tags import MetricTags
+from ldpbench.types.data import Estimate, Population
+from ldpbench.types.plugin import Plugin
+from ldpbench.types.tags import MetricTags
 
 
 class Metric(Plugin):

@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .data import Channel, Estimate
-from .plugin import Plugin, implements
-from .tags import OracleTags
+from ldpbench.types.data import Channel, Estimate
+from ldpbench.types.plugin import Plugin, implements
+from ldpbench.types.tags import OracleTags
 
 
 class Oracle(Plugin):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC
 from typing import Any, ClassVar
 
-from ..params import Param
+from ldpbench.params import Param
 
 
 def implements(cls: type, base: type, method: str) -> bool:

@@ -6,9 +6,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from .data import Estimate
-from .plugin import Plugin
-from .tags import PostProcessorTags
+from ldpbench.types.data import Estimate
+from ldpbench.types.plugin import Plugin
+from ldpbench.types.tags import PostProcessorTags
 
 
 class PostProcessor(Plugin):

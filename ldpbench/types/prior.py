@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .plugin import Plugin
+from ldpbench.types.plugin import Plugin
 
 
 class PriorFamily(Plugin):

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .data import Estimate, Population
-from .plugin import Plugin
+from ldpbench.types.data import Estimate, Population
+from ldpbench.types.plugin import Plugin
 
 
 class Protocol(Plugin):

@@ -41,14 +41,14 @@ entry points). Every public name is re-exported here.
 
 from __future__ import annotations
 
-from .dataset import DATASET_CHECKS, DatasetCheckConfig
+from ldpbench.testing.checks.dataset import DATASET_CHECKS, DatasetCheckConfig
 
 # Subject and the check tuples are re-exported as they were before the split (not in __all__).
-from .machinery import CheckSkipped, Subject
-from .metric import METRIC_CHECKS, MetricCheckConfig
-from .oracle import ORACLE_CHECKS, OracleCheckConfig
-from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig
-from .runner import (
+from ldpbench.testing.checks.machinery import CheckSkipped, Subject
+from ldpbench.testing.checks.metric import METRIC_CHECKS, MetricCheckConfig
+from ldpbench.testing.checks.oracle import ORACLE_CHECKS, OracleCheckConfig
+from ldpbench.testing.checks.postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig
+from ldpbench.testing.checks.runner import (
     check_dataset,
     check_metric,
     check_oracle,

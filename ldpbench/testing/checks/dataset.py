@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.testing.checks.machinery import Subject, _global_state, _same_state
 from ldpbench.types import Dataset, Population
-
-from .machinery import Subject, _global_state, _same_state
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.testing.checks.machinery import Subject, _global_state, _rng, _same_state, _simulate
 from ldpbench.types import Estimate, Metric, Population
-
-from .machinery import Subject, _global_state, _rng, _same_state, _simulate
 
 
 @dataclass(frozen=True)

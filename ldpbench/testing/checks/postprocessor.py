@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from ldpbench.errors import LdpbenchError
+from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _global_state, _same_state, _simulate
 from ldpbench.types import Estimate, PostProcessor
-
-from .machinery import CheckSkipped, Subject, _global_state, _same_state, _simulate
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..raised import describe_exception
-from .dataset import DATASET_CHECKS, DatasetCheckConfig
-from .machinery import CheckSkipped, Subject, _subject
-from .metric import METRIC_CHECKS, MetricCheckConfig
-from .oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
-from .postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig, check_pp_query_answers
+from ldpbench.testing.checks.dataset import DATASET_CHECKS, DatasetCheckConfig
+from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _subject
+from ldpbench.testing.checks.metric import METRIC_CHECKS, MetricCheckConfig
+from ldpbench.testing.checks.oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
+from ldpbench.testing.checks.postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig, check_pp_query_answers
+from ldpbench.testing.raised import describe_exception
 
 
 def oracle_checks(
