@@ -11,7 +11,7 @@
 
 The vector is wrapped in the :class:`~ldpbench.types.Estimate` the oracle would have produced
 (its p*, q* and noise variance, from the registered oracle plugin), and the chain is applied by
-:func:`ldpbench.engine.apply_pipeline`, exactly as ``ldpbench run`` does.
+:func:`ldpbench.engine.cell.apply_pipeline`, exactly as ``ldpbench run`` does.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ldpbench.errors import UsageError
 from ldpbench.types import Estimate, PostProcessor
 
 if TYPE_CHECKING:
-    from ldpbench.pluginmanager import Plugins
+    from ldpbench.loading.manager import Plugins
     from ldpbench.runner import RunOutcome
 
 #: What names a post-processing chain: ``"norm-sub"``, ``"power+norm-sub"``,
@@ -38,7 +38,7 @@ PipelineLike = str | PostProcessor | Mapping[str, Any] | Sequence[Any]
 
 @functools.lru_cache(maxsize=1)
 def _default_plugins() -> Any:
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
 
     return build_plugins()
 
@@ -135,7 +135,7 @@ def postprocess(
     :returns: the per-item answers, a new array: the processed frequencies, or, when the chain
         has a query-time step such as ``post-pos``, its answers to the single-item queries.
     """
-    from ldpbench.engine import apply_pipeline
+    from ldpbench.engine.cell import apply_pipeline
 
     plugins = plugins or _default_plugins()
     if isinstance(f_hat, Estimate):
@@ -184,7 +184,7 @@ def run(
     """
     import yaml
 
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
     from ldpbench.runner import run_spec
     from ldpbench.spec.validate import load_spec, load_spec_text
 

@@ -53,7 +53,7 @@ from ldpbench.jsoncodec import dumps_json
 from ldpbench.leaderboard import GROUP_COLUMNS, format_epsilon, format_mean_se, format_number
 from ldpbench.leaderboard_file import load_leaderboard  # noqa: F401 - also importable from here, as before
 from ldpbench.store import LEADERBOARD_FILE  # noqa: F401 - likewise
-from ldpbench.suggest import closest
+from ldpbench.util.suggest import closest
 from ldpbench.versioning import REGENERATE_LEADERBOARD
 
 #: The standard-error multiple a change must exceed (``--z``; the CI gate's too). A leaderboard

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ldpbench.rows import APPEND_KEY, ROW_KEY
+from ldpbench.engine.rows import APPEND_KEY, ROW_KEY
 
 
 def latest_appends(df: pl.DataFrame) -> pl.DataFrame:

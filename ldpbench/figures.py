@@ -34,7 +34,7 @@ import polars as pl
 from ldpbench.duplicates import RowKey, identical_series, row_key
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard import CONFIDENCE
-from ldpbench.suggest import closest
+from ldpbench.util.suggest import closest
 
 #: Columns that can make panels; those not used for panels name the lines.
 FACET_COLUMNS = ("dataset", "oracle", "pipeline")

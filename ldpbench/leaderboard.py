@@ -58,7 +58,7 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     "error": pl.String(),  # the first error message of the group, if any
     # Appended after schema 1 was fixed (additive: a reader of an older file sees them as null).
     **TIE_COLUMNS,
-    "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.theory); NaN if none
+    "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.engine.theory); NaN if none
 }
 
 FORMATS = ("table", "markdown", "csv", "json")

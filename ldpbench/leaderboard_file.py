@@ -22,9 +22,9 @@ import polars as pl
 
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
-from ldpbench.safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
 from ldpbench.stats.ties import manifest_alpha
 from ldpbench.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
+from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
 from ldpbench.versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
 
 _FLOAT_FIELDS = ("epsilon", "mean", "stderr")

@@ -8,7 +8,7 @@ AVX-512 than with AVX2), and matrix products go through whichever BLAS numpy was
 (OpenBLAS picks its own kernels per CPU too). This module collects those facts without adding a
 dependency: numpy's own ``show_config`` (what ``numpy.show_config()`` prints), the package
 versions, and ``threadpoolctl``'s view of the BLAS actually loaded. Cells run with one BLAS thread
-whatever the machine's (``ldpbench.threads``); the manifest says so under ``cell_threads``.
+whatever the machine's (``ldpbench.engine.threads``); the manifest says so under ``cell_threads``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.threads import CELL_THREADS
+from ldpbench.engine.threads import CELL_THREADS
 
 #: Environment variables that change which kernels numpy or its BLAS use, recorded when set.
 NUMERIC_ENV = (

@@ -14,9 +14,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ldpbench.budgets import parse_infinity
 from ldpbench.errors import ParamError
-from ldpbench.suggest import closest
+from ldpbench.util.suggest import closest
+
+_INF = re.compile(r"^(?P<sign>[+-]?)(?:inf|infinity)$", re.IGNORECASE)
+
+
+def parse_infinity(value: object, *, negative: bool = False) -> float | None:
+    """``inf`` written as text (``inf``, ``+inf``, ``infinity``, any case, spaces around) as a float,
+    else None: the one reader of infinity in a spec or a parameter.
+
+    :param negative: also read ``-inf`` / ``-infinity`` (a float parameter may be one; a budget never).
+    """
+    if not isinstance(value, str):
+        return None
+    match = _INF.match(value.strip())
+    if match is None or (match["sign"] == "-" and not negative):
+        return None
+    return -math.inf if match["sign"] == "-" else math.inf
 
 
 class _Required:

@@ -106,7 +106,7 @@ def _header(
 def _failure_locations(results: Path) -> dict[tuple[Any, ...], str]:
     """Where each failed group's first located error was raised (``file:line in func``), by
     leaderboard group; empty for a JSON leaderboard, which keeps no rows."""
-    from ldpbench.failures import failed_rows
+    from ldpbench.boundary.failures import failed_rows
 
     path = results.parent if results.is_file() and results.name == RESULTS_FILE else results
     if not (path.is_dir() and (path / RESULTS_FILE).is_file()):

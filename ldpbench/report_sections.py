@@ -23,7 +23,7 @@ def theory_section(lb: pl.DataFrame) -> list[str]:
     rows = lb.filter(pl.col("theory").is_not_nan() & pl.col("theory").is_not_null() & pl.col("mean").is_not_nan())
     if rows.is_empty():
         return []
-    from ldpbench.theory import far_from_theory
+    from ldpbench.engine.theory import far_from_theory
 
     lines = [
         "## Theory beside measurement\n",

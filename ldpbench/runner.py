@@ -6,10 +6,10 @@ finite, or stale (stored by another version of a plugin, other parameters or oth
 
 The runner owns the results folder and writes every file in it (``results.jsonl``,
 ``manifest.json``, ``leaderboard.json``), for ``ldpbench run`` and :func:`ldpbench.run` alike.
-Cells are evaluated with the :class:`~ldpbench.pluginmanager.Plugins` given to :func:`run_spec`:
+Cells are evaluated with the :class:`~ldpbench.loading.manager.Plugins` given to :func:`run_spec`:
 in this process and in workers forked from it they are that very object; a worker that must
 rebuild them (a spawned process, a Dask worker) does so from their
-:class:`~ldpbench.pluginmanager.PluginSource`.
+:class:`~ldpbench.loading.manager.PluginSource`.
 """
 
 from __future__ import annotations
@@ -30,17 +30,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpbench import __version__, engine
-from ldpbench.engine import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
+import ldpbench.engine.cell as engine
+from ldpbench import __version__
+from ldpbench.engine.cell import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from ldpbench.errors import LdpbenchError, UsageError
-from ldpbench.identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
-from ldpbench.pluginmanager import Plugins
-from ldpbench.provenance import portable_argv
-from ldpbench.safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
+from ldpbench.loading.identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
+from ldpbench.loading.manager import Plugins
 from ldpbench.spec.expand import Cell, count_cells, expand
 from ldpbench.spec.model import Entry, Spec
 from ldpbench.store import ResultsStore, cell_status, rows_to_frame
 from ldpbench.types import TaskLost
+from ldpbench.util.provenance import portable_argv
+from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
 
 
 @dataclass
@@ -183,7 +184,7 @@ def run_spec(
     """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells.
 
     A stored cell is reused only if its rows carry today's fingerprints
-    (:func:`ldpbench.engine.row_fingerprint`: plugin identities, parameters, data). Cells stored
+    (:func:`ldpbench.engine.cell.row_fingerprint`: plugin identities, parameters, data). Cells stored
     by other code or data are *stale*: they are rerun and :attr:`RunOutcome.stale_reasons` says
     why, or, with ``recompute=False``, the run is refused (:class:`~ldpbench.errors.UsageError`)
     before anything is written. The results folder is locked for the run

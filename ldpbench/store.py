@@ -3,7 +3,7 @@
 A run directory holds
 
 - ``results.jsonl`` — a header record ``{"schema_version": 1, "kind": "ldpbench-results"}`` on the
-  first line, then one JSON object per row (:data:`~ldpbench.rows.COLUMNS`). The rows of one cell
+  first line, then one JSON object per row (:data:`~ldpbench.engine.rows.COLUMNS`). The rows of one cell
   are written with a single ``os.write`` on an ``O_APPEND`` descriptor and then fsync'd, so a run
   killed at any instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and
   counts it), and the cell it belonged to is simply not done, so the next run redoes it. Every row
@@ -14,7 +14,7 @@ A run directory holds
 - ``leaderboard.json`` — the run's leaderboard (:mod:`ldpbench.leaderboard_file`), tmp + rename too.
 
 The pieces live in modules of their own, one idea each: the JSON codec (:mod:`ldpbench.jsoncodec`),
-schema versions (:mod:`ldpbench.versioning`), the row schema (:mod:`ldpbench.rows`) and
+schema versions (:mod:`ldpbench.versioning`), the row schema (:mod:`ldpbench.engine.rows`) and
 de-duplication (:mod:`ldpbench.dedup`); their names are importable from here too.
 """
 
@@ -35,9 +35,7 @@ from typing import Any
 import polars as pl
 
 from ldpbench.dedup import latest_appends
-from ldpbench.errors import IOFault, LdpbenchError
-from ldpbench.jsoncodec import dumps_json
-from ldpbench.rows import (
+from ldpbench.engine.rows import (
     APPEND_KEY,
     COLUMNS,
     OPTIONAL_COLUMNS,
@@ -48,7 +46,9 @@ from ldpbench.rows import (
     rows_to_frame,
     with_extra,
 )
-from ldpbench.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
+from ldpbench.errors import IOFault, LdpbenchError
+from ldpbench.jsoncodec import dumps_json
+from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
 from ldpbench.versioning import (
     REGENERATE_LEADERBOARD,
     REGENERATE_RESULTS,
@@ -410,7 +410,7 @@ def cell_status(
     :param rows: stored rows (:meth:`ResultsStore.load` with ``extra=(code_key,)``).
     :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
         rows each cell must have and the fingerprints of what would produce them now
-        (:func:`ldpbench.engine.row_fingerprint`, :func:`~ldpbench.engine.row_code_fingerprint`).
+        (:func:`ldpbench.engine.cell.row_fingerprint`, :func:`~ldpbench.engine.cell.row_code_fingerprint`).
     :param code_key: the row key holding the code fingerprint.
     :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
         a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an

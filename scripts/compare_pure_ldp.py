@@ -12,7 +12,7 @@ which xxhash 4 refuses ("Strings must be encoded before hashing"), so::
 What is timed, for both libraries, at the same n, d and eps: every user's report (client side),
 the aggregation of the reports and the estimate of all d frequencies (server side) — the whole
 per-user simulation. ldpbench runs it as ``ldpbench run`` does with ``simulation: per-user``
-(:func:`ldpbench.simulate.simulate`, vectorized over chunks of users); pure-LDP's clients and
+(:func:`ldpbench.engine.simulate.simulate`, vectorized over chunks of users); pure-LDP's clients and
 servers take one user at a time (``privatise`` then ``aggregate`` in a Python loop, as its README
 and its own simulations do), then ``estimate_all`` over the domain. pure-LDP is therefore timed on
 a small n (``--n``, 2,000 users by default); ldpbench on the same n, and once more on ``--big-n``
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 
 INSTALL = 'pip install pure-ldp scikit-learn statsmodels "xxhash<4"   (see this script\'s docstring)'
 

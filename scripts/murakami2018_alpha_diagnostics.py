@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpbench.groups import simulate_groups
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.engine.groups import simulate_groups
+from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.postprocess import _murakami
 from ldpbench_plugins.postprocess._em import groups_of, run_em, sample_histograms
 

@@ -15,7 +15,7 @@ Also counts the rows whose ``notes`` carry EM's iteration-cap warning (the run s
 ``max_iter``: the last iterate, not the exact MLE), per group and pipeline.
 
 ``--extra`` adds what a spec cannot express, by direct simulation with the same settings and
-plugins (ldpbench.groups.simulate_groups, GRR aggregate path): EM's bias/variance decomposition
+plugins (ldpbench.engine.groups.simulate_groups, GRR aggregate path): EM's bias/variance decomposition
 (400 repeats) and a scan of em-rilstone's ``scale`` multiplier (200 repeats, paired) -- a
 sensitivity diagnostic of the derived correction's direction only: the derivation gives
 scale 1, and no other multiplier is shipped in a spec.
@@ -35,9 +35,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ldpbench.groups import simulate_groups  # noqa: E402
+from ldpbench.engine.groups import simulate_groups  # noqa: E402
 from ldpbench.leaderboard_file import read_run  # noqa: E402
-from ldpbench.pluginmanager import build_plugins  # noqa: E402
+from ldpbench.loading.manager import build_plugins  # noqa: E402
 
 METRIC = "mse(reduction=sum)"
 STYLE = {

@@ -14,8 +14,8 @@ from typing import Any
 
 from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit
 from ldpbench.audit.exact import ExactAudit, exact_audit
+from ldpbench.boundary.failures import describe_exception
 from ldpbench.errors import LdpbenchError, UsageError
-from ldpbench.testing.raised import describe_exception
 
 #: Defaults of ``ldpbench audit``: a domain where a report's joint structure is cheap to learn, the
 #: budgets of the kit, and enough reports that a doubled epsilon is caught at every budget.

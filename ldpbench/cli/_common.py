@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ldpbench.errors import SpecError
-from ldpbench.pluginmanager import Plugins, build_plugins
+from ldpbench.loading.manager import Plugins, build_plugins
 from ldpbench.spec.load import Document, read_document
 from ldpbench.spec.model import Spec
 from ldpbench.spec.validate import load_spec, spec_plugins_dir

@@ -19,7 +19,7 @@ import sys
 
 from ldpbench.cli._common import add_plugin_options
 from ldpbench.errors import ExitCode, UnknownPluginError
-from ldpbench.suggest import closest
+from ldpbench.util.suggest import closest
 
 
 def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:

@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from ldpbench.audit.run import QUICK
+from ldpbench.boundary.failures import describe_exception
 from ldpbench.cli._common import add_plugin_options
 from ldpbench.cli.audit_cmd import add_audit_options, add_param_option
 from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
-from ldpbench.suggest import closest
-from ldpbench.testing.raised import describe_exception
+from ldpbench.util.suggest import closest
 
 #: The kinds the conformance kit has checks for.
 CHECKED_KINDS = ("oracle", "postprocessor", "metric", "dataset")

@@ -8,8 +8,8 @@ import json
 
 from ldpbench.cli._common import add_plugin_options
 from ldpbench.errors import UnknownPluginError
-from ldpbench.suggest import closest
 from ldpbench.types import KINDS
+from ldpbench.util.suggest import closest
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -64,7 +64,7 @@ def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
 
     from tabulate import tabulate
 
-    from ldpbench.failures import FAILURE_COLUMNS, failed_rows
+    from ldpbench.boundary.failures import FAILURE_COLUMNS, failed_rows
     from ldpbench.store import dumps_json
 
     failed = failed_rows(df)

@@ -57,9 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ldpbench.engine.theory import theory_warnings
     from ldpbench.leaderboard import render
     from ldpbench.runner import run_spec
-    from ldpbench.theory import theory_warnings
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")

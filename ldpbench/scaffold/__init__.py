@@ -53,7 +53,7 @@ def _check_name(name: str, kind: str) -> None:
         raise UsageError(f"plugin name {name!r}: use lowercase words joined by hyphens (e.g. 'my-oracle')")
     if keyword.iskeyword(_module(name).removeprefix("ldpbench_")):
         raise UsageError(f"plugin name {name!r} makes a Python keyword")
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
 
     if name in build_plugins().registry(kind):
         raise UsageError(f"a {kind} named {name!r} is already installed; choose another name")

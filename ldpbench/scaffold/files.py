@@ -51,7 +51,7 @@ AUDIT_TEST = Template('''
 def test_privacy_audit():
     """The exact audit of the output table and an empirical attack find no more than epsilon."""
     from ldpbench.audit.run import audit_plugin
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
 
     result = audit_plugin(build_plugins(), "${name}", {}, trials=5_000)
     assert result.audited, result.verdict

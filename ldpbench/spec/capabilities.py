@@ -11,7 +11,7 @@ one that sums real-valued reports.
 Without this check every cell of such a spec would fail at run time; here the spec is refused by
 ``ldpbench validate`` / ``run`` with ``FILE:LINE`` at the plugin's entry, naming the missing
 capability. Capabilities are read from :meth:`~ldpbench.types.Oracle.tags` only, as the engine
-reads them (:func:`ldpbench.simulate.simulate`), so the two cannot disagree.
+reads them (:func:`ldpbench.engine.simulate.simulate`), so the two cannot disagree.
 
 The spec's defaults (the metrics and the pipeline of a spec that lists none) are declared by the
 plugins too (their ``default`` tag), so the core names no plugin.
@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ldpbench.errors import ParamError
-from ldpbench.pluginmanager import Plugins
+from ldpbench.loading.manager import Plugins
 from ldpbench.spec.model import Budget, Entry, Pipeline
 from ldpbench.types import Oracle, OracleTags, PostProcessorTags
 

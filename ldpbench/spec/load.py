@@ -16,11 +16,11 @@ import yaml.reader
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from ldpbench.errors import SpecError, UsageError
-from ldpbench.safeio import MAX_SPEC_BYTES, read_bounded
+from ldpbench.util.safeio import MAX_SPEC_BYTES, read_bounded
 
 Path_ = tuple[Any, ...]
 
-#: Spec files larger than this (1 MiB, :data:`ldpbench.safeio.MAX_SPEC_BYTES`) are refused unread.
+#: Spec files larger than this (1 MiB, :data:`ldpbench.util.safeio.MAX_SPEC_BYTES`) are refused unread.
 __all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_SPEC_BYTES", "Document", "parse_document", "read_document"]
 #: Refuse documents that expand to more values than this, counted after every alias and merge key
 #: (``<<:``) is expanded: alias bombs ("billion laughs") and merge-key bombs. The largest shipped
@@ -58,7 +58,7 @@ class Document:
 def read_document(path: str | Path) -> Document:
     """Load a spec file; YAML syntax errors become a :class:`SpecError` with ``FILE:LINE``.
 
-    The file is read with :func:`~ldpbench.safeio.read_text_bounded`: a FIFO, a device
+    The file is read with :func:`~ldpbench.util.safeio.read_text_bounded`: a FIFO, a device
     (``/dev/zero``), a directory or a file over :data:`MAX_SPEC_BYTES` is refused at once, never
     read until memory runs out or blocked on.
     """

@@ -30,7 +30,7 @@ class Entry:
     #: them as written, so labels, fingerprints and seeds do not depend on where the spec sits
     #: (the same spec gives the same numbers in any checkout, on any machine).
     resolved_paths: tuple[tuple[str, str], ...] = ()
-    #: the plugin's whole identity (version, algorithm version, source hash; ldpbench.identity):
+    #: the plugin's whole identity (version, algorithm version, source hash; ldpbench.loading.identity):
     #: a stored result is reused only if it is unchanged
     code: str = ""
 
@@ -48,9 +48,9 @@ class Entry:
 
     def fingerprint_data(self) -> list[Any]:
         """What determines this entry's part of a result: the plugin and its identity
-        (:mod:`ldpbench.identity`), its parameters as written, and the content of every file a
+        (:mod:`ldpbench.loading.identity`), its parameters as written, and the content of every file a
         parameter names (a dataset file edited in place changes the numbers, not the spec)."""
-        from ldpbench.identity import content_hash
+        from ldpbench.loading.identity import content_hash
 
         data: list[Any] = [self.kind, self.name, self.version, [[k, _jsonable(v)] for k, v in self.params]]
         if self.resolved_paths:
@@ -58,7 +58,7 @@ class Entry:
         return data
 
     def code_data(self) -> list[Any]:
-        """The code behind this entry's part of a result (:mod:`ldpbench.identity`)."""
+        """The code behind this entry's part of a result (:mod:`ldpbench.loading.identity`)."""
         return [self.kind, self.name, self.code]
 
 

@@ -1,7 +1,7 @@
 """``cell_timeout:`` in a spec (and ``--cell-timeout`` on the command line): seconds per cell.
 
 A cell whose plugins run longer fails (its rows say so) and the run goes on; see
-:mod:`ldpbench.cellguard` for how the limit is enforced and what it cannot interrupt.
+:mod:`ldpbench.boundary.guard` for how the limit is enforced and what it cannot interrupt.
 """
 
 from __future__ import annotations

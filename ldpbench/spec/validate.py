@@ -13,21 +13,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ldpbench.boundary import PluginOutputError, checked_population
-from ldpbench.budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon, parse_infinity
-from ldpbench.cellguard import cell_guard, is_real_interrupt
+from ldpbench.boundary.guard import cell_guard, is_real_interrupt
+from ldpbench.boundary.values import PluginOutputError, checked_population
 from ldpbench.errors import LdpbenchError, ParamError, SpecError, UnknownPluginError, UsageError
-from ldpbench.identity import entry_version
-from ldpbench.params import Param
-from ldpbench.pluginmanager import Plugins
-from ldpbench.provenance import portable_path
-from ldpbench.safeio import check_regular_file
-from ldpbench.seeding import rng_for
+from ldpbench.loading.identity import entry_version
+from ldpbench.loading.manager import Plugins
+from ldpbench.params import Param, parse_infinity
+from ldpbench.spec.budgets import MAX_EPSILON, MIN_EPSILON, check_epsilon_range, depends_on_d, parse_epsilon
 from ldpbench.spec.capabilities import capability_problems, default_names
 from ldpbench.spec.load import Document, parse_document, read_document
 from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
+from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
-from ldpbench.suggest import closest
+from ldpbench.util.provenance import portable_path
+from ldpbench.util.safeio import check_regular_file
+from ldpbench.util.suggest import closest
 
 TOP_LEVEL_KEYS = (
     "name",

@@ -87,7 +87,7 @@ class LeaderboardRun:
 def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any, list[str]]:
     """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
     from ldpbench.cli._common import plugin_dirs_for
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
     from ldpbench.spec.load import read_document
     from ldpbench.spec.validate import load_spec
 
@@ -118,8 +118,8 @@ def run_leaderboard(
     """
     from ldpbench import __version__
     from ldpbench.leaderboard import render
-    from ldpbench.provenance import portable_path
     from ldpbench.runner import git_commit, machine_info, run_spec
+    from ldpbench.util.provenance import portable_path
 
     if not specs:
         raise UsageError("name at least one spec")

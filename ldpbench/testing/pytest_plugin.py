@@ -1,6 +1,6 @@
 """pytest fixtures for testing ldpbench plugins (exposed through the ``pytest11`` entry point).
 
-- ``ldpbench_plugins``: a fresh :class:`~ldpbench.pluginmanager.Plugins` from ``build_plugins()``
+- ``ldpbench_plugins``: a fresh :class:`~ldpbench.loading.manager.Plugins` from ``build_plugins()``
   (entry points as installed), one per test, so registering extra plugins never leaks.
 - ``ldpbench_rng``: a ``numpy.random.Generator`` seeded from ``--ldpbench-seed`` (default 0) and
   the test's node id: reproducible, independent across tests, and unaffected by test order.
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ldpbench.pluginmanager import Plugins, build_plugins
+from ldpbench.loading.manager import Plugins, build_plugins
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

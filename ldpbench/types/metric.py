@@ -36,5 +36,5 @@ class Metric(Plugin):
         ``E[(f'_v - f_v)^2]`` (fraction scale) is ``variance`` -- the oracle's variance, plus its
         squared bias if its tags declare it biased -- e.g. MSE = mean(variance). NaN (the default)
         when the metric has no such formula. The engine stores it as the row's ``theory``
-        (:mod:`ldpbench.theory`)."""
+        (:mod:`ldpbench.engine.theory`)."""
         return math.nan

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ldpbench.errors import UsageError
-from ldpbench.safeio import check_regular_file, read_bounded
+from ldpbench.util.safeio import check_regular_file, read_bounded
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 

@@ -24,8 +24,8 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import UsageError
 from ldpbench.params import Param
-from ldpbench.safeio import read_text_bounded
 from ldpbench.types import Dataset, Population
+from ldpbench.util.safeio import read_text_bounded
 
 #: The largest histogram file read (a line per item: 10**8 items, the synthetic domain limit, is
 #: about a gigabyte of CSV).

@@ -24,8 +24,8 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import UsageError
 from ldpbench.params import Param
-from ldpbench.safeio import check_regular_file
 from ldpbench.types import Dataset, Population
+from ldpbench.util.safeio import check_regular_file
 
 from .synthetic import MAX_DOMAIN  # the synthetic datasets share one domain limit (why: there)
 

@@ -12,7 +12,7 @@ others with their normal results, and a fresh pool goes on with the remaining ta
 cell's numbers depend only on the cell, rerunning one changes nothing in its results.
 
 A task with a time limit (``task.timeout``, the cell's ``cell_timeout``) is first stopped inside
-its worker (ldpbench.cellguard raises in the plugin's Python code). A plugin stuck where that
+its worker (ldpbench.boundary.guard raises in the plugin's Python code). A plugin stuck where that
 cannot reach (compiled code, a swallowed signal) is stopped here: past the limit plus a grace
 period, the pool's workers are killed, the tasks in flight rerun each in a process of its own as
 for a death, and the one still over its limit there is killed and comes back as a ``TaskLost``

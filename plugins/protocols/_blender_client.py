@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpbench.simulate import DEFAULT_CHUNK_USERS, user_chunks
+from ldpbench.engine.simulate import DEFAULT_CHUNK_USERS, user_chunks
 
 from ._blender_headlist import HeadList
 

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.engine import apply_pipeline
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.engine.cell import apply_pipeline
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 
 D, N, EPS = 41_270, 8_019_015, 1.0

@@ -143,7 +143,7 @@ def test_audit_reports_a_raising_plugin(run_cli):
 
 
 def test_check_oracle_names_the_exception_and_the_plugin_line():
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
     from ldpbench.testing import check_oracle
 
     plugins = build_plugins([FIXTURES])

@@ -216,7 +216,7 @@ def test_a_new_release_with_a_2x_regression_is_worse_not_blind(runs, tmp_path, c
     # every row's fingerprint, so `compare` said "OK: N not comparable" and exit 0 while the
     # plugin had regressed 2x. Fingerprints now hold what the numbers measure, not versions:
     # the same algorithm_version under a new distribution version stays comparable.
-    import ldpbench.registry as registry
+    import ldpbench.loading.registry as registry
 
     (tmp_path / "twice").mkdir()
     (tmp_path / "twice" / "shrink.py").write_text(PLUGIN.format(factor=2.0, version="1"))

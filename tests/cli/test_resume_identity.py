@@ -195,7 +195,7 @@ def test_an_edited_core_reruns_every_cell_and_says_why(project, capsys, monkeypa
     # The engine's own code shapes the numbers as much as a plugin's: a core module edited in a
     # checkout (whose version does not move) must make every stored cell stale. A stand-in
     # module joins the hashed core, and is edited between the runs.
-    from ldpbench import identity
+    from ldpbench.loading import identity
 
     (tmp_path / "core_standin.py").write_text("SCALE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from ldpbench.cli import main
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 
 ORACLE_SPEC = """\
 name: builtins

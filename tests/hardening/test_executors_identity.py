@@ -23,7 +23,7 @@ import time
 import polars as pl
 import pytest
 
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.runner import run_spec
 from ldpbench.spec import load_spec
 from ldpbench.store import COLUMNS, ResultsStore

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from ldpbench.boundary.failures import MAX_ERROR_CHARS
 from ldpbench.cli import main
-from ldpbench.failures import MAX_ERROR_CHARS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PLUGINS = FIXTURES / "faulty_plugins.py"

@@ -698,7 +698,7 @@ def test_worst_case_time_and_memory_before_a_rejection(tmp_path):
         "import resource, sys, time\n"
         "t = time.perf_counter()\n"
         "from ldpbench.cli import main\n"
-        "from ldpbench.pluginmanager import build_plugins\n"
+        "from ldpbench.loading.manager import build_plugins\n"
         "build_plugins()\n"
         "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "t = time.perf_counter()\n"

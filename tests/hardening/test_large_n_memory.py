@@ -1,6 +1,6 @@
 """n = 100,000,000 GRR users on the per-user path in well under 1 GB (issue 7, scale-out).
 
-The per-user path perturbs users chunk by chunk (:data:`ldpbench.simulate.DEFAULT_CHUNK_USERS`),
+The per-user path perturbs users chunk by chunk (:data:`ldpbench.engine.simulate.DEFAULT_CHUNK_USERS`),
 so memory does not grow with n. Unchunked, the users' items alone would take 800 MB (int64) and
 their random draws as much again, so this test fails if chunking breaks. It runs the real
 ``ldpbench run`` in a subprocess and reads that child's own peak resident set size from

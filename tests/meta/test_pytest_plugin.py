@@ -27,7 +27,7 @@ import pytest
 
 import ldpbench.runner  # noqa: F401,E402
 import ldpbench.testing.leaderboard_check  # noqa: F401,E402
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 
 pytest_plugins = ["pytester"]
 build_plugins()  # imports every built-in plugin module

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import (
     KINDS,
     Channel,

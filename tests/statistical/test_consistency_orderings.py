@@ -26,10 +26,10 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.engine import apply_pipeline
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.seeding import rng_for
-from ldpbench.simulate import simulate
+from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.simulate import simulate
+from ldpbench.loading.manager import build_plugins
+from ldpbench.spec.seeding import rng_for
 
 PLUGINS = build_plugins()
 if "olh" not in PLUGINS.registry("oracle"):

@@ -8,10 +8,10 @@ to keep the file near 10 s on a busy machine). For a pure protocol ([W17]) with 
 r = q_g + (p_g - q_g) f_v, so group g's estimate has variance (sampling + noise)
 Var_g = r (1 - r) / (n_g (p_g - q_g)^2) (eps = inf: p = 1, q = 0, f (1 - f) / n_g), and the
 combination sum_g w_g f_g has variance sum_g w_g^2 Var_g (groups are disjoint users; the
-without-replacement correction is O(n / population) = 1e-4). ldpbench/groups.py fixes the weights
+without-replacement correction is O(n / population) = 1e-4). ldpbench/engine/groups.py fixes the weights
 at the reference f = 1/d: w_g proportional to 1 / Var_g(1/d).
 
-The expected values here are computed **independently of ldpbench.groups**: (p_g, q_g) from the
+The expected values here are computed **independently of ldpbench.engine.groups**: (p_g, q_g) from the
 textbook constants of each oracle (docs/algorithms.md §1.2) and the weights from the formula above.
 
 - Weights: the combination's recorded weights equal the inverse reference variances (rtol 1e-12),
@@ -24,7 +24,7 @@ textbook constants of each oracle (docs/algorithms.md §1.2) and the weights fro
 
 The contrast test shows the Z-test has teeth: weighting each group by the inverse of the variance
 evaluated at its **own** estimate (what the module docstring warns against) is detectably biased.
-Combinations broken on purpose in a scratch copy of ldpbench/groups.py failed the statistical
+Combinations broken on purpose in a scratch copy of ldpbench/engine/groups.py failed the statistical
 tests for every oracle they affect, even with the weight check left out: own-estimate weights
 (Z-test, max |z| 8-27), un-normalised weights (Z-test, 60-230), the eps = inf group left out of the
 sum, weights 1/sd instead of 1/var, and GRR's constants used for every oracle's weights (variance
@@ -40,8 +40,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldpbench.groups import simulate_groups
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.engine.groups import simulate_groups
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 
 PLUGINS = build_plugins()

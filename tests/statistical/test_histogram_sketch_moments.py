@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
 from ldpbench.testing.stats import mean_test, z_test
 from ldpbench_plugins.oracles.cms import CMS
 from ldpbench_plugins.oracles.hcms import HCMS

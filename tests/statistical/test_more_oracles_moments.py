@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
 from ldpbench.testing.stats import mean_test, variance_ratio_test, z_test
 from ldpbench_plugins.oracles.adp import Adaptive
 from ldpbench_plugins.oracles.blh import BLH

@@ -2,7 +2,7 @@
 issue's full-domain MSE check.
 
 B1: d = 64, n = 20,000, a fixed Dirichlet(0.3) histogram, eps in {0.5, 1, 4}, T = 400 trials through
-``ldpbench.simulate.simulate`` (the engine's own code path). Pass: max |z| <= 5.5; |R - 1| <= 0.07
+``ldpbench.engine.simulate.simulate`` (the engine's own code path). Pass: max |z| <= 5.5; |R - 1| <= 0.07
 with R the mean ratio of sample variance to (V-exact); every per-value ratio inside the chi-square
 quantiles at 1e-7 ([0.674, 1.413] for T = 400). The per-user paths of OUE and OLH are O(n d), so they
 run at d = 32, n = 5,000 (the bound of docs/algorithms.md §8.2 for OLH); with d = 32 the variance-ratio tolerance is
@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
 from ldpbench.testing.stats import (
     chi2_variance_bounds,
     mean_test,

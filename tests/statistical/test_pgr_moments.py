@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
 from ldpbench.testing.stats import mean_test, z_test
 from ldpbench_plugins.oracles.pgr import PGR
 

@@ -10,9 +10,9 @@ import pytest
 
 import ldpbench
 from ldpbench import hookimpl
-from ldpbench.engine import apply_pipeline
+from ldpbench.engine.cell import apply_pipeline
 from ldpbench.errors import LdpbenchError, UnknownPluginError
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Oracle
 from ldpbench_plugins.numerics.simplex import project_to_simplex
 

@@ -18,7 +18,7 @@ from ldpbench.audit.empirical import (
     has_support_matrix,
 )
 from ldpbench.audit.run import EPSILONS, QUICK, TRIALS
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BUILTIN = ("grr", "olh", "oue", "hr")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ldpbench.audit.exact import exact_audit, sample_params, worst_ratio
+from ldpbench.loading.manager import build_plugins
 from ldpbench.params import Param
-from ldpbench.pluginmanager import build_plugins
 from ldpbench.testing import check_oracle
 from ldpbench_plugins.oracles.grr import GRR
 

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-import ldpbench.engine as engine
-from ldpbench.boundary import (
+import ldpbench.engine.cell as engine
+from ldpbench.boundary.values import (
     PluginOutputError,
     checked_counts,
     checked_estimate,
@@ -16,8 +16,8 @@ from ldpbench.boundary import (
     frozen_estimate,
     frozen_population,
 )
-from ldpbench.engine import CellTask, run_cell
-from ldpbench.simulate import simulate
+from ldpbench.engine.cell import CellTask, run_cell
+from ldpbench.engine.simulate import simulate
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
 from ldpbench.types import Estimate, Population, PostProcessor
@@ -108,7 +108,7 @@ def test_frozen_inputs_cannot_be_written():
 
 
 def test_the_engine_has_no_module_level_population_helper():
-    """Reproduction: ``ldpbench.engine._population(dirs, dataset, seed)`` handed a post-processor the
+    """Reproduction: ``ldpbench.engine.cell._population(dirs, dataset, seed)`` handed a post-processor the
     true counts."""
     assert not hasattr(engine, "_population")
     for name in vars(engine):
@@ -136,7 +136,7 @@ class Snoop(PostProcessor):
 
 
 def test_no_frame_above_a_post_processor_holds_the_population(plugins):
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
 
     class Module:
         @staticmethod

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from ldpbench.budgets import MAX_EPSILON, MIN_EPSILON, depends_on_d, parse_epsilon
+from ldpbench.spec.budgets import MAX_EPSILON, MIN_EPSILON, depends_on_d, parse_epsilon
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Budget expressions of personalized-budget specs (ldpbench.budgets.parse_epsilon)."""
+"""Budget expressions of personalized-budget specs (ldpbench.spec.budgets.parse_epsilon)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ldpbench.budgets import parse_epsilon
+from ldpbench.spec.budgets import parse_epsilon
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_error_message_names_the_value_and_the_grammar():
 
 @pytest.mark.parametrize("text", ["inf", "+inf", " Inf ", "infinity", "+INFINITY"])
 def test_one_reader_of_infinity(text):
-    from ldpbench.budgets import parse_infinity
+    from ldpbench.params import parse_infinity
 
     assert parse_infinity(text) == math.inf
     assert parse_epsilon(text, 4) == math.inf
@@ -87,14 +87,13 @@ def test_one_reader_of_infinity(text):
 
 @pytest.mark.parametrize("text", ["-inf", "-infinity", "nan", "info", "1e999", ""])
 def test_not_infinity_for_a_budget(text):
-    from ldpbench.budgets import parse_infinity
+    from ldpbench.params import parse_infinity
 
     assert parse_infinity(text) is None
 
 
 def test_a_float_parameter_reads_both_infinities():
-    from ldpbench.budgets import parse_infinity
-    from ldpbench.params import Param, resolve
+    from ldpbench.params import Param, parse_infinity, resolve
 
     assert parse_infinity("-inf", negative=True) == -math.inf
     params = (Param("x", float, 0.0, "a number"),)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from ldpbench.engine import apply_pipeline
+from ldpbench.engine.cell import apply_pipeline
 from ldpbench.errors import NotApplicable
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.numerics.simplex import (

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ldpbench.engine.simulate import MissingCapability, simulate
 from ldpbench.errors import PluginError
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.registry import Origin, Registry
-from ldpbench.simulate import MissingCapability, simulate
+from ldpbench.loading.manager import build_plugins
+from ldpbench.loading.registry import Origin, Registry
 from ldpbench.testing import check_oracle
 from ldpbench.types import Oracle, OracleTags, Protocol
 from ldpbench_plugins.oracles.grr import GRR
@@ -247,19 +247,19 @@ def test_em_after_an_oracle_without_a_channel_is_refused(tmp_path, run_cli):
 #: lazy re-export of ldpbench.testing), by file and the text of the call.
 NOT_PLUGIN_PROBES = {
     ("spec/load.py", 'getattr(exc, "problem", None)'),
-    ("pluginmanager.py", "getattr(pm.hook, hook_name)"),
-    ("safeio.py", 'getattr(os, "O_NONBLOCK", 0)'),
-    ("safeio.py", 'getattr(os, "O_CLOEXEC", 0)'),
+    ("loading/manager.py", "getattr(pm.hook, hook_name)"),
+    ("util/safeio.py", 'getattr(os, "O_NONBLOCK", 0)'),
+    ("util/safeio.py", 'getattr(os, "O_CLOEXEC", 0)'),
     ("cli/__init__.py", 'getattr(args, "func", None)'),
     ("cli/_common.py", 'getattr(args, "trust_spec_plugins", False)'),
     ("cli/_common.py", 'getattr(args, "trust_spec_params", False)'),
     ("cli/_common.py", 'getattr(args, "disable_plugin", None)'),
     ("cli/_common.py", 'getattr(args, "cell_timeout", None)'),
-    ("cellguard.py", 'hasattr(signal, "SIGALRM")'),
-    ("identity.py", 'getattr(module, "__file__", None)'),
+    ("boundary/guard.py", 'hasattr(signal, "SIGALRM")'),
+    ("loading/identity.py", 'getattr(module, "__file__", None)'),
     ("store.py", 'getattr(os, "O_CLOEXEC", 0)'),
     ("store.py", 'getattr(os, "O_DIRECTORY", 0)'),
-    ("cellguard.py", 'hasattr(signal, "setitimer")'),
+    ("boundary/guard.py", 'hasattr(signal, "setitimer")'),
     ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks"), name)'),
 }
 

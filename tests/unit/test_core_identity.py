@@ -1,24 +1,24 @@
 """The core modules hashed into every row's code fingerprint are the ones that shape its numbers.
 
-``ldpbench.identity.CORE_MODULES`` lists ldpbench's modules on the path from a cell to its rows.
+``ldpbench.loading.identity.CORE_MODULES`` lists ldpbench's modules on the path from a cell to its rows.
 A module one of them imports either shapes numbers too (it belongs in the list) or is named here
 with the reason it does not: a new import on the engine's path cannot slip past the hash.
 """
 
 from __future__ import annotations
 
-from ldpbench import identity
+from ldpbench.loading import identity
 
 #: ldpbench modules the core imports that never change a stored number, and why.
 NOT_NUMERIC = {
     "ldpbench": "the package's public names",
-    "ldpbench.cellguard": "time limits and interrupts: a cell either finishes or fails",
+    "ldpbench.boundary.guard": "time limits and interrupts: a cell either finishes or fails",
     "ldpbench.errors": "exception classes",
-    "ldpbench.failures": "the text and location of a failure",
-    "ldpbench.identity": "this hash itself",
+    "ldpbench.boundary.failures": "the text and location of a failure",
+    "ldpbench.loading.identity": "this hash itself",
     "ldpbench.leaderboard": "number formatting for the theory notes",
-    "ldpbench.pluginmanager": "finds plugins; their code is hashed by their own identity",
-    "ldpbench.suggest": "did-you-mean hints in error messages",
+    "ldpbench.loading.manager": "finds plugins; their code is hashed by their own identity",
+    "ldpbench.util.suggest": "did-you-mean hints in error messages",
     "ldpbench.spec.model": "the spec's data classes; their labels and parameters are in the fingerprint",
     "ldpbench.types": "re-exports of the types modules (hashed one by one)",
 }

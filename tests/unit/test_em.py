@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench.engine.groups import exact_estimate, simulate_groups
+from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
-from ldpbench.groups import exact_estimate, simulate_groups
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Channel, Estimate, Population
 from ldpbench_plugins.postprocess._em import Group, Information, groups_of, newton_step, run_em
 

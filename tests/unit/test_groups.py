@@ -1,4 +1,4 @@
-"""Personalized budgets: user sampling, the eps = inf group, and the combination (ldpbench.groups)."""
+"""Personalized budgets: user sampling, the eps = inf group, and the combination (ldpbench.engine.groups)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.groups import (
+from ldpbench.engine.groups import (
     IdentityChannel,
     combine,
     exact_estimate,
@@ -16,7 +16,7 @@ from ldpbench.groups import (
     simulate_groups,
     split_users,
 )
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 
 PLUGINS = build_plugins()

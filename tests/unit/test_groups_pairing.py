@@ -1,9 +1,9 @@
 """Spec level: the users of a repeat are shared by every oracle, and drawn afresh in every repeat.
 
-Personalized budgets ([MHS18]; ``users:`` groups, ldpbench/groups.py) and ``sample: N`` draw the
+Personalized budgets ([MHS18]; ``users:`` groups, ldpbench/engine/groups.py) and ``sample: N`` draw the
 users of a cell from a stream keyed by (dataset, budget or user mix, repeat) -- never by the
 mechanism or the execution order -- so that the oracles of a repeat are compared on the same users
-(paired), while each oracle keeps its own perturbation stream (ldpbench/engine.py).
+(paired), while each oracle keeps its own perturbation stream (ldpbench/engine/cell.py).
 
 What a cell's users were is observable in the result rows through the users who send their true
 value (eps = inf): their part of the estimate is the exact histogram of those users. The probe

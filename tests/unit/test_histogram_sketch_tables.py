@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from ldpbench.audit.empirical import empirical_audit
-from ldpbench.boundary import PluginOutputError
+from ldpbench.boundary.values import PluginOutputError
+from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.oracles import _fwht
 from ldpbench_plugins.oracles._sketch import CountMeanSketch
 from ldpbench_plugins.oracles.cms import CMS
@@ -274,7 +274,7 @@ def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
 
 def test_personalized_budgets_weight_she_groups_by_their_variance():
     """SHE carries no p*/q*: its groups are weighted by the (f-free) noise variance it declares."""
-    from ldpbench.groups import group_weights
+    from ldpbench.engine.groups import group_weights
 
     rng = np.random.default_rng(8)
     counts = np.array([30, 10, 5, 5])

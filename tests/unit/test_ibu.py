@@ -18,10 +18,10 @@ from scipy.optimize import minimize
 
 import ldpbench
 import ldpbench_plugins
+from ldpbench.engine.groups import simulate_groups
+from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
-from ldpbench.groups import simulate_groups
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.postprocess._likelihood import SupportBitsChannel
 

@@ -13,9 +13,9 @@ import itertools
 import numpy as np
 import pytest
 
-from ldpbench.groups import combine
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.engine.groups import combine
+from ldpbench.engine.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.postprocess._likelihood import likelihood_groups
 from ldpbench_plugins.postprocess._separable import per_item_mle
 

@@ -1,4 +1,4 @@
-"""Plugin identity (ldpbench.identity): what a stored result depends on."""
+"""Plugin identity (ldpbench.loading.identity): what a stored result depends on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from ldpbench.identity import entry_version, plugin_identity, source_files, source_hash
+from ldpbench.loading.identity import entry_version, plugin_identity, source_files, source_hash
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench.engine.groups import simulate_groups
+from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
-from ldpbench.groups import simulate_groups
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.simulate import simulate
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 from ldpbench_plugins.postprocess.mle_rr import rr_mle
 

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats as st
 
 import ldpbench
+from ldpbench.engine.simulate import approximate_aggregate_note, simulate
 from ldpbench.errors import ParamError
-from ldpbench.simulate import approximate_aggregate_note, simulate
 from ldpbench_plugins.oracles.adp import Adaptive, prefers_grr
 from ldpbench_plugins.oracles.blh import BLH
 from ldpbench_plugins.oracles.grr import GRR
@@ -264,7 +264,7 @@ def test_the_choice_reaches_the_rows(tmp_path):
 
 
 def test_every_new_oracle_is_registered():
-    from ldpbench.pluginmanager import build_plugins
+    from ldpbench.loading.manager import build_plugins
 
     plugins = build_plugins()
     for name, cls in NEW.items():

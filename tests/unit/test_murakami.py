@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.groups import simulate_groups
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.engine.groups import simulate_groups
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 from ldpbench_plugins.postprocess import _murakami
 from ldpbench_plugins.postprocess._em import groups_of, sample_histograms

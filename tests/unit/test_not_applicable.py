@@ -10,7 +10,7 @@ import pytest
 import ldpbench
 from ldpbench import hookimpl
 from ldpbench.errors import ExitCode, LdpbenchError, NotApplicable, UsageError
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, PostProcessor
 
 

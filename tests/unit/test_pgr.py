@@ -214,7 +214,7 @@ def test_hyperplane_points_are_exactly_the_points_on_each_hyperplane(q, t):
 
 def test_a_typo_of_grr_is_not_taken_for_pgr():
     """'gr' is as similar to 'pgr' as to 'grr'; the suggestion is the name it starts like."""
-    from ldpbench.suggest import closest
+    from ldpbench.util.suggest import closest
 
     assert closest("gr", ["grr", "pgr", "olh"]) == "grr"
     assert closest("pg", ["grr", "pgr"]) == "pgr"

@@ -7,7 +7,7 @@ import types
 import pytest
 
 from ldpbench import hookimpl
-from ldpbench.pluginmanager import TRACE_ENV, build_plugins
+from ldpbench.loading.manager import TRACE_ENV, build_plugins
 from ldpbench.types import Metric
 
 

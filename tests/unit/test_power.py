@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.posterior import posterior
 from ldpbench_plugins.postprocess.power import FALLBACK_ALPHA, power_counts

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ldpbench import hookimpl
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.numerics.posterior import prior_sums
 from ldpbench_plugins.priors import PriorFamilyBase
 from ldpbench_plugins.priors.families import (

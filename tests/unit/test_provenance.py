@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.provenance import portable_argv, portable_path
 from ldpbench.runner import git_commit
+from ldpbench.util.provenance import portable_argv, portable_path
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ldpbench.errors import UsageError
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.datasets import real
 from ldpbench_plugins.datasets._fimi import git_blob_sha1, parse_fimi
 

@@ -9,9 +9,9 @@ import pytest
 
 from ldpbench import hookimpl
 from ldpbench.errors import ParamError, PluginError, UnknownPluginError
+from ldpbench.loading.manager import build_plugins
+from ldpbench.loading.registry import Origin, Registry
 from ldpbench.params import Param
-from ldpbench.pluginmanager import build_plugins
-from ldpbench.registry import Origin, Registry
 from ldpbench.types import Metric
 
 ORIGIN_A = Origin("a", "pkg_a.metrics", "pkg-a", "1.0", "entry-point")

@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 import ldpbench
-from ldpbench import engine, hookimpl
+import ldpbench.engine.cell as engine
+from ldpbench import hookimpl
 from ldpbench.errors import UsageError
-from ldpbench.pluginmanager import build_plugins
+from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
 from ldpbench.types import Metric

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldpbench.seeding import identity_key, rng_for
-from ldpbench.simulate import user_chunks
+from ldpbench.engine.simulate import user_chunks
+from ldpbench.spec.seeding import identity_key, rng_for
 
 
 def test_streams_depend_on_identity_not_order():

@@ -1,7 +1,7 @@
 """Cells run with one BLAS thread, whatever the machine, and the caller's setting comes back.
 
 Executors already run a cell per core; a threaded BLAS inside each oversubscribes the machine and
-may make a reduction's order depend on the core count (ldpbench/threads.py).
+may make a reduction's order depend on the core count (ldpbench/engine/threads.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import ldpbench
-from ldpbench import threads
+from ldpbench.engine import threads
 
 blas_pools = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
 needs_blas = pytest.mark.skipif(not blas_pools, reason="no BLAS thread pool found in this process")

@@ -27,7 +27,7 @@ What the oracle checks establish (docs/algorithms.md §8.1, §8.2, at sizes that
   the :class:`~ldpbench.types.Estimate` fields filled;
 - that the oracle's declared :meth:`~ldpbench.types.Oracle.tags` are backed by what it implements.
 
-Every simulation goes through the engine's own :func:`ldpbench.simulate.simulate`, and which
+Every simulation goes through the engine's own :func:`ldpbench.engine.simulate.simulate`, and which
 optional parts are exercised is read from the oracle's tags only, as the engine does: a check that
 needs a capability the oracle does not declare (an aggregate path, a finite output, an output
 table) is *not applicable* (:class:`CheckSkipped`, reported as such), never silently passed, and

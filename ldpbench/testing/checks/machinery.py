@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.engine.simulate import simulate
 from ldpbench.params import resolve
-from ldpbench.simulate import simulate
 from ldpbench.types import Dataset, Estimate, Metric, Oracle, PostProcessor
 
 
@@ -59,7 +59,7 @@ class Subject:
 
     def get_plugins(self) -> Any:
         if self.plugins is None:
-            from ldpbench.pluginmanager import build_plugins
+            from ldpbench.loading.manager import build_plugins
 
             self.plugins = build_plugins()
         return self.plugins
@@ -86,7 +86,7 @@ def _subject(
     params = dict(params or {})
     if isinstance(obj, str):
         if plugins is None:
-            from ldpbench.pluginmanager import build_plugins
+            from ldpbench.loading.manager import build_plugins
 
             plugins = build_plugins()
         # Without a kind a name is looked up among oracles and post-processors only: names are
@@ -131,7 +131,7 @@ def _same_state(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 
 
 def _simulate(oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, path: str) -> Estimate:
-    """One trial through the engine's :func:`~ldpbench.simulate.simulate`; the per-user path walks
+    """One trial through the engine's :func:`~ldpbench.engine.simulate.simulate`; the per-user path walks
     the users in three chunks, so summing over chunks is exercised too."""
     n = int(np.sum(counts))
     return simulate(oracle, counts, rng, path, chunk_users=max(1, -(-n // 3)) if path == "per-user" else None)

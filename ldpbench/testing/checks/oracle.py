@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ldpbench.simulate import aggregate_draw
+from ldpbench.engine.simulate import aggregate_draw
 from ldpbench.testing import stats
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _global_state, _rng, _same_state, _simulate, _where
 from ldpbench.types import Channel, Estimate, Oracle, OracleTags, implements

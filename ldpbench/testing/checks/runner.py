@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ldpbench.boundary.failures import describe_exception
 from ldpbench.testing.checks.dataset import DATASET_CHECKS, DatasetCheckConfig
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _subject
 from ldpbench.testing.checks.metric import METRIC_CHECKS, MetricCheckConfig
 from ldpbench.testing.checks.oracle import _ORACLE_NEEDS, ORACLE_CHECKS, OracleCheckConfig
 from ldpbench.testing.checks.postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig, check_pp_query_answers
-from ldpbench.testing.raised import describe_exception
 
 
 def oracle_checks(
@@ -35,7 +35,7 @@ def oracle_checks(
     :param epsilons: budgets to check.
     :param seed: seed of every check's random stream.
     :param params: oracle parameters (validated against the class's declaration).
-    :param plugins: a :class:`~ldpbench.pluginmanager.Plugins` (default: ``build_plugins()``).
+    :param plugins: a :class:`~ldpbench.loading.manager.Plugins` (default: ``build_plugins()``).
     :param sizes: further :class:`OracleCheckConfig` fields (``n``, ``trials``, ``law_samples`` ...).
     """
     cfg = OracleCheckConfig(d=d, epsilons=tuple(float(e) for e in epsilons), seed=seed, **sizes)

@@ -1,9 +1,12 @@
-"""What a failed row says: the plugin's exception, bounded, and where in plugin code it was raised.
+"""What a plugin's failure says: its exception, bounded, and where in plugin code it was raised.
 
 A plugin's exception is arbitrary code too: its ``__str__`` may raise, its message may be 100 MB.
 :func:`error_text` always returns a short string, and :func:`plugin_location` the last frames of
 the traceback that are plugin code (``file:line in function``), skipping the harness, the standard
 library and the numerical libraries it calls into, so that a failure points at the line to fix.
+A failed row stores both; the kit and the audit print :func:`describe_exception` (a plugin that
+raises inside a check breaks the contract like a failed assertion does, and its author needs the
+exception and the plugin's ``file:line``, not a traceback through ldpbench, NumPy or the stdlib).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ MAX_ERROR_CHARS = 2000
 #: Frames of plugin code kept in ``where``.
 MAX_FRAMES = 3
 
-_HARNESS = str(Path(__file__).resolve().parent) + os.sep
+#: ldpbench itself (this module is ldpbench/boundary/failures.py).
+_HARNESS = str(Path(__file__).resolve().parents[1]) + os.sep
 _LIBRARIES = tuple(
     {str(Path(p).resolve()) + os.sep for key in ("stdlib", "platstdlib") if (p := sysconfig.get_paths().get(key))}
 )
@@ -74,6 +78,33 @@ def plugin_location(exc: BaseException, frames: int = MAX_FRAMES) -> str | None:
     if not mine:
         return None
     return bounded(" <- ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(mine[-frames:])), 1000)
+
+
+def plugin_frame(exc: BaseException) -> str | None:
+    """``file:line`` of the deepest traceback frame outside ldpbench, NumPy, SciPy and the stdlib."""
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = str(Path(frame.filename).resolve())
+        if not path.startswith(_foreign_roots()):
+            found = f"{frame.filename}:{frame.lineno}"
+    return found
+
+
+def _foreign_roots() -> tuple[str, ...]:
+    """Folders whose frames are never the plugin's: ldpbench itself, NumPy, SciPy, the stdlib."""
+    import numpy as np
+    import scipy
+
+    roots = [Path(_HARNESS)] + [Path(m.__file__).parent for m in (np, scipy)]
+    roots.append(Path(sysconfig.get_paths()["stdlib"]))
+    return tuple(str(r.resolve()) + os.sep for r in roots)
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``IndexError: index 9 is out of bounds ... (raised at my_plugin.py:41)``."""
+    where = plugin_frame(exc)
+    text = f"{type(exc).__name__}: {exc}"
+    return text + (f" (raised at {where})" if where else "")
 
 
 #: Columns of :func:`failed_rows`, in order.

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ldpbench.boundary import checked_counts, checked_estimate, checked_sums, readonly
+from ldpbench.boundary.values import checked_counts, checked_estimate, checked_sums, readonly
 from ldpbench.errors import LdpbenchError
 from ldpbench.types import Estimate, Oracle, OracleTags
 

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
 from ldpbench.types import Channel, ChannelTags, Estimate, Oracle, Population
 
 __all__ = ["IdentityChannel", "exact_estimate", "group_weights", "split_users", "simulate_groups"]
@@ -193,7 +193,7 @@ def simulate_groups(
         Groups of zero users are skipped.
     :param rng: drives every group's oracle (the perturbation), in group order; also the user
         sample when ``users_rng`` is not given.
-    :param simulation: ``aggregate`` or ``per-user`` (see :func:`ldpbench.simulate.simulate`).
+    :param simulation: ``aggregate`` or ``per-user`` (see :func:`ldpbench.engine.simulate.simulate`).
     :param users_rng: draws the users and their split into groups (:func:`split_users`), and
         nothing else. The engine passes a stream keyed by (dataset, user mix, repeat) so that every
         oracle of a repeat sees the same users and only the perturbation differs (paired

@@ -18,7 +18,7 @@ sampling variance, by the law of total variance::
               ~ Oracle.variance(m, f) + f_v (1 - f_v) / m * (N - m) / (N - 1)
 
 (hypergeometric sampling of m of N users). Groups combine with the fixed weights ``w_g`` of
-:func:`ldpbench.groups.group_weights`: ``Var = sum_g w_g^2 Var_g`` (independent groups); a group at
+:func:`ldpbench.engine.groups.group_weights`: ``Var = sum_g w_g^2 Var_g`` (independent groups); a group at
 ``epsilon = inf`` reports exactly and has the sampling term only.
 """
 
@@ -64,7 +64,7 @@ def expected_item_variance(
         oracle = make_oracle(estimate.epsilon)
         var = np.asarray(oracle.variance(estimate.n, f), dtype=float) + sampling_variance(f, estimate.n, population)
         return var + _bias(oracle, f) ** 2
-    from ldpbench.groups import group_weights
+    from ldpbench.engine.groups import group_weights
 
     # Independent groups combined with fixed weights: variances add with w^2, biases with w.
     weights = group_weights(estimate.parts, f.size)

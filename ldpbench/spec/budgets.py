@@ -25,7 +25,9 @@ import math
 import numbers
 import re
 
-__all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_epsilon_range", "depends_on_d", "parse_epsilon", "parse_infinity"]
+from ldpbench.params import parse_infinity
+
+__all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_epsilon_range", "depends_on_d", "parse_epsilon"]
 
 #: The largest finite budget. At eps = 100 every oracle already reports the truth with
 #: probability 1 - e^-100 (GRR keeps a value with probability e^eps / (e^eps + d - 1)), and
@@ -37,7 +39,6 @@ MAX_EPSILON = 100.0
 MIN_EPSILON = 1e-4
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_INF = re.compile(r"^(?P<sign>[+-]?)(?:inf|infinity)$", re.IGNORECASE)
 _PLAIN = re.compile(rf"^\+?{_NUMBER}$")
 # [k *] ln(arg) [* k'], arg = d or a number; spaces allowed around the tokens.
 _LOG = re.compile(
@@ -46,20 +47,6 @@ _LOG = re.compile(
 )
 
 _HELP = "expected a positive number, inf, ln(d), k*ln(d) or ln(K) with a number K"
-
-
-def parse_infinity(value: object, *, negative: bool = False) -> float | None:
-    """``inf`` written as text (``inf``, ``+inf``, ``infinity``, any case, spaces around) as a float,
-    else None: the one reader of infinity in a spec or a parameter.
-
-    :param negative: also read ``-inf`` / ``-infinity`` (a float parameter may be one; a budget never).
-    """
-    if not isinstance(value, str):
-        return None
-    match = _INF.match(value.strip())
-    if match is None or (match["sign"] == "-" and not negative):
-        return None
-    return -math.inf if match["sign"] == "-" else math.inf
 
 
 def depends_on_d(value: object) -> bool:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ldpbench.errors import PluginError, UnknownPluginError
-from ldpbench.identity import PluginIdentity, plugin_identity
+from ldpbench.loading.identity import PluginIdentity, plugin_identity
 from ldpbench.params import Param, ResolvedParams, check_declaration, resolve
-from ldpbench.suggest import closest
 from ldpbench.types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
+from ldpbench.util.suggest import closest
 
 #: Plugin names: lowercase words of letters and digits joined by single hyphens.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.boundary import (
+from ldpbench.boundary.failures import error_text, plugin_location
+from ldpbench.boundary.guard import CellTimeout, cell_guard, is_real_interrupt
+from ldpbench.boundary.values import (
     PluginOutputError,
     checked_estimate,
     checked_metric_value,
@@ -26,15 +28,13 @@ from ldpbench.boundary import (
     frozen_estimate,
     frozen_population,
 )
-from ldpbench.cellguard import CellTimeout, cell_guard, is_real_interrupt
-from ldpbench.failures import error_text, plugin_location
-from ldpbench.identity import core_identity
-from ldpbench.pluginmanager import Plugins, PluginSource
-from ldpbench.seeding import rng_for
-from ldpbench.simulate import simulate
+from ldpbench.engine.simulate import simulate
+from ldpbench.engine.threads import one_native_thread
+from ldpbench.loading.identity import core_identity
+from ldpbench.loading.manager import Plugins, PluginSource
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.model import Entry, Pipeline
-from ldpbench.threads import one_native_thread
+from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Estimate, Population, PostProcessor
 
 
@@ -45,7 +45,7 @@ def apply_pipeline(
 
     Each step sees only the previous step's Estimate, read-only; what it returns must be an
     Estimate with finite frequencies of the right shape (``d`` items, or ``len(items)``), else
-    :class:`~ldpbench.boundary.PluginOutputError`. The steps' names accumulate in ``Estimate.steps``.
+    :class:`~ldpbench.boundary.values.PluginOutputError`. The steps' names accumulate in ``Estimate.steps``.
     """
     for step in postprocessors:
         out = step.apply(frozen_estimate(estimate), rng)
@@ -65,7 +65,7 @@ class CellTask:
 
     :param timeout: the cell's time limit in seconds (``--cell-timeout`` / ``cell_timeout:``),
         None for none; executors that can kill a worker read it too.
-    :param plugins: the run's plugins (:attr:`Plugins.source <ldpbench.pluginmanager.Plugins.source>`):
+    :param plugins: the run's plugins (:attr:`Plugins.source <ldpbench.loading.manager.Plugins.source>`):
         the process that has them (given with :func:`plugins_given`) uses them, a worker process
         rebuilds them.
     """
@@ -132,8 +132,8 @@ def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> d
             for label, est in outputs.items()
         }
     if budget.groups:
-        from ldpbench.budgets import parse_epsilon
-        from ldpbench.groups import simulate_groups
+        from ldpbench.engine.groups import simulate_groups
+        from ldpbench.spec.budgets import parse_epsilon
 
         groups = [(parse_epsilon(eps, population.d), count) for eps, count in budget.groups]
 
@@ -213,9 +213,9 @@ CODE_KEY = "code_fingerprint"
 
 
 def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured: str | None = None) -> str:
-    """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.identity`:
+    """Hash of the code behind a row: each plugin's whole identity (:mod:`ldpbench.loading.identity`:
     distribution version, algorithm version, source hash), ldpbench's core
-    (:func:`~ldpbench.identity.core_identity`) and the row's :func:`row_fingerprint`.
+    (:func:`~ldpbench.loading.identity.core_identity`) and the row's :func:`row_fingerprint`.
     A stored row is reused by a rerun only if this is unchanged: an edited plugin, built-in or
     ``--plugins-dir`` file, never serves its old numbers. ``measured``: the row's
     :func:`row_fingerprint`, when the caller has it."""
@@ -456,7 +456,7 @@ def _make_run_cell():
 
     #: Forget the loaded populations (the runner calls it before a run: a data file may have changed).
     run_cell.clear_population_cache = load_population.clear  # type: ignore[attr-defined]
-    run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.run_cell
+    run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.cell.run_cell
     return run_cell
 
 
@@ -465,11 +465,11 @@ run_cell = _make_run_cell()
 
 def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estimate: Estimate) -> Any:
     """The unprocessed oracle estimate's per-item expected squared error (its variance, plus the
-    squared bias of an oracle declared biased; :mod:`ldpbench.theory`), or None.
+    squared bias of an oracle declared biased; :mod:`ldpbench.engine.theory`), or None.
 
     Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
     its rows."""
-    from ldpbench.theory import expected_item_variance
+    from ldpbench.engine.theory import expected_item_variance
 
     mech = cell.mechanism
     if mech.kind != "oracle":

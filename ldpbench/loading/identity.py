@@ -59,16 +59,16 @@ UNAVAILABLE = "unavailable"
 #: methods plugins inherit. ``tests/unit/test_core_identity.py`` keeps the list complete: every
 #: ldpbench module these import is either listed or named there as not touching a number.
 CORE_MODULES = (
-    "ldpbench.boundary",
-    "ldpbench.budgets",
-    "ldpbench.engine",
-    "ldpbench.groups",
+    "ldpbench.boundary.values",
+    "ldpbench.spec.budgets",
+    "ldpbench.engine.cell",
+    "ldpbench.engine.groups",
     "ldpbench.params",
-    "ldpbench.seeding",
-    "ldpbench.simulate",
+    "ldpbench.spec.seeding",
+    "ldpbench.engine.simulate",
     "ldpbench.spec.expand",
-    "ldpbench.theory",
-    "ldpbench.threads",
+    "ldpbench.engine.theory",
+    "ldpbench.engine.threads",
     "ldpbench.types.data",
     "ldpbench.types.dataset",
     "ldpbench.types.metric",
@@ -153,8 +153,8 @@ def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> tuple[s
     default included), since a prior family's code changes the post-processor's numbers as much
     as the post-processor's own.
 
-    :param plugins: the :class:`~ldpbench.pluginmanager.Plugins` the spec was validated with.
-    :param info: the entry's :class:`~ldpbench.registry.PluginInfo`.
+    :param plugins: the :class:`~ldpbench.loading.manager.Plugins` the spec was validated with.
+    :param info: the entry's :class:`~ldpbench.loading.registry.PluginInfo`.
     :param values: the entry's parameters with defaults filled in.
     """
     named = [("", info)]
@@ -282,7 +282,7 @@ def content_hash(path: str | Path) -> str:
 
 
 def entry_plugins(plugins: Any, entry: Any) -> list[Any]:
-    """The :class:`~ldpbench.registry.PluginInfo` of a spec entry and of every plugin one of its
+    """The :class:`~ldpbench.loading.registry.PluginInfo` of a spec entry and of every plugin one of its
     parameters names (a prior family), the defaults included."""
     info = plugins.get(entry.kind, entry.name)
     out = [info]

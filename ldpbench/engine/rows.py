@@ -29,7 +29,7 @@ COLUMNS: dict[str, pl.DataType] = {
     "fingerprint": pl.String(),  # hash of plugin names, versions and params behind the row
     "elapsed": pl.Float64(),  # seconds
     "where": pl.String(),  # failed rows: the plugin frames that raised ("file:line in func <- ..."), else null
-    "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.theory), else NaN
+    "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.engine.theory), else NaN
 }
 #: A row is identified by these. One cell has several oracle labels when its mechanism is a
 #: protocol ("blender:blended", "blender:client", ...), so the oracle is part of the key.

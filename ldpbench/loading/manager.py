@@ -45,7 +45,7 @@ import pluggy
 
 from ldpbench import hookspecs
 from ldpbench.errors import ParamError, PluginError, UsageError
-from ldpbench.registry import Origin, PluginInfo, Registry
+from ldpbench.loading.registry import Origin, PluginInfo, Registry
 from ldpbench.types import KINDS, Plugin
 
 ENTRY_POINT_GROUP = "ldpbench"
