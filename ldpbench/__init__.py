@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pluggy
 
-__version__ = "0.1.0"
+from ldpbench.util.version import VERSION as __version__  # noqa: E402 - read from the installed metadata
 
 #: Marker for hook implementations in plugin modules (``@hookimpl``).
 hookimpl = pluggy.HookimplMarker("ldpbench")

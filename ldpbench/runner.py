@@ -31,24 +31,24 @@ import numpy as np
 import polars as pl
 
 import ldpbench.engine.cell as engine
-from ldpbench import __version__
 from ldpbench.engine.cell import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
 from ldpbench.errors import LdpbenchError, UsageError
 from ldpbench.loading.identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
 from ldpbench.loading.manager import Plugins
+from ldpbench.results.store import ResultsStore, cell_status, rows_to_frame
 from ldpbench.spec.expand import Cell, count_cells, expand
 from ldpbench.spec.model import Entry, Spec
-from ldpbench.store import ResultsStore, cell_status, rows_to_frame
 from ldpbench.types import TaskLost
 from ldpbench.util.provenance import portable_argv
 from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
+from ldpbench.util.version import VERSION
 
 
 @dataclass
 class RunOutcome:
     spec: Spec
     out_dir: Path
-    leaderboard: Any  #: polars.DataFrame from ldpbench.leaderboard.aggregate
+    leaderboard: Any  #: polars.DataFrame from ldpbench.leaderboard.aggregate.aggregate
     cells_total: int
     cells_run: int
     cells_skipped: int
@@ -152,8 +152,8 @@ def git_commit(path: Path) -> str | None:
 def machine_info() -> dict[str, Any]:
     """The manifest's ``machine``: where the numbers were computed, down to what decides their
     last bits (numpy's SIMD kernels, the BLAS, scipy's and polars's versions; see
-    :mod:`ldpbench.machine`). Two runs are bit-identical only if these agree."""
-    from ldpbench import machine
+    :mod:`ldpbench.results.machine`). Two runs are bit-identical only if these agree."""
+    from ldpbench.results import machine
 
     return {
         "node": platform.node(),
@@ -188,7 +188,7 @@ def run_spec(
     by other code or data are *stale*: they are rerun and :attr:`RunOutcome.stale_reasons` says
     why, or, with ``recompute=False``, the run is refused (:class:`~ldpbench.errors.UsageError`)
     before anything is written. The results folder is locked for the run
-    (:meth:`~ldpbench.store.ResultsStore.lock`).
+    (:meth:`~ldpbench.results.store.ResultsStore.lock`).
 
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
@@ -256,7 +256,7 @@ def _old_manifest(store: Any) -> dict[str, Any]:
 
 
 def _frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
-    """Rows as :meth:`~ldpbench.store.ResultsStore.load` returns them once stored (the schema's
+    """Rows as :meth:`~ldpbench.results.store.ResultsStore.load` returns them once stored (the schema's
     columns and the code fingerprint)."""
     codes = pl.Series(CODE_KEY, [r.get(CODE_KEY) for r in rows], dtype=pl.String)
     return rows_to_frame(rows).with_columns(codes)
@@ -276,7 +276,8 @@ def _run_locked(
 ) -> RunOutcome:
     from tqdm import tqdm
 
-    from ldpbench.leaderboard import aggregate, render
+    from ldpbench.leaderboard.aggregate import aggregate
+    from ldpbench.leaderboard.render import render
 
     started = time.perf_counter()
     out = store.directory
@@ -303,7 +304,7 @@ def _run_locked(
     store.write_manifest(
         {
             "cell_order": [c.cell_id for c in cells],
-            "ldpbench_version": __version__,
+            "ldpbench_version": VERSION,
             "spec": spec.resolved,
             "seed": spec.seed,
             "plugins": plugins.manifest(),

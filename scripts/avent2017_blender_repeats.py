@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ldpbench.leaderboard_file import read_run
+from ldpbench.results.read import read_run
 
 EPSILON = 4.0
 COLUMNS = [

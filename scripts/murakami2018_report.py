@@ -36,8 +36,8 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ldpbench.engine.groups import simulate_groups  # noqa: E402
-from ldpbench.leaderboard_file import read_run  # noqa: E402
 from ldpbench.loading.manager import build_plugins  # noqa: E402
+from ldpbench.results.read import read_run  # noqa: E402
 
 METRIC = "mse(reduction=sum)"
 STYLE = {

@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ldpbench.leaderboard_file import read_run  # noqa: E402
+from ldpbench.results.read import read_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BLENDER = re.compile(

@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ldpbench.leaderboard_file import read_run  # noqa: E402
+from ldpbench.results.read import read_run  # noqa: E402
 
 ZERO, CAL, MLE = "base-cut", "calibrate(prior=power-law)", "calibrate(prior=power-law,fit=mle)"
 ZERO_CAL = "calibrate(prior=power-law,zero_below=significance)"

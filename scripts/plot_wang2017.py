@@ -39,8 +39,8 @@ import polars as pl  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wang2017_analysis as w17  # noqa: E402
 
-from ldpbench.leaderboard import aggregate  # noqa: E402
-from ldpbench.leaderboard_file import read_run  # noqa: E402
+from ldpbench.leaderboard.aggregate import aggregate  # noqa: E402
+from ldpbench.results.read import read_run  # noqa: E402
 
 #: colour and marker per oracle; the [W17] families share hues (unary: blues, hashing: greens)
 STYLE = {

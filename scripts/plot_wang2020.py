@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ldpbench.leaderboard import aggregate  # noqa: E402
-from ldpbench.leaderboard_file import read_run  # noqa: E402
+from ldpbench.leaderboard.aggregate import aggregate  # noqa: E402
+from ldpbench.results.read import read_run  # noqa: E402
 
 STYLE = {  # pipeline -> (colour, marker); the [W20] families share a colour family
     "base": ("black", "o"),

@@ -13,5 +13,5 @@ python="${PYTHON:-python3}"
 if [[ -z "${PYTHON:-}" && -x .venv/bin/python ]]; then
     python=.venv/bin/python
 fi
-exec "$python" -m ldpbench.testing.leaderboard_check specs/ci.yaml specs/ci-em.yaml specs/ci-blender.yaml \
+exec "$python" -m ldpbench.testing.gate specs/ci.yaml specs/ci-em.yaml specs/ci-blender.yaml \
     --out "$out"

@@ -16,8 +16,8 @@ import traceback
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ldpbench import __version__
 from ldpbench.errors import ExitCode, LdpbenchError, SpecError
+from ldpbench.util.version import VERSION
 
 #: Subcommand modules, in the order ``--help`` lists them.
 SUBCOMMANDS = (
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ldpbench",
         description="Benchmark frequency estimation under local differential privacy.",
     )
-    parser.add_argument("--version", action="version", version=f"ldpbench {__version__}")
+    parser.add_argument("--version", action="version", version=f"ldpbench {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}_cmd")
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _results_warnings_as_lines() -> Iterator[None]:
     """Show what the results readers warn about (torn lines, cells of an earlier spec) as
     ``ldpbench: warning: ...`` lines, not as Python warnings with a source line."""
-    from ldpbench.store import ResultsWarning
+    from ldpbench.results.store import ResultsWarning
 
     shown = warnings.showwarning
 

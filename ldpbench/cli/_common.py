@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from typing import Any
 
-from ldpbench.errors import SpecError
+import yaml
+
+from ldpbench.errors import UsageError
 from ldpbench.loading.manager import Plugins, build_plugins
-from ldpbench.spec.load import Document, read_document
+from ldpbench.spec.load import read_document
 from ldpbench.spec.model import Spec
-from ldpbench.spec.validate import load_spec, spec_plugins_dir
+from ldpbench.spec.validate import load_spec, plugin_dirs_for
 
 
 def add_plugin_options(parser: argparse.ArgumentParser) -> None:
@@ -63,32 +65,38 @@ def add_spec_plugin_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def plugin_dirs_for(spec_path: str, args: argparse.Namespace, doc: Document | None = None) -> list[str]:
-    """The plugin folders to load for a spec: the flag's, plus the spec's own if trusted.
-
-    A spec is data: naming a ``plugins_dir`` in it makes no code load unless the user says so.
-    ``doc``: the spec file as already read (else it is read here).
-    """
-    dirs = [str(Path(d).resolve()) for d in args.plugins_dir]
-    doc = doc if doc is not None else read_document(spec_path)
-    wanted = spec_plugins_dir(doc, spec_path)
-    if wanted is not None and wanted not in dirs:
-        if not getattr(args, "trust_spec_plugins", False):
-            raise SpecError(
-                f"{doc.where(('plugins_dir',))}: the spec asks to load plugin code from {wanted}; "
-                f"a spec cannot load code by itself — pass --plugins-dir {doc.data['plugins_dir']} "
-                f"(or --trust-spec-plugins)"
-            )
-        dirs.append(wanted)
-    return dirs
-
-
 def load_plugins_and_spec(spec_path: str, args: argparse.Namespace) -> tuple[Plugins, Spec, list[str]]:
     """Read the spec file once; build the plugins it needs (its trusted ``plugins_dir``); validate it."""
     doc = read_document(spec_path)
-    dirs = plugin_dirs_for(spec_path, args, doc)
+    dirs = plugin_dirs_for(
+        spec_path, args.plugins_dir, trust_spec_plugins=getattr(args, "trust_spec_plugins", False), doc=doc
+    )
     plugins = plugins_from_args(args, dirs)
     trusted = getattr(args, "trust_spec_params", False)
     timeout = getattr(args, "cell_timeout", None)  # only `run` has --cell-timeout
     spec = load_spec(spec_path, plugins, trust_user_only=trusted, cell_timeout=timeout, document=doc)
     return plugins, spec, dirs
+
+
+def add_param_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable",
+    )
+
+
+def param_values(pairs: list[str]) -> dict[str, Any]:
+    """``--param KEY=VALUE`` pairs as a mapping, each VALUE read as YAML (``2``, ``0.5``, ``code``)."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--param takes KEY=VALUE, got {pair!r}")
+        try:
+            params[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            params[key] = value
+    return params

@@ -17,14 +17,14 @@ import argparse
 import json
 import sys
 
-from ldpbench.cli._common import add_plugin_options
+from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
 from ldpbench.errors import ExitCode, UnknownPluginError
 from ldpbench.util.suggest import closest
 
 
 def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:
     """The audit's options, shared by ``audit`` and ``check-plugin`` (which uses fewer trials)."""
-    from ldpbench.audit import run as audit
+    from ldpbench.audit import verdict as audit
 
     parser.add_argument(
         "--domain",
@@ -57,18 +57,8 @@ def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:
     )
 
 
-def add_param_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a plugin parameter (VALUE read as YAML: 2, 0.5, code); repeatable",
-    )
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    from ldpbench.audit.run import TRIALS
+    from ldpbench.audit.verdict import TRIALS
 
     p = sub.add_parser(
         "audit",
@@ -86,9 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.audit.run import EPSILONS, audit_plugin
+    from ldpbench.audit.verdict import EPSILONS, audit_plugin
     from ldpbench.cli._common import plugins_from_args
-    from ldpbench.cli.check_plugin_cmd import _params
 
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
     if args.name not in plugins.registry("oracle"):
@@ -97,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     result = audit_plugin(
         plugins,
         args.name,
-        _params(args.param),
+        param_values(args.param),
         domain=args.domain,
         epsilons=tuple(args.epsilon or EPSILONS),
         trials=args.trials,

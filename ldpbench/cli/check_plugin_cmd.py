@@ -19,13 +19,11 @@ import json
 import time
 from typing import Any
 
-import yaml
-
-from ldpbench.audit.run import QUICK
+from ldpbench.audit.verdict import QUICK
 from ldpbench.boundary.failures import describe_exception
-from ldpbench.cli._common import add_plugin_options
-from ldpbench.cli.audit_cmd import add_audit_options, add_param_option
-from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
+from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
+from ldpbench.cli.audit_cmd import add_audit_options
+from ldpbench.errors import ExitCode, UnknownPluginError
 from ldpbench.util.suggest import closest
 
 #: The kinds the conformance kit has checks for.
@@ -54,19 +52,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _params(pairs: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--param takes KEY=VALUE, got {pair!r}")
-        try:
-            params[key] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            params[key] = value
-    return params
-
-
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -81,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         what = args.kind or "oracle, post-processor, metric or dataset"
         raise UnknownPluginError(what, args.name, closest(args.name, names), names)
     kind = kinds[0]
-    params = _params(args.param)
+    params = param_values(args.param)
     # Unknown or ill-typed parameters are a usage error here, not a failed check.
     plugins.get(kind, args.name).resolve_params(params)
     make = {
@@ -131,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     """The quick empirical audit as one more row of the table (the exact one is a kit check)."""
-    from ldpbench.audit.run import EPSILONS, audit_plugin
+    from ldpbench.audit.verdict import EPSILONS, audit_plugin
 
     started = time.perf_counter()
     result = audit_plugin(

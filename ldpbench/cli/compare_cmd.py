@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.compare import DEFAULT_Z, compare, load_leaderboard, parse_thresholds, render_comparison
+    from ldpbench.leaderboard.compare import DEFAULT_Z, compare, load_leaderboard, parse_thresholds, render_comparison
 
     thresholds = parse_thresholds(args.threshold)  # bad syntax fails before any file is read
     z = DEFAULT_Z if args.z is None else args.z

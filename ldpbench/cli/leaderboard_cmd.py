@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.leaderboard import render
-    from ldpbench.leaderboard_file import read_run
+    from ldpbench.leaderboard.load import run_leaderboard
+    from ldpbench.leaderboard.render import render
+    from ldpbench.results.read import read_run
 
     stored = read_run(args.results, quiet=True)  # skipped lines reported below, without a source line
     if stored.skipped_lines:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             "line(s); rerun the spec to redo their cells",
             file=sys.stderr,
         )
-    text = render_failures(stored.rows, args.format) if args.failures else render(stored.leaderboard(), args.format)
+    text = render_failures(stored.rows, args.format) if args.failures else render(run_leaderboard(stored), args.format)
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -65,7 +66,7 @@ def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
     from tabulate import tabulate
 
     from ldpbench.boundary.failures import FAILURE_COLUMNS, failed_rows
-    from ldpbench.store import dumps_json
+    from ldpbench.results.store import dumps_json
 
     failed = failed_rows(df)
     records = failed.to_dicts()

@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ldpbench.errors import UsageError
-    from ldpbench.report import load_leaderboard_frame, slug
+    from ldpbench.leaderboard.load import load_leaderboard_frame
+    from ldpbench.report.figures import slug
     from ldpbench.stats.ranks import CD_MAX_METHODS, format_ranks, grid_ranks, plot_cd
 
     if not 0 < args.alpha < 1:

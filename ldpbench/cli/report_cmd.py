@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "With several RESULTS (oldest first), a history report: each row's metric across them, with "
         "the changes `ldpbench compare` would flag between consecutive ones marked.",
         epilog="RESULTS is a folder written by `ldpbench run` (results.jsonl), a folder with a "
-        "merged leaderboard.json (python -m ldpbench.testing.leaderboard_check), or a JSON "
+        "merged leaderboard.json (python -m ldpbench.testing.gate), or a JSON "
         "leaderboard file.",
     )
     parser.add_argument(
@@ -85,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.figures import MAX_LINES, parse_facet, parse_only
+    from ldpbench.report.figures import MAX_LINES, parse_facet, parse_only
 
     facet = parse_facet(args.facet)
     only = parse_only(args.only)
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return _history(args, facet, only)
     if args.threshold or args.z is not None:
         raise UsageError("--threshold and --z apply to a history report (several RESULTS, or --history)")
-    from ldpbench.report import write_report
+    from ldpbench.report.markdown import write_report
 
     report = write_report(args.results[0], args.out, html=args.html, facet=facet, only=only, max_lines=args.max_lines)
     print(
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace, facet: tuple[str, ...], only: dict[str, list[str]]) -> int:
-    from ldpbench.compare import DEFAULT_Z, parse_thresholds
-    from ldpbench.history import discover_history, write_history
+    from ldpbench.leaderboard.compare import DEFAULT_Z, parse_thresholds
+    from ldpbench.report.history import discover_history, write_history
 
     thresholds = parse_thresholds(args.threshold)
     folders = args.results

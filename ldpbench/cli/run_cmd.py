@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.engine.theory import theory_warnings
-    from ldpbench.leaderboard import render
+    from ldpbench.leaderboard.render import render
+    from ldpbench.leaderboard.theory import theory_warnings
     from ldpbench.runner import run_spec
 
     if args.workers is not None and args.workers < 0:

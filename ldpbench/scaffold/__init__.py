@@ -19,33 +19,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ldpbench import __version__
 from ldpbench.errors import UsageError
 from ldpbench.scaffold import files
 from ldpbench.scaffold.examples import KINDS
+from ldpbench.scaffold.source import default_ldpbench_source
+from ldpbench.util.version import VERSION
 
 __all__ = ["KINDS", "default_ldpbench_source", "new_plugin"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-
-
-def project_url() -> str | None:
-    """ldpbench's repository address, from the installed distribution's ``Project-URL`` metadata."""
-    try:
-        urls = md.metadata("ldpbench").get_all("Project-URL") or []
-    except md.PackageNotFoundError:
-        return None
-    for entry in urls:
-        label, _, url = entry.partition(",")
-        if label.strip().lower() in ("repository", "source", "homepage") and url.strip():
-            return url.strip()
-    return None
-
-
-def default_ldpbench_source() -> str | None:
-    """The pip requirement that installs this very ldpbench from its repository (git tag v<version>)."""
-    url = project_url()
-    return f"ldpbench @ git+{url}@v{__version__}" if url else None
 
 
 def _check_name(name: str, kind: str) -> None:
@@ -103,7 +85,7 @@ def new_plugin(
         "kind": kind,
         "module": _module(name),
         "distribution": f"ldpbench-{name}",
-        "version": __version__,
+        "version": VERSION,
         "source": source,
         "kit": example.kit_function,
     }
@@ -124,7 +106,7 @@ def write_baseline(root: Path, module: str, distribution: str, name: str) -> Non
     its ``ldpbench`` entry point (what pip writes; entry points are read from it).
     """
     with tempfile.TemporaryDirectory(prefix="ldpbench-scaffold-") as tmp:
-        info = Path(tmp) / f"{module}-{__version__}.dist-info"
+        info = Path(tmp) / f"{module}-{VERSION}.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1.0\n")
         (info / "entry_points.txt").write_text(f"[ldpbench]\n{name} = {module}\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from string import Template
 
 from ldpbench.scaffold.examples import KindExample
+from ldpbench.scaffold.source import project_url
 
 PYPROJECT = Template("""[build-system]
 requires = ["setuptools>=68"]
@@ -50,7 +51,7 @@ AUDIT_TEST = Template('''
 
 def test_privacy_audit():
     """The exact audit of the output table and an empirical attack find no more than epsilon."""
-    from ldpbench.audit.run import audit_plugin
+    from ldpbench.audit.verdict import audit_plugin
     from ldpbench.loading.manager import build_plugins
 
     result = audit_plugin(build_plugins(), "${name}", {}, trials=5_000)
@@ -162,8 +163,6 @@ dist/
 
 def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     """Every file of the repository, by its path relative to the repository root."""
-    from ldpbench.scaffold import project_url
-
     url = project_url()
     link = f"[ldpbench]({url})" if url else "ldpbench"
     spec_lines = example.spec_lines.substitute(values)

@@ -1,12 +1,11 @@
-"""Specs: YAML scenario files -> validated :class:`~ldpbench.spec.model.Spec` -> cells.
+"""Stage 2 of a run: a YAML spec -> a validated :class:`~ldpbench.spec.model.Spec` -> cells.
 
-``load.py`` reads YAML safely and remembers the line of every key; ``validate.py`` checks the
-spec against the format (docs/spec-format.md) and the installed plugins; ``expand.py`` turns the grid
-into cells with stable identities.
+- :mod:`.load` reads YAML safely and remembers the line of every key and list item;
+- :mod:`.validate` checks the spec against the format (docs/spec-format.md) and the installed
+  plugins, every problem at its ``FILE:LINE`` (with :mod:`.capabilities`, what the spec asks of
+  its plugins against what their tags declare; :mod:`.budgets`, the privacy-budget grammar;
+  :mod:`.timeouts`, ``cell_timeout``);
+- :mod:`.model` is the validated spec, plain picklable data;
+- :mod:`.expand` turns the grid into cells with stable identities, and :mod:`.seeding` keys every
+  random stream by such an identity, never by execution order.
 """
-
-from ldpbench.spec.expand import Cell, expand
-from ldpbench.spec.model import Budget, Entry, Pipeline, Spec
-from ldpbench.spec.validate import load_spec
-
-__all__ = ["Budget", "Cell", "Entry", "Pipeline", "Spec", "expand", "load_spec"]

@@ -122,12 +122,12 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     a list of specs (merged into one leaderboard). ``allow_not_comparable`` defaults to the
     ``--ldpbench-allow-not-comparable`` option. The session ends with one summary line per check.
     Relative paths are taken from the pytest root directory. Returns the
-    :class:`~ldpbench.testing.leaderboard_check.LeaderboardCheck` (its ``markdown`` holds the
+    :class:`~ldpbench.testing.gate.LeaderboardCheck` (its ``markdown`` holds the
     changed rows) when nothing regressed.
     """
-    from ldpbench.compare import DEFAULT_Z
     from ldpbench.errors import LdpbenchError, SpecError
-    from ldpbench.testing.leaderboard_check import check_leaderboard
+    from ldpbench.leaderboard.compare import DEFAULT_Z
+    from ldpbench.testing.gate import check_leaderboard
 
     root = Path(str(request.config.rootpath))
     update = bool(_option(request.config, "--ldpbench-update-baseline", False))

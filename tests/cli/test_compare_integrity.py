@@ -156,8 +156,8 @@ def test_a_directory_without_results_exits_2(tmp_path):
 
 
 def test_a_huge_leaderboard_is_refused_before_reading(tmp_path, monkeypatch):
-    from ldpbench import leaderboard_file
     from ldpbench.errors import UsageError
+    from ldpbench.leaderboard import load as leaderboard_file
 
     write(tmp_path, "big.json", [lb_row()] * 50)
     monkeypatch.setattr(leaderboard_file, "MAX_LEADERBOARD_BYTES", 1000)

@@ -13,7 +13,7 @@ repository's CI would see successive versions of its code:
 
 The baseline is the spec run with ``good/``; rows of the built-in pipelines (base, norm-sub) are
 the same in every run with the same seed, so only ``shrink`` rows can move. The gate is run as the
-CI workflow runs it (docs/ci.md): ``--z 5`` (:data:`ldpbench.compare.DEFAULT_Z`).
+CI workflow runs it (docs/ci.md): ``--z 5`` (:data:`ldpbench.leaderboard.compare.DEFAULT_Z`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pytest
 from support import cli
 
 from ldpbench.cli import main
-from ldpbench.compare import DEFAULT_Z
+from ldpbench.leaderboard.compare import DEFAULT_Z
 
 PLUGIN = '''\
 """shrink: a third-party post-processor under development (factor {factor})."""

@@ -53,8 +53,8 @@ def test_readers_show_only_the_current_spec_and_say_what_they_left_out(tmp_path,
 def test_the_library_reader_counts_them(tmp_path, capsys):
     import warnings
 
-    from ldpbench.leaderboard_file import read_run
-    from ldpbench.store import ResultsWarning
+    from ldpbench.results.read import read_run
+    from ldpbench.results.store import ResultsWarning
 
     out = _two_versions(tmp_path, capsys)
     with warnings.catch_warnings(record=True) as caught:

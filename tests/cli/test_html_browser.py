@@ -20,7 +20,7 @@ import tempfile
 import pytest
 
 import ldpbench
-from ldpbench.report import write_report
+from ldpbench.report.markdown import write_report
 
 FLAGS = [
     "--headless",

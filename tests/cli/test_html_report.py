@@ -39,7 +39,7 @@ def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provena
 def test_failures_table_gives_each_reason_and_where_it_was_raised():
     import polars as pl
 
-    from ldpbench.html_report import failures_table
+    from ldpbench.report.html import failures_table
 
     lb = pl.DataFrame(
         {

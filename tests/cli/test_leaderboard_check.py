@@ -1,4 +1,4 @@
-"""``python -m ldpbench.testing.leaderboard_check`` and the gate behind the pytest plugin.
+"""``python -m ldpbench.testing.gate`` and the gate behind the pytest plugin.
 
 - the module's exit codes, as documented in docs/ci.md: 0 ok, 2 spec or usage error, 3 a plugin
   raised in some cells or failed to load;
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from ldpbench.errors import ExitCode, UsageError
-from ldpbench.store import SCHEMA_VERSION
-from ldpbench.testing.leaderboard_check import BaselineRefused, check_leaderboard, main
+from ldpbench.results.store import SCHEMA_VERSION
+from ldpbench.testing.gate import BaselineRefused, check_leaderboard, main
 
 pytest_plugins = ["pytester"]
 
@@ -84,7 +84,7 @@ def write_spec(root: Path, text: str = SPEC, name: str = "gate.yaml") -> Path:
 
 def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "ldpbench.testing.leaderboard_check", *args],
+        [sys.executable, "-m", "ldpbench.testing.gate", *args],
         cwd=root,
         capture_output=True,
         text=True,

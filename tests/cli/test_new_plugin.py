@@ -16,7 +16,8 @@ import yaml
 
 from ldpbench import __version__
 from ldpbench.cli import main
-from ldpbench.scaffold import KINDS, default_ldpbench_source, project_url
+from ldpbench.scaffold import KINDS
+from ldpbench.scaffold.source import default_ldpbench_source, project_url
 
 
 def test_the_project_url_comes_from_the_installed_metadata():

@@ -13,7 +13,7 @@ import pytest
 from support import cli
 
 from ldpbench.cli import main
-from ldpbench.store import RESULTS_FILE
+from ldpbench.results.store import RESULTS_FILE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

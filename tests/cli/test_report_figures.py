@@ -9,8 +9,8 @@ import pytest
 from support import cli
 
 import ldpbench
-from ldpbench.leaderboard import render
-from ldpbench.report import load_leaderboard_frame
+from ldpbench.leaderboard.render import render
+from ldpbench.report.markdown import load_leaderboard_frame
 
 SPEC = {
     "name": "twins",

@@ -13,9 +13,9 @@ import pytest
 
 import ldpbench
 from ldpbench.cli import main
-from ldpbench.history import discover_history, history_frame, load_points, write_history
-from ldpbench.leaderboard import render
-from ldpbench.report import load_leaderboard_frame
+from ldpbench.leaderboard.render import render
+from ldpbench.report.history import discover_history, history_frame, load_points, write_history
+from ldpbench.report.markdown import load_leaderboard_frame
 
 SPEC = {
     "name": "hist",

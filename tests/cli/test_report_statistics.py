@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ldpbench
-from ldpbench.report import write_report
+from ldpbench.report.markdown import write_report
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from ldpbench.cli import main
-from ldpbench.store import ResultsStore
+from ldpbench.results.store import ResultsStore
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,

@@ -24,9 +24,9 @@ import polars as pl
 import pytest
 
 from ldpbench.loading.manager import build_plugins
+from ldpbench.results.store import COLUMNS, ResultsStore
 from ldpbench.runner import run_spec
-from ldpbench.spec import load_spec
-from ldpbench.store import COLUMNS, ResultsStore
+from ldpbench.spec.validate import load_spec
 
 SPEC = """\
 name: identity

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ldpbench.errors import SpecError
-from ldpbench.spec import load_spec
 from ldpbench.spec.expand import count_cells
+from ldpbench.spec.validate import load_spec
 
 #: A case that takes longer than this to be accepted or rejected is a failure.
 MAX_SECONDS_PER_CASE = 2.0

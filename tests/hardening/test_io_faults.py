@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from ldpbench.errors import ExitCode
-from ldpbench.store import ROW_KEY, ResultsStore
+from ldpbench.results.store import ROW_KEY, ResultsStore
 
 SPEC = """\
 name: io
@@ -144,7 +144,7 @@ def test_a_results_file_that_is_a_directory_exits_5(project):
 
 HOLD = textwrap.dedent("""\
     import sys
-    from ldpbench.store import ResultsStore
+    from ldpbench.results.store import ResultsStore
     with ResultsStore(sys.argv[1]).lock():
         print("locked", flush=True)
         sys.stdin.readline()

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.store import COLUMNS, RESULTS_FILE, ResultsStore
+from ldpbench.results.store import COLUMNS, RESULTS_FILE, ResultsStore
 
 SPEC = """\
 name: killme

@@ -64,7 +64,7 @@ def test_the_trust_flag_lets_a_spec_name_a_scheduler(tmp_path, capsys, no_connec
 
 def test_the_command_line_names_the_scheduler(tmp_path, plugins, no_connections):
     from ldpbench.cli.run_cmd import apply_executor_params
-    from ldpbench.spec import load_spec
+    from ldpbench.spec.validate import load_spec
 
     spec_path = tmp_path / "spec.yaml"
     spec_path.write_text(SPEC)

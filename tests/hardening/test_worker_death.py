@@ -25,7 +25,7 @@ import textwrap
 
 import pytest
 
-from ldpbench.store import ResultsStore
+from ldpbench.results.store import ResultsStore
 
 PLUGIN = '''\
 """A post-processor whose process dies at epsilon 4 while DIE is set."""

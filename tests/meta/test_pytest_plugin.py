@@ -26,7 +26,7 @@ import hypothesis  # noqa: F401,E402
 import pytest
 
 import ldpbench.runner  # noqa: F401,E402
-import ldpbench.testing.leaderboard_check  # noqa: F401,E402
+import ldpbench.testing.gate  # noqa: F401,E402
 from ldpbench.loading.manager import build_plugins
 
 pytest_plugins = ["pytester"]

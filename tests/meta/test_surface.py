@@ -13,7 +13,7 @@ import pytest
 
 from ldpbench import hookspecs
 from ldpbench.cli import SUBCOMMANDS
-from ldpbench.spec import load_spec
+from ldpbench.spec.validate import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))

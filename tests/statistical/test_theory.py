@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ldpbench
-from ldpbench.engine.theory import far_from_theory, theory_warnings
+from ldpbench.leaderboard.theory import far_from_theory, theory_warnings
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import ldpbench
-from ldpbench.spec import load_spec
+from ldpbench.spec.validate import load_spec
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "wang2017_oracles.yaml"
 #: SS and CMS on a smaller grid (their exact aggregate samplers are slow at d = 2^13, 2^14)

@@ -17,7 +17,7 @@ from ldpbench.audit.empirical import (
     empirical_audit,
     has_support_matrix,
 )
-from ldpbench.audit.run import EPSILONS, QUICK, TRIALS
+from ldpbench.audit.verdict import EPSILONS, QUICK, TRIALS
 from ldpbench.loading.manager import build_plugins
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from ldpbench.compare import (
+from ldpbench.errors import ExitCode, UsageError
+from ldpbench.leaderboard.aggregate import aggregate
+from ldpbench.leaderboard.compare import (
     DEFAULT_THRESHOLD,
     Threshold,
     Thresholds,
@@ -17,9 +19,8 @@ from ldpbench.compare import (
     parse_thresholds,
     render_comparison,
 )
-from ldpbench.errors import ExitCode, UsageError
-from ldpbench.leaderboard import aggregate, render
-from ldpbench.store import SCHEMA_VERSION, ResultsStore
+from ldpbench.leaderboard.render import render
+from ldpbench.results.store import SCHEMA_VERSION, ResultsStore
 
 
 def lb_row(

@@ -257,8 +257,8 @@ NOT_PLUGIN_PROBES = {
     ("cli/_common.py", 'getattr(args, "cell_timeout", None)'),
     ("boundary/guard.py", 'hasattr(signal, "SIGALRM")'),
     ("loading/identity.py", 'getattr(module, "__file__", None)'),
-    ("store.py", 'getattr(os, "O_CLOEXEC", 0)'),
-    ("store.py", 'getattr(os, "O_DIRECTORY", 0)'),
+    ("results/store.py", 'getattr(os, "O_CLOEXEC", 0)'),
+    ("results/store.py", 'getattr(os, "O_DIRECTORY", 0)'),
     ("boundary/guard.py", 'hasattr(signal, "setitimer")'),
     ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks"), name)'),
 }

@@ -16,7 +16,7 @@ NOT_NUMERIC = {
     "ldpbench.errors": "exception classes",
     "ldpbench.boundary.failures": "the text and location of a failure",
     "ldpbench.loading.identity": "this hash itself",
-    "ldpbench.leaderboard": "number formatting for the theory notes",
+    "ldpbench.leaderboard.table": "number formatting for the theory notes",
     "ldpbench.loading.manager": "finds plugins; their code is hashed by their own identity",
     "ldpbench.util.suggest": "did-you-mean hints in error messages",
     "ldpbench.spec.model": "the spec's data classes; their labels and parameters are in the fingerprint",

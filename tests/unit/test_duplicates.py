@@ -7,7 +7,7 @@ import math
 import numpy as np
 import polars as pl
 
-from ldpbench.duplicates import RELATIVE_TOLERANCE, aggregate_values, identical_series
+from ldpbench.leaderboard.identical import RELATIVE_TOLERANCE, aggregate_values, identical_series
 
 A = ("zipf", "", 1.0, "grr", "a", "mse")
 B = ("zipf", "", 1.0, "grr", "b", "mse")

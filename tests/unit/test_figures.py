@@ -9,9 +9,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldpbench.duplicates import row_key
 from ldpbench.errors import UsageError
-from ldpbench.figures import (
+from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS
+from ldpbench.leaderboard.identical import row_key
+from ldpbench.report.figures import (
     MAX_LINES,
     apply_only,
     build_panels,
@@ -22,7 +23,6 @@ from ldpbench.figures import (
     plot_metric,
     use_log_scale,
 )
-from ldpbench.leaderboard import LEADERBOARD_COLUMNS
 
 ORACLES = ("grr", "olh", "oue", "hr")
 PIPELINES = tuple(f"p{i:02d}" for i in range(26))  # more than two panels' worth

@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 import ldpbench
-from ldpbench.store import ResultsStore
+from ldpbench.results.store import ResultsStore
 
 ORACLES = ["grr", "oue", "olh", "hr"]
 REPEATS = 4

@@ -78,7 +78,7 @@ def test_an_estimate_with_no_mass_on_the_list_scores_the_worst_not_a_failure():
 
 def test_validate_refuses_a_metric_that_cannot_vary_at_its_line(tmp_path, plugins):
     from ldpbench.errors import SpecError
-    from ldpbench.spec import load_spec
+    from ldpbench.spec.validate import load_spec
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(

@@ -14,7 +14,7 @@ import pytest
 import scipy
 
 import ldpbench
-from ldpbench import machine
+from ldpbench.results import machine
 from ldpbench.runner import machine_info
 
 SPEC = {

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 import ldpbench
-from ldpbench.leaderboard import aggregate, render
+from ldpbench.leaderboard.aggregate import aggregate
+from ldpbench.leaderboard.render import render
 from ldpbench.stats.paired import compare_with_best, holm
 
 

@@ -189,7 +189,7 @@ oracles:
 
 def test_a_spec_with_a_composite_q_is_refused_at_its_line(tmp_path, plugins):
     from ldpbench.errors import SpecError
-    from ldpbench.spec import load_spec
+    from ldpbench.spec.validate import load_spec
 
     path = tmp_path / "spec.yaml"
     path.write_text(SPEC)
@@ -246,7 +246,7 @@ def test_channel_is_the_output_table_and_its_maps_are_adjoint(d, eps, monkeypatc
 
 def test_em_runs_after_pgr_per_user_and_is_refused_on_the_aggregate_path(tmp_path, plugins):
     from ldpbench.errors import SpecError
-    from ldpbench.spec import load_spec
+    from ldpbench.spec.validate import load_spec
 
     text = (
         "name: pgr-em\ndatasets:\n  - zipf: {d: 64, n: 5000, s: 1.1}\nepsilons: [1]\noracles: [pgr]\npipelines: [em]\n"

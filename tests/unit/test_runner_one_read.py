@@ -9,7 +9,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import ldpbench
-from ldpbench.leaderboard_file import read_run
+from ldpbench.leaderboard.load import run_leaderboard
+from ldpbench.results.read import read_run
 
 SPEC = {
     "name": "one-read",
@@ -24,7 +25,7 @@ SPEC = {
 
 
 def _same_as_read_back(outcome) -> None:
-    assert_frame_equal(outcome.leaderboard, read_run(outcome.out_dir).leaderboard())
+    assert_frame_equal(outcome.leaderboard, run_leaderboard(read_run(outcome.out_dir)))
 
 
 def test_fresh_resumed_and_rerun_runs_match_the_folder(tmp_path):

@@ -7,8 +7,9 @@ import textwrap
 import pytest
 
 from ldpbench.errors import SpecError
-from ldpbench.spec import expand, load_spec
+from ldpbench.spec.expand import expand
 from ldpbench.spec.load import parse_document
+from ldpbench.spec.validate import load_spec
 
 GOOD = """\
 name: demo

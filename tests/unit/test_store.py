@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from ldpbench.errors import ExitCode, LdpbenchError
-from ldpbench.store import (
+from ldpbench.results.store import (
     COLUMNS,
     SCHEMA_VERSION,
     ResultsSchemaError,
@@ -117,7 +117,7 @@ def test_one_cell_is_one_write(tmp_path, monkeypatch):
         calls.append(len(data))
         return real_write(fd, data)
 
-    monkeypatch.setattr("ldpbench.store.os.write", counting_write)
+    monkeypatch.setattr("ldpbench.results.store.os.write", counting_write)
     store = ResultsStore(tmp_path)
     store.append(cell_rows("a"))
     store.append(cell_rows("b"))
@@ -193,7 +193,7 @@ def test_sigkill_during_appends_loses_at_most_the_cell_being_written(tmp_path):
         f"""
         import sys
         sys.path[:0] = {sys.path!r}
-        from ldpbench.store import ResultsStore
+        from ldpbench.results.store import ResultsStore
         store = ResultsStore({str(tmp_path)!r})
         i = 0
         while True:

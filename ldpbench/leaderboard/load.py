@@ -3,103 +3,38 @@ ground truth) or from a JSON leaderboard file (``leaderboard.json``, a CI baseli
 
 ``ldpbench leaderboard``, ``compare``, ``report`` and the CI gate all read through here, so they
 agree on what a folder's leaderboard is (the spec's cell order and ``alpha`` from its manifest),
-and a JSON leaderboard is version-checked (:mod:`ldpbench.versioning`, where the migrations live)
-and type-checked field by field once. Writing: the runner writes ``leaderboard.json``
-(:meth:`~ldpbench.store.ResultsStore.write_leaderboard`), rendered by
-:func:`ldpbench.leaderboard.render`.
+and a JSON leaderboard is version-checked (:mod:`ldpbench.results.versioning`, where the migrations
+live) and type-checked field by field once. Writing: the runner writes ``leaderboard.json``
+(:meth:`~ldpbench.results.store.ResultsStore.write_leaderboard`), rendered by
+:func:`ldpbench.leaderboard.render.render`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ldpbench.errors import UsageError
-from ldpbench.leaderboard import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
+from ldpbench.leaderboard.aggregate import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
+from ldpbench.results.read import StoredRun, read_run, results_folder
+from ldpbench.results.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE
+from ldpbench.results.versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
 from ldpbench.stats.ties import manifest_alpha
-from ldpbench.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
 from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bounded
-from ldpbench.versioning import REGENERATE_LEADERBOARD, SCHEMA_KEY, ResultsSchemaError, check_leaderboard_schema
 
 _FLOAT_FIELDS = ("epsilon", "mean", "stderr")
 _REQUIRED_FIELDS = (*GROUP_COLUMNS, "greater_is_better", "mean", "stderr", "repeats", "failed")
 
 
-@dataclass
-class StoredRun:
-    """A results folder read back: its rows (latest append of each cell) of the spec its manifest
-    records, its manifest, and the lines of ``results.jsonl`` skipped as torn or unreadable.
-
-    A folder keeps the rows of an earlier version of its spec (another seed, an epsilon or a
-    pipeline since removed: ``ldpbench run`` leaves them, so that going back resumes them). They
-    are not this spec's numbers, so they are left out, counted in :attr:`left_out_cells`, and a
-    :class:`~ldpbench.store.ResultsWarning` says so: a leaderboard, a comparison or a report of
-    the folder shows what the last ``ldpbench run`` showed.
-    """
-
-    store: ResultsStore
-    rows: pl.DataFrame
-    manifest: dict[str, Any] | None
-    #: cells in ``results.jsonl`` that the manifest's spec does not have
-    left_out_cells: int = 0
-
-    @property
-    def skipped_lines(self) -> int:
-        return self.store.skipped_lines
-
-    def leaderboard(self) -> pl.DataFrame:
-        """The leaderboard, with the spec's cell order (cells finish out of order on a process
-        pool) and the spec's ``alpha``, both recorded in the manifest."""
-        order = self.manifest.get("cell_order") if self.manifest else None
-        return aggregate(self.rows, order=order, alpha=manifest_alpha(self.manifest))
-
-
-def results_folder(path: str | Path) -> Path:
-    """The results folder named by ``path``: the folder itself, or the one holding ``results.jsonl``."""
-    path = Path(path)
-    return path.parent if path.is_file() and path.name == RESULTS_FILE else path
-
-
-def read_run(path: str | Path, *, quiet: bool = False) -> StoredRun:
-    """Read a results folder (or its ``results.jsonl``).
-
-    :param quiet: do not warn about skipped lines (the caller reports :attr:`StoredRun.skipped_lines`).
-    :raises UsageError: when there is no ``results.jsonl``.
-    """
-    store = ResultsStore(results_folder(path))
-    if not store.exists():
-        raise UsageError(f"{path}: no {RESULTS_FILE} here (expected a directory written by `ldpbench run`)")
-    with warnings.catch_warnings():
-        if quiet:
-            warnings.simplefilter("ignore")
-        rows = store.load()
-    manifest = store.read_manifest() if store.manifest_path.is_file() else None
-    rows, left_out = current_spec_rows(rows, manifest)
-    if left_out:
-        warnings.warn(
-            f"{store.directory}: left out {left_out} stored cell(s) that the spec in its "
-            f"{MANIFEST_FILE} does not have (rows of an earlier version of the spec)",
-            ResultsWarning,
-            stacklevel=2,
-        )
-    return StoredRun(store, rows, manifest, left_out)
-
-
-def current_spec_rows(rows: pl.DataFrame, manifest: dict[str, Any] | None) -> tuple[pl.DataFrame, int]:
-    """The rows of the cells of the manifest's spec (its ``cell_order``), and how many other cells
-    were stored. Without a manifest (or one without a cell order) every row is kept."""
-    order = manifest.get("cell_order") if isinstance(manifest, dict) else None
-    if not isinstance(order, list) or rows.is_empty():
-        return rows, 0
-    keep = pl.col("cell_id").is_in([str(c) for c in order])
-    left_out = rows.filter(~keep)["cell_id"].n_unique()
-    return (rows.filter(keep), left_out) if left_out else (rows, 0)
+def run_leaderboard(run: StoredRun) -> pl.DataFrame:
+    """The leaderboard of a stored run, with the spec's cell order (cells finish out of order on a
+    process pool) and the spec's ``alpha``, both recorded in the manifest."""
+    order = run.manifest.get("cell_order") if run.manifest else None
+    return aggregate(run.rows, order=order, alpha=manifest_alpha(run.manifest))
 
 
 def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[str, Any]]:
@@ -111,7 +46,7 @@ def load_leaderboard(path: str | Path, side: str = "leaderboard") -> list[dict[s
     path = Path(path)
     if path.is_dir():
         if (path / RESULTS_FILE).is_file():
-            return _normalize(read_run(path).leaderboard().to_dicts(), path, side)
+            return _normalize(run_leaderboard(read_run(path)).to_dicts(), path, side)
         if (path / LEADERBOARD_FILE).is_file():
             path = path / LEADERBOARD_FILE
         else:
@@ -139,7 +74,7 @@ def load_leaderboard_frame(path: str | Path) -> tuple[pl.DataFrame, dict[str, An
     folder = results_folder(path)
     if folder.is_dir() and (folder / RESULTS_FILE).is_file():
         run = read_run(folder, quiet=True)  # a torn last line: the run resumes it, readers skip it
-        return run.leaderboard(), run.manifest
+        return run_leaderboard(run), run.manifest
     if folder.is_dir() and not (folder / LEADERBOARD_FILE).is_file():
         raise UsageError(
             f"{folder}: neither {RESULTS_FILE} nor {LEADERBOARD_FILE} here (expected a folder written by `ldpbench run`)"

@@ -7,7 +7,7 @@ with a 62-entry legend. :func:`plot_metric` instead
   panel are the pipelines; ``--facet oracle,dataset`` transposes, ``--facet pipeline`` compares
   oracles), the remaining columns naming the lines;
 - draws series with identical values once, named together ("power = calibrate"), judged from the
-  per-repeat values (:mod:`ldpbench.duplicates`);
+  per-repeat values (:mod:`ldpbench.leaderboard.identical`);
 - splits a panel that would still hold more than :data:`MAX_LINES` lines into parts, and a figure
   of more than :data:`MAX_PANELS` panels into several files;
 - gives every figure one shared legend (a series keeps its colour and marker in every panel),
@@ -15,13 +15,14 @@ with a 62-entry legend. :func:`plot_metric` instead
   around each epsilon so the bars do not hide each other), a linear epsilon axis, and a log y axis
   when the metric spans more than a decade.
 
-:func:`draw_panels` is the drawing half; the history view (:mod:`ldpbench.history`) uses it with
-folders on the x axis. Matplotlib's object API on the Agg canvas, as in :mod:`ldpbench.report`.
+:func:`draw_panels` is the drawing half; the history view (:mod:`ldpbench.report.history`) uses it with
+folders on the x axis. Matplotlib's object API on the Agg canvas, as in :mod:`ldpbench.report.markdown`.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +32,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpbench.duplicates import RowKey, identical_series, row_key
 from ldpbench.errors import UsageError
-from ldpbench.leaderboard import CONFIDENCE
+from ldpbench.leaderboard.aggregate import CONFIDENCE
+from ldpbench.leaderboard.identical import RowKey, identical_series, row_key
 from ldpbench.util.suggest import closest
 
 #: Columns that can make panels; those not used for panels name the lines.
@@ -64,7 +65,7 @@ PALETTE = (
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 LINESTYLES = ("-", "--", "-.", ":")
-#: Marks of the history view (:mod:`ldpbench.history`): status -> (marker, colour, legend text).
+#: Marks of the history view (:mod:`ldpbench.report.history`): status -> (marker, colour, legend text).
 FLAG_STYLE = {
     "regression": ("X", "#d62728", "gate fails here (worse, failing, missing or not comparable)"),
     "better": ("o", "#2ca02c", "better beyond threshold and noise"),
@@ -74,6 +75,11 @@ FLAG_STYLE = {
 # ----------------------------------------------------------------------------------------------
 # Options
 # ----------------------------------------------------------------------------------------------
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a label: ``set-query(rho=10)`` -> ``set-query_rho=10``."""
+    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "metric"
 
 
 def parse_facet(text: str | None) -> tuple[str, ...]:
@@ -465,7 +471,7 @@ def plan_metric(
 ) -> MetricPlan:
     """The panels of one (metric, users) figure: metric vs epsilon, faceted, identical series merged.
 
-    :param values: per-repeat values (:func:`ldpbench.duplicates.load_repeat_values`) or their
+    :param values: per-repeat values (:func:`ldpbench.leaderboard.identical.load_repeat_values`) or their
         aggregate stand-in; ``None`` draws every series.
     :param evidence: how identity was judged, for the figure's title ("per-repeat values").
     """

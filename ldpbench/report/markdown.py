@@ -1,8 +1,8 @@
 """A Markdown report of a run: the leaderboard tables and the papers' metric-vs-epsilon figures.
 
 :func:`write_report` reads a results folder (``results.jsonl``, or a merged ``leaderboard.json``
-written by :mod:`ldpbench.testing.leaderboard_check`) and writes ``report.md`` with the PNG
-figures of each (metric, users configuration) next to it, drawn by :mod:`ldpbench.figures`: one
+written by :mod:`ldpbench.testing.gate`) and writes ``report.md`` with the PNG
+figures of each (metric, users configuration) next to it, drawn by :mod:`ldpbench.report.figures`: one
 panel per dataset x oracle (or as ``facet`` says), at most a dozen lines a panel, identical series
 drawn once and named together, one shared legend, 95% confidence intervals as error bars, a linear
 epsilon axis and a log y axis where the metric spans orders of magnitude; under personalized
@@ -14,7 +14,6 @@ switch, nothing shown on a screen, so a report can be written on a headless CI m
 
 from __future__ import annotations
 
-import re
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -25,11 +24,13 @@ from typing import Any
 import polars as pl
 
 from ldpbench.errors import UsageError
-from ldpbench.figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric
-from ldpbench.leaderboard import CONFIDENCE, format_epsilon, render
-from ldpbench.leaderboard_file import load_leaderboard_frame, read_run
+from ldpbench.leaderboard.aggregate import CONFIDENCE
+from ldpbench.leaderboard.load import load_leaderboard_frame
+from ldpbench.leaderboard.render import format_epsilon, render
+from ldpbench.report.figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric, slug
+from ldpbench.results.read import read_run
+from ldpbench.results.store import RESULTS_FILE
 from ldpbench.stats.ties import manifest_alpha
-from ldpbench.store import RESULTS_FILE
 
 REPORT_FILE = "report.md"
 
@@ -48,11 +49,6 @@ class Report:
 # ----------------------------------------------------------------------------------------------
 # Figures
 # ----------------------------------------------------------------------------------------------
-
-
-def slug(text: str) -> str:
-    """A file-name-safe version of a label: ``set-query(rho=10)`` -> ``set-query_rho=10``."""
-    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "metric"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -150,7 +146,7 @@ def _identity_evidence(
     results: Path, manifest: dict[str, Any] | None, lb: pl.DataFrame
 ) -> tuple[Mapping[Any, Any], str]:
     """Per-repeat values to judge identical series by, or the aggregates where none are stored."""
-    from ldpbench.duplicates import aggregate_values, load_repeat_values
+    from ldpbench.leaderboard.identical import aggregate_values, load_repeat_values
 
     values = load_repeat_values(results, manifest)
     if values is not None:
@@ -183,7 +179,7 @@ def write_report(
     :param results: a results folder (``results.jsonl``), a folder with a merged
         ``leaderboard.json``, or a JSON leaderboard file.
     :param out_dir: where to write (default: ``<results folder>/report``).
-    :param facet: the columns making the panels of a figure (:data:`ldpbench.figures.FACET_COLUMNS`).
+    :param facet: the columns making the panels of a figure (:data:`ldpbench.report.figures.FACET_COLUMNS`).
     :param only: keep only these values of these columns (``{"oracle": ["grr"]}``), in figures
         and tables alike.
     :param max_lines: the most lines in one panel; more are split into parts.
@@ -218,7 +214,7 @@ def write_report(
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
-    from ldpbench.report_sections import baseline_section, ranks_section, theory_section
+    from ldpbench.report.sections import baseline_section, ranks_section, theory_section
 
     lines.extend(baseline_section(lb))
     lines.extend(theory_section(lb))
@@ -229,7 +225,7 @@ def write_report(
     lines.extend(_failures(lb, where))
     report.markdown.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
     if html:
-        from ldpbench.html_report import write_html
+        from ldpbench.report.html import write_html
 
         title = lines[0].lstrip("# ").strip() if lines else "ldpbench report"
         report.html = write_html(

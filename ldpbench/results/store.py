@@ -8,14 +8,14 @@ A run directory holds
   killed at any instant leaves at most one torn last line: :meth:`ResultsStore.load` skips it (and
   counts it), and the cell it belonged to is simply not done, so the next run redoes it. Every row
   also carries the ``append_id`` of its write: a cell's latest append supersedes all its earlier
-  rows (:mod:`ldpbench.dedup`).
+  rows (:mod:`ldpbench.results.appends`).
 - ``manifest.json`` — the resolved spec, seed, plugins with versions, git commit, machine and
   ldpbench version, written with tmp + rename.
-- ``leaderboard.json`` — the run's leaderboard (:mod:`ldpbench.leaderboard_file`), tmp + rename too.
+- ``leaderboard.json`` — the run's leaderboard (:mod:`ldpbench.results.read`), tmp + rename too.
 
-The pieces live in modules of their own, one idea each: the JSON codec (:mod:`ldpbench.jsoncodec`),
-schema versions (:mod:`ldpbench.versioning`), the row schema (:mod:`ldpbench.engine.rows`) and
-de-duplication (:mod:`ldpbench.dedup`); their names are importable from here too.
+The pieces live in modules of their own, one idea each: the JSON codec (:mod:`ldpbench.results.jsoncodec`),
+schema versions (:mod:`ldpbench.results.versioning`), the row schema (:mod:`ldpbench.engine.rows`) and
+de-duplication (:mod:`ldpbench.results.appends`); their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 import polars as pl
 
-from ldpbench.dedup import latest_appends
+from ldpbench.results.appends import latest_appends
 from ldpbench.engine.rows import (
     APPEND_KEY,
     COLUMNS,
@@ -47,9 +47,9 @@ from ldpbench.engine.rows import (
     with_extra,
 )
 from ldpbench.errors import IOFault, LdpbenchError
-from ldpbench.jsoncodec import dumps_json
+from ldpbench.results.jsoncodec import dumps_json
 from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
-from ldpbench.versioning import (
+from ldpbench.results.versioning import (
     REGENERATE_LEADERBOARD,
     REGENERATE_RESULTS,
     RESULTS_KIND,

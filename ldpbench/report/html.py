@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from ldpbench.leaderboard import format_epsilon, format_number
+from ldpbench.leaderboard.render import format_epsilon, format_number
 
 HTML_FILE = "report.html"
 
@@ -191,7 +191,7 @@ def write_html(
     """Write ``out/report.html``; returns its path.
 
     :param where: where each failed group's error was raised, by (dataset, users, oracle,
-        pipeline, metric, error), as :func:`ldpbench.report.write_report` finds it.
+        pipeline, metric, error), as :func:`ldpbench.report.markdown.write_report` finds it.
     """
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",

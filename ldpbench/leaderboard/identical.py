@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpbench.leaderboard import GROUP_COLUMNS
-from ldpbench.leaderboard_file import read_run
-from ldpbench.store import RESULTS_FILE
+from ldpbench.leaderboard.aggregate import GROUP_COLUMNS
+from ldpbench.results.read import read_run
+from ldpbench.results.store import RESULTS_FILE
 
 #: Two values count as equal within this relative tolerance. Coinciding post-processors may reach
 #: the same estimate by different float operations (last-bit differences), while distinct methods
 #: differ by far more than this on at least one repeat.
 RELATIVE_TOLERANCE = 1e-9
 
-#: Key of a leaderboard row: its values in :data:`ldpbench.leaderboard.GROUP_COLUMNS` order.
+#: Key of a leaderboard row: its values in :data:`ldpbench.leaderboard.aggregate.GROUP_COLUMNS` order.
 RowKey = tuple[Any, ...]
 
 

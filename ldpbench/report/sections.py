@@ -1,6 +1,6 @@
 """Report sections on statistics: theory vs measurement, the uniform baseline, ranks across the grid.
 
-Small functions returning Markdown lines, called by :func:`ldpbench.report.write_report`.
+Small functions returning Markdown lines, called by :func:`ldpbench.report.markdown.write_report`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from ldpbench.errors import UsageError
-from ldpbench.leaderboard import format_epsilon, format_number
+from ldpbench.leaderboard.render import format_epsilon, format_number
 
 #: The post-processor whose output is DPBench's trivial baseline (1/d everywhere).
 BASELINE_PIPELINE = "uniform"
@@ -23,7 +23,7 @@ def theory_section(lb: pl.DataFrame) -> list[str]:
     rows = lb.filter(pl.col("theory").is_not_nan() & pl.col("theory").is_not_null() & pl.col("mean").is_not_nan())
     if rows.is_empty():
         return []
-    from ldpbench.engine.theory import far_from_theory
+    from ldpbench.leaderboard.theory import far_from_theory
 
     lines = [
         "## Theory beside measurement\n",
@@ -80,7 +80,7 @@ def baseline_section(lb: pl.DataFrame) -> list[str]:
 
 def ranks_section(lb: pl.DataFrame, out: Path, alpha: float) -> tuple[list[str], list[Path]]:
     """Average ranks, Friedman and a CD diagram per metric (grids of at least 2 cells)."""
-    from ldpbench.report import slug
+    from ldpbench.report.figures import slug
     from ldpbench.stats.ranks import format_ranks, grid_ranks, plot_cd
 
     lines, figures = [], []

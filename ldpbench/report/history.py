@@ -7,11 +7,11 @@ CI leaderboard at successive commits), and writes ``history.md`` (and ``report.h
 
 - x = the folders in the order given, labelled by the commit in each manifest (the folder's name
   when the manifest has none); y = each row's mean with its 95% confidence interval; panels per
-  dataset x oracle x epsilon (``facet`` as in :mod:`ldpbench.figures`), lines per pipeline, series
+  dataset x oracle x epsilon (``facet`` as in :mod:`ldpbench.report.figures`), lines per pipeline, series
   identical in every folder's aggregates drawn once;
 - between every two consecutive folders, exactly what the CI gate would flag
-  (:func:`ldpbench.compare.compare` with the same thresholds and noise multiple, on the rows
-  :func:`ldpbench.compare.load_leaderboard` reads): a regression (worse, failing, more failures,
+  (:func:`ldpbench.leaderboard.compare.compare` with the same thresholds and noise multiple, on the rows
+  :func:`ldpbench.leaderboard.compare.load_leaderboard` reads): a regression (worse, failing, more failures,
   missing, not comparable) is a red cross on the later point, a change for the better a green dot,
   and every flag is listed with its reason.
 """
@@ -29,13 +29,22 @@ from typing import Any
 
 import polars as pl
 
-from ldpbench.compare import DEFAULT_Z, LEADERBOARD_FILE, Change, Comparison, Thresholds, compare, load_leaderboard
-from ldpbench.duplicates import aggregate_values, row_key
 from ldpbench.errors import UsageError
-from ldpbench.figures import DEFAULT_FACET, FACET_COLUMNS, MAX_LINES, apply_only, build_panels, draw_panels
-from ldpbench.leaderboard import CONFIDENCE, GROUP_COLUMNS, format_epsilon, format_number
-from ldpbench.report import load_leaderboard_frame, slug
-from ldpbench.store import MANIFEST_FILE, RESULTS_FILE
+from ldpbench.leaderboard.aggregate import CONFIDENCE, GROUP_COLUMNS
+from ldpbench.leaderboard.compare import (
+    DEFAULT_Z,
+    LEADERBOARD_FILE,
+    Change,
+    Comparison,
+    Thresholds,
+    compare,
+    load_leaderboard,
+)
+from ldpbench.leaderboard.identical import aggregate_values, row_key
+from ldpbench.leaderboard.load import load_leaderboard_frame
+from ldpbench.leaderboard.render import format_epsilon, format_number
+from ldpbench.report.figures import DEFAULT_FACET, FACET_COLUMNS, MAX_LINES, apply_only, build_panels, draw_panels, slug
+from ldpbench.results.store import MANIFEST_FILE, RESULTS_FILE
 
 HISTORY_FILE = "history.md"
 #: Characters of a commit id shown on the x axis (as ``git log --oneline``).
@@ -59,7 +68,7 @@ class Flag:
 
     index: int
     change: Change
-    kind: str  # "regression" or "better" (ldpbench.figures.FLAG_STYLE)
+    kind: str  # "regression" or "better" (ldpbench.report.figures.FLAG_STYLE)
 
 
 @dataclass
@@ -278,7 +287,7 @@ def _markdown(
 def _html(
     points: Sequence[HistoryPoint], flags: Sequence[Flag], figures: Sequence[Path], markdown: str, out: Path
 ) -> Path:
-    from ldpbench.html_report import _SCRIPT, _STYLE, HTML_FILE, data_uri
+    from ldpbench.report.html import _SCRIPT, _STYLE, HTML_FILE, data_uri
 
     def table(headers: list[str], rows: list[list[str]], table_id: str) -> str:
         head = "".join(f'<th class="t">{html.escape(h)}</th>' for h in headers)

@@ -18,7 +18,7 @@ Layout of ``OUT`` after a run::
 From a shell (exit codes as ``ldpbench run``: 0 ok, 2 spec or usage error, 3 a plugin failed,
 5 the results could not be written)::
 
-    python -m ldpbench.testing.leaderboard_check specs/ci.yaml specs/ci-em.yaml --out results/ci
+    python -m ldpbench.testing.gate specs/ci.yaml specs/ci-em.yaml --out results/ci
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ldpbench.compare import DEFAULT_Z
 from ldpbench.errors import ExitCode, LdpbenchError, SpecError, UsageError
-from ldpbench.store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
+from ldpbench.leaderboard.compare import DEFAULT_Z
+from ldpbench.results.store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -86,14 +86,12 @@ class LeaderboardRun:
 
 def _load(spec_path: str | Path, plugins_dirs: Sequence[str]) -> tuple[Any, Any, list[str]]:
     """Plugins and the validated spec, with the same plugin-folder rules as the CLI."""
-    from ldpbench.cli._common import plugin_dirs_for
     from ldpbench.loading.manager import build_plugins
     from ldpbench.spec.load import read_document
-    from ldpbench.spec.validate import load_spec
+    from ldpbench.spec.validate import load_spec, plugin_dirs_for
 
-    args = argparse.Namespace(plugins_dir=list(plugins_dirs), trust_spec_plugins=False)
     doc = read_document(spec_path)
-    dirs = plugin_dirs_for(str(spec_path), args, doc)
+    dirs = plugin_dirs_for(spec_path, plugins_dirs, doc=doc)
     plugins = build_plugins(dirs)
     return plugins, load_spec(spec_path, plugins, document=doc), dirs
 
@@ -116,10 +114,10 @@ def run_leaderboard(
     Raises :class:`~ldpbench.errors.SpecError` or :class:`~ldpbench.errors.UsageError`; a plugin
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
-    from ldpbench import __version__
-    from ldpbench.leaderboard import render
+    from ldpbench.leaderboard.render import render
     from ldpbench.runner import git_commit, machine_info, run_spec
     from ldpbench.util.provenance import portable_path
+    from ldpbench.util.version import VERSION
 
     if not specs:
         raise UsageError("name at least one spec")
@@ -190,7 +188,7 @@ def run_leaderboard(
         "kind": MERGED_KIND,
         "specs": [portable_path(r.spec_path) for r in runs],
         "seed_override": seed,
-        "ldpbench_version": __version__,
+        "ldpbench_version": VERSION,
         "commit": first.get("commit") or git_commit(Path.cwd()),
         "machine": first.get("machine") or machine_info(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -201,7 +199,7 @@ def run_leaderboard(
 
 
 def _check_unique(rows: Iterable[dict[str, Any]], runs: Sequence[SpecRun]) -> None:
-    from ldpbench.compare import _describe_key, row_key
+    from ldpbench.leaderboard.compare import _describe_key, row_key
 
     seen: set[tuple[Any, ...]] = set()
     for row in rows:
@@ -231,7 +229,7 @@ _LISTED_FAILURES = 20
 
 def failed_rows_text(rows: Iterable[dict[str, Any]], most: int = _LISTED_FAILURES) -> list[str]:
     """One line per leaderboard row with failed repeats: its identity, the count and the error."""
-    from ldpbench.leaderboard import format_epsilon
+    from ldpbench.leaderboard.render import format_epsilon
 
     failed = [r for r in rows if r.get("failed")]
     lines = []
@@ -250,7 +248,7 @@ class LeaderboardCheck:
     """A leaderboard run and its comparison with the baseline."""
 
     run: LeaderboardRun
-    comparison: Any  #: ldpbench.compare.Comparison
+    comparison: Any  #: ldpbench.leaderboard.compare.Comparison
     markdown: str
     baseline: Path
     updated: bool = False
@@ -269,7 +267,7 @@ class LeaderboardCheck:
     @property
     def summary(self) -> str:
         """One line: rows compared, better, worse, not comparable, missing (or the update)."""
-        from ldpbench.compare import summary_line
+        from ldpbench.leaderboard.compare import summary_line
 
         if self.comparison is None:
             return self.notes[0] if self.notes else f"baseline {self.baseline} written ({len(self.run.rows)} rows)"
@@ -327,7 +325,7 @@ def check_leaderboard(
         leaderboard of this schema version (checked before anything runs), or bad thresholds.
     :raises BaselineRefused: ``update`` with failed rows in the run.
     """
-    from ldpbench.compare import compare, load_leaderboard, parse_thresholds, render_comparison
+    from ldpbench.leaderboard.compare import compare, load_leaderboard, parse_thresholds, render_comparison
 
     parsed = parse_thresholds(thresholds)  # bad syntax fails before anything runs
     specs = [specs] if isinstance(specs, (str, Path)) else list(specs)
@@ -341,7 +339,7 @@ def check_leaderboard(
     # not a leaderboard at all, is reported at once instead of after a minute of computing.
     base_rows = None if update else load_leaderboard(baseline, "baseline")
     if base_rows is not None:
-        from ldpbench.compare import check_baseline_means
+        from ldpbench.leaderboard.compare import check_baseline_means
 
         check_baseline_means(base_rows, str(baseline))
     run = run_leaderboard(specs, out, workers=workers, executor=executor, plugins_dirs=plugins_dirs, seed=seed)
@@ -378,13 +376,13 @@ def check_leaderboard(
 
 
 # ----------------------------------------------------------------------------------------------
-# python -m ldpbench.testing.leaderboard_check
+# python -m ldpbench.testing.gate
 # ----------------------------------------------------------------------------------------------
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m ldpbench.testing.leaderboard_check",
+        prog="python -m ldpbench.testing.gate",
         description="Run one or more specs into OUT/<spec name>/ and write the merged leaderboard "
         "OUT/leaderboard.json (for `ldpbench compare`), OUT/leaderboard.md and OUT/manifest.json.",
         epilog="exit status: 0 ok, 2 spec or usage error, 3 a plugin failed (its rows are marked), "

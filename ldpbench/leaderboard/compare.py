@@ -49,12 +49,13 @@ from typing import Any
 from tabulate import tabulate
 
 from ldpbench.errors import UsageError
-from ldpbench.jsoncodec import dumps_json
-from ldpbench.leaderboard import GROUP_COLUMNS, format_epsilon, format_mean_se, format_number
-from ldpbench.leaderboard_file import load_leaderboard  # noqa: F401 - also importable from here, as before
-from ldpbench.store import LEADERBOARD_FILE  # noqa: F401 - likewise
+from ldpbench.leaderboard.aggregate import GROUP_COLUMNS
+from ldpbench.leaderboard.load import load_leaderboard  # noqa: F401 - also importable from here, as before
+from ldpbench.leaderboard.render import format_epsilon, format_mean_se, format_number
+from ldpbench.results.jsoncodec import dumps_json
+from ldpbench.results.store import LEADERBOARD_FILE  # noqa: F401 - likewise
+from ldpbench.results.versioning import REGENERATE_LEADERBOARD
 from ldpbench.util.suggest import closest
-from ldpbench.versioning import REGENERATE_LEADERBOARD
 
 #: The standard-error multiple a change must exceed (``--z``; the CI gate's too). A leaderboard
 #: has hundreds of rows and each row's standard error is itself estimated from 10-20 repeats, so a

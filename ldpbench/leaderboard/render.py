@@ -1,0 +1,121 @@
+"""Render a leaderboard (:func:`ldpbench.leaderboard.aggregate.aggregate`) four ways.
+
+- ``table`` (terminal) and ``markdown`` (GitHub) use a layout for people: one table per
+  (dataset, users, metric), one row per oracle + pipeline, one column per epsilon, each cell
+  ``mean ± standard error``. The best mean of each column is marked ``*`` in ``table`` and set in
+  bold in ``markdown``; a cell with failed repeats says how many.
+- ``csv`` and ``json`` stay tidy: one record per leaderboard row, every column
+  (:data:`~ldpbench.leaderboard.aggregate.LEADERBOARD_COLUMNS`). JSON writes NaN as ``null`` and
+  infinity as ``1e999``, and puts the store's ``schema_version`` first in every row; it is the
+  format ``ldpbench compare`` reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+from tabulate import tabulate
+
+from ldpbench.errors import UsageError
+from ldpbench.results.store import dumps_json, stamp_leaderboard_rows
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def format_number(x: float | None, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, scientific when very small or large."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+def format_epsilon(eps: float | None) -> str:
+    if eps is None or math.isnan(eps):
+        return "ε=personalized"
+    return f"ε={format_number(eps)}"
+
+
+def format_mean_se(mean: float, stderr: float) -> str:
+    """``mean ± stderr`` (the error to 2 significant digits), or just the mean without noise."""
+    if stderr is None or math.isnan(stderr) or math.isnan(mean):
+        return format_number(mean)
+    return f"{format_number(mean)} ± {format_number(stderr, 2)}"
+
+
+def _cell(row: Mapping[str, Any], fmt: str) -> str:
+    if math.isnan(row["mean"]):
+        return f"failed ({row['failed']})" if row["failed"] else "—"
+    text = format_mean_se(row["mean"], row["stderr"])
+    if row["best"]:
+        text = f"**{text}**" if fmt == "markdown" else f"{text} *"
+    elif row.get("tied_best"):
+        text = f"{text} ≈"
+    if row["failed"]:
+        text += f" ({row['failed']} failed)"
+    return text
+
+
+def _title(dataset: str, users: str, metric: str, gib: bool | None) -> str:
+    parts = [dataset] + ([f"users {users}"] if users else [])
+    direction = "" if gib is None else f" ({'higher' if gib else 'lower'} is better)"
+    return " · ".join(parts) + f" · {metric}{direction}"
+
+
+def _blocks(lb: pl.DataFrame, fmt: str) -> list[tuple[str, list[str], list[list[str]]]]:
+    """One (title, headers, rows) per (dataset, users, metric), in order of first appearance."""
+    blocks: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in lb.iter_rows(named=True):
+        block = blocks.setdefault(
+            (row["dataset"], row["users"], row["metric"]),
+            {"gib": row["greater_is_better"], "eps": {}, "rows": {}},
+        )
+        eps = None if row["epsilon"] is None or math.isnan(row["epsilon"]) else row["epsilon"]
+        block["eps"].setdefault(eps, len(block["eps"]))
+        block["rows"].setdefault((row["oracle"], row["pipeline"]), {})[eps] = _cell(row, fmt)
+    out = []
+    for (dataset, users, metric), block in blocks.items():
+        epsilons = list(block["eps"])
+        headers = ["oracle", "pipeline"] + [format_epsilon(e) for e in epsilons]
+        rows = [
+            [oracle, pipeline] + [cells.get(e, "") for e in epsilons]
+            for (oracle, pipeline), cells in block["rows"].items()
+        ]
+        out.append((_title(dataset, users, metric, block["gib"]), headers, rows))
+    return out
+
+
+_FOOTER = (
+    "mean ± standard error over repeats; {best} marks the best mean in its column (ties all marked), "
+    "≈ a row not significantly worse than it (paired Wilcoxon over repeats, Holm-corrected)"
+)
+
+
+def render(lb: pl.DataFrame, fmt: str = "table") -> str:
+    """Render a leaderboard (:func:`aggregate`) as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown leaderboard format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if fmt == "csv":
+        return lb.write_csv()
+    if fmt == "json":
+        # Still a bare list (`run --format json` prints rows only); the version rides in each row.
+        return dumps_json(stamp_leaderboard_rows(lb.to_dicts()), indent=2) + "\n"
+    if lb.is_empty():
+        return "No results.\n"
+    parts = []
+    for title, headers, rows in _blocks(lb, fmt):
+        align = ["left", "left"] + ["right"] * (len(headers) - 2)
+        if fmt == "markdown":
+            rows = [[c.replace("|", "\\|") for c in r] for r in rows]
+            table = tabulate(rows, headers, tablefmt="github", disable_numparse=True, colalign=align)
+            parts.append(f"### {title}\n\n{table}\n")
+        else:
+            table = tabulate(rows, headers, tablefmt="simple", disable_numparse=True, colalign=align)
+            parts.append(f"{title}\n\n{table}\n")
+    footer = _FOOTER.format(best="bold" if fmt == "markdown" else "*")
+    parts.append(f"_{footer}_\n" if fmt == "markdown" else f"{footer}\n")
+    return "\n".join(parts)
