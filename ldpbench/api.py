@@ -11,7 +11,7 @@
 
 The vector is wrapped in the :class:`~ldpbench.types.Estimate` the oracle would have produced
 (its p*, q* and noise variance, from the registered oracle plugin), and the chain is applied by
-:func:`ldpbench.engine.cell.apply_pipeline`, exactly as ``ldpbench run`` does.
+:func:`ldpbench.engine.pipeline.apply_pipeline`, exactly as ``ldpbench run`` does.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def postprocess(
     :returns: the per-item answers, a new array: the processed frequencies, or, when the chain
         has a query-time step such as ``post-pos``, its answers to the single-item queries.
     """
-    from ldpbench.engine.cell import apply_pipeline
+    from ldpbench.engine.pipeline import apply_pipeline
 
     plugins = plugins or _default_plugins()
     if isinstance(f_hat, Estimate):

@@ -1,51 +1,98 @@
-"""Run a spec: expand the grid, skip finished cells, execute the rest, store, rank.
+"""Run a spec: the index of a run, one named stage after another.
 
-A run is resumable by construction: each finished cell's rows are appended to the results store
-in one atomic write, and a rerun evaluates only the cells whose rows are missing, failed, not
-finite, or stale (stored by another version of a plugin, other parameters or other data).
+``ldpbench run`` and :func:`ldpbench.run` call :func:`run_spec`, which reads as the pipeline:
 
-The runner owns the results folder and writes every file in it (``results.jsonl``,
-``manifest.json``, ``leaderboard.json``), for ``ldpbench run`` and :func:`ldpbench.run` alike.
-Cells are evaluated with the :class:`~ldpbench.loading.manager.Plugins` given to :func:`run_spec`:
-in this process and in workers forked from it they are that very object; a worker that must
-rebuild them (a spawned process, a Dask worker) does so from their
-:class:`~ldpbench.loading.manager.PluginSource`.
+1. **plan** (:func:`plan_run`): expand the spec into cells (:mod:`ldpbench.spec.expand`), compute the
+   rows each must produce today (:mod:`ldpbench.engine.fingerprints`), read the results folder
+   once (:meth:`~ldpbench.results.store.ResultsStore.read_for_run`) and decide which cells are
+   done, which are stale and why (:mod:`ldpbench.results.status`);
+2. **manifest** (:func:`ldpbench.results.manifest.run_manifest`): what is run, with what, where;
+3. **execute** (:func:`execute`): every cell left through an executor plugin, each running
+   :func:`ldpbench.engine.cell.run_cell`, its rows appended to the folder as it finishes;
+4. **assemble** (:func:`ldpbench.results.read.this_spec_rows`): the stored and the new rows that
+   are this spec's as produced today;
+5. **rank** (:func:`ldpbench.leaderboard.aggregate.aggregate`): the leaderboard;
+6. **write**: ``leaderboard.json``, and the :class:`RunOutcome`.
+
+A run is resumable by construction: each finished cell's rows are appended in one atomic write,
+and a rerun evaluates only the cells whose rows are missing, failed, not finite, or stale. The
+runner owns the results folder and writes every file in it. Cells are evaluated with the
+:class:`~ldpbench.loading.manager.Plugins` given to :func:`run_spec`: in this process and in workers
+forked from it they are that very object; a worker that must rebuild them (a spawned process, a
+Dask worker) does so from their :class:`~ldpbench.loading.manager.PluginSource`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import platform
-import re
-import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-import ldpbench.engine.cell as engine
-from ldpbench.engine.cell import CODE_KEY, CellTask, failed_cell_rows, row_code_fingerprint, row_fingerprint, run_cell
-from ldpbench.errors import LdpbenchError, UsageError
-from ldpbench.loading.identity import CORE_KEY, entry_plugins, identity_changes, plugin_key, spec_identities
+from ldpbench.engine import cell as engine
+from ldpbench.engine.cell import CellTask, run_cell
+from ldpbench.engine.fingerprints import ExpectedRows, expected_rows
+from ldpbench.engine.rows import rows_to_frame
+from ldpbench.errors import UsageError
+from ldpbench.leaderboard.aggregate import aggregate
+from ldpbench.leaderboard.render import render
+from ldpbench.loading.identity import spec_identities
 from ldpbench.loading.manager import Plugins
-from ldpbench.results.store import ResultsStore, cell_status, rows_to_frame
+from ldpbench.results.manifest import run_manifest
+from ldpbench.results.read import this_spec_rows
+from ldpbench.results.status import cell_status, stale_reasons
+from ldpbench.results.store import ResultsStore
 from ldpbench.spec.expand import Cell, count_cells, expand
 from ldpbench.spec.model import Entry, Spec
 from ldpbench.types import TaskLost
-from ldpbench.util.provenance import portable_argv
-from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, read_text_bounded
-from ldpbench.util.version import VERSION
+
+Rows = list[dict[str, Any]]
+
+
+def run_spec(
+    spec: Spec,
+    plugins: Plugins,
+    out_dir: str | Path | None = None,
+    *,
+    workers: int | None = None,
+    executor: str | None = None,
+    progress: bool | None = None,
+    rerun: bool = False,
+    recompute: bool = True,
+    cell_timeout: float | None = None,
+) -> RunOutcome:
+    """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells.
+
+    A stored cell is reused only if its rows carry today's fingerprints
+    (:mod:`ldpbench.engine.fingerprints`: plugin identities, parameters, data). Cells stored by
+    other code or data are *stale*: they are rerun and :attr:`RunOutcome.stale_reasons` says why,
+    or, with ``recompute=False``, the run is refused (:class:`~ldpbench.errors.UsageError`) before
+    anything is written. The results folder is locked for the run
+    (:meth:`~ldpbench.results.store.ResultsStore.lock`).
+
+    :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
+    """
+    started = time.perf_counter()
+    store = ResultsStore(Path(out_dir) if out_dir else default_out_dir(spec))
+    with store.lock():
+        plan = plan_run(spec, plugins, store, rerun=rerun, recompute=recompute)
+        store.write_manifest(run_manifest(spec, plugins, plan.cells, plan.expected, plan.identities))
+        timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
+        runner = choose_executor(plugins, spec, executor, workers)
+        fresh = execute(plan, plugins, store, runner, timeout=timeout, progress=progress)
+        rows = assemble(plan, fresh)
+        board = aggregate(rows, order=[c.cell_id for c in plan.cells], alpha=spec.alpha)
+        store.write_leaderboard(render(board, "json"))
+    return _outcome(plan, store, rows, board, fresh, time.perf_counter() - started)
 
 
 @dataclass
 class RunOutcome:
+    """What a run did and found (returned by :func:`run_spec` and :func:`ldpbench.run`)."""
+
     spec: Spec
     out_dir: Path
     leaderboard: Any  #: polars.DataFrame from ldpbench.leaderboard.aggregate.aggregate
@@ -65,6 +112,111 @@ class RunOutcome:
 
 def default_out_dir(spec: Spec) -> Path:
     return Path("results") / spec.name
+
+
+# ----------------------------------------------------------------------------------------------
+# The stages
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunPlan:
+    """Stage 1's answer: the spec's cells, the rows each must produce today, what the folder
+    holds, and which cells are left to run."""
+
+    spec: Spec
+    cells: list[Cell]
+    expected: ExpectedRows
+    identities: dict[str, Any]
+    stored: pl.DataFrame
+    todo: list[Cell]
+    stale: set[str] = field(default_factory=set)
+    stale_reasons: list[str] = field(default_factory=list)
+
+
+def plan_run(spec: Spec, plugins: Plugins, store: ResultsStore, *, rerun: bool, recompute: bool) -> RunPlan:
+    """Stage 1: which cells to run. The results folder is read once here, and checked before
+    anything is written (a folder of another schema is left exactly as it was)."""
+    state = store.read_for_run()
+    cells = list(expand(spec))
+    expected = expected_rows(spec, cells)
+    entries = [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
+    identities = spec_identities(plugins, entries)
+    done, stale = (set(), set()) if rerun else cell_status(state.rows, expected)
+    reasons: list[str] = []
+    if stale:
+        stale_cells = [c for c in cells if c.cell_id in stale]
+        reasons = stale_reasons(plugins, spec, stale_cells, state.manifest, identities)
+        if not recompute:
+            raise UsageError(
+                f"{len(stale)} stored cells are stale: {'; '.join(reasons)}; "
+                "run without --no-recompute to recompute them (results left unchanged)"
+            )
+    todo = [c for c in cells if c.cell_id not in done]
+    return RunPlan(spec, cells, expected, identities, state.rows, todo, stale, reasons)
+
+
+def execute(
+    plan: RunPlan, plugins: Plugins, store: ResultsStore, runner: Any, *, timeout: float | None, progress: bool | None
+) -> Rows:
+    """Stage 3: every cell left, through the executor; each cell's rows are appended to the folder
+    as soon as it finishes (a killed run loses at most the cells in flight). Returns them."""
+    from tqdm import tqdm
+
+    spec = plan.spec
+    tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in plan.todo]
+    # The in-process executor evaluates cells with this process's cached populations: after an
+    # edit of a data file (a notebook, a second `main()` call) they would compute with the old
+    # data under today's fingerprints.
+    run_cell.clear_population_cache()
+    disable = (not progress) if progress is not None else None
+    bar = tqdm(total=len(tasks), desc=spec.name, unit="cell", file=sys.stderr, disable=disable, leave=False)
+    fresh: Rows = []
+    try:
+        with engine.plugins_given(plugins):
+            for result in runner.map_unordered(run_cell, tasks):
+                rows = result.task.failed_rows(result.reason, plugins) if isinstance(result, TaskLost) else result
+                store.append(rows)
+                fresh.extend(rows)
+                bar.update(1)
+    finally:
+        bar.close()
+        runner.close()
+    return fresh
+
+
+def assemble(plan: RunPlan, fresh: Rows) -> pl.DataFrame:
+    """Stage 4: this spec's rows as produced today: the stored ones, each cell's latest append
+    superseding the rows stored before it, and the ones this run appended."""
+    appended = list({r["cell_id"]: None for r in fresh})
+    stored = plan.stored.filter(~pl.col("cell_id").is_in(appended))
+    return this_spec_rows(pl.concat([stored, rows_to_frame(fresh)], how="vertical"), plan.expected)
+
+
+def _outcome(
+    plan: RunPlan, store: ResultsStore, rows: pl.DataFrame, board: pl.DataFrame, fresh: Rows, seconds: float
+) -> RunOutcome:
+    """Stage 6: what the run did and found."""
+    errors = list(dict.fromkeys(r["error"] for r in fresh if r["error"]))
+    failed = int(rows["error"].is_not_null().sum())
+    if not errors and failed:
+        errors = sorted(set(rows["error"].drop_nulls().to_list()))
+    noted = rows["notes"].drop_nulls()
+    return RunOutcome(
+        spec=plan.spec,
+        out_dir=store.directory,
+        leaderboard=board,
+        cells_total=count_cells(plan.spec),
+        cells_run=len(plan.todo),
+        cells_skipped=len(plan.cells) - len(plan.todo),
+        failed_rows=failed,
+        errors=errors,
+        notes=sorted(set(noted.to_list())),
+        noted_rows=noted.len(),
+        seconds=seconds,
+        cells_stale=len(plan.stale),
+        stale_reasons=plan.stale_reasons,
+    )
 
 
 def choose_executor(plugins: Plugins, spec: Spec, executor: str | None, workers: int | None) -> Any:
@@ -91,293 +243,3 @@ def default_executor(plugins: Plugins, role: str) -> str:
         claim = f"several executors claim it ({', '.join(names)})" if names else "no installed executor declares it"
         raise UsageError(f"no default {role} executor: {claim}; name one with --executor or the spec's 'executor'")
     return names[0]
-
-
-def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
-    """The guarantee each group of users received, per mechanism and budget (for the manifest)."""
-    out = []
-    for mech in spec.mechanisms:
-        for budget in spec.budgets:
-            if mech.kind == "protocol":
-                protocol = plugins.create("protocol", mech.name, mech.param_dict)
-                for e in protocol.privacy_accounting(budget.epsilon_value):
-                    out.append({"mechanism": mech.label, "budget": budget.label, **e})
-            elif budget.groups:
-                for eps, count in budget.groups:
-                    out.append(
-                        {
-                            "mechanism": mech.label,
-                            "budget": budget.label,
-                            "group": f"{count} users",
-                            "model": "local",
-                            "epsilon": str(eps),
-                            "delta": 0.0,
-                        }
-                    )
-            else:
-                out.append(
-                    {
-                        "mechanism": mech.label,
-                        "budget": budget.label,
-                        "group": "all users",
-                        "model": "local",
-                        "epsilon": budget.epsilon_value,
-                        "delta": 0.0,
-                    }
-                )
-    for e in out:  # JSON has no inf
-        if isinstance(e.get("epsilon"), float) and math.isinf(e["epsilon"]):
-            e["epsilon"] = "inf"
-    return out
-
-
-def git_commit(path: Path) -> str | None:
-    """The commit checked out at ``path``, or None outside a repository and before its first
-    commit (where ``git rev-parse HEAD`` fails but still prints the word ``HEAD``)."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-            cwd=path,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    sha = out.stdout.strip()
-    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
-
-
-def machine_info() -> dict[str, Any]:
-    """The manifest's ``machine``: where the numbers were computed, down to what decides their
-    last bits (numpy's SIMD kernels, the BLAS, scipy's and polars's versions; see
-    :mod:`ldpbench.results.machine`). Two runs are bit-identical only if these agree."""
-    from ldpbench.results import machine
-
-    return {
-        "node": platform.node(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "cpus": os.cpu_count(),
-        "numpy_simd": machine.numpy_simd(),
-        "blas": machine.blas(),
-        **machine.library_versions(),
-        "numeric_env": machine.numeric_environment(),
-    }
-
-
-def run_spec(
-    spec: Spec,
-    plugins: Plugins,
-    out_dir: str | Path | None = None,
-    *,
-    workers: int | None = None,
-    executor: str | None = None,
-    progress: bool | None = None,
-    rerun: bool = False,
-    recompute: bool = True,
-    cell_timeout: float | None = None,
-) -> RunOutcome:
-    """Run every unfinished cell of ``spec`` and return the leaderboard of all its cells.
-
-    A stored cell is reused only if its rows carry today's fingerprints
-    (:func:`ldpbench.engine.cell.row_fingerprint`: plugin identities, parameters, data). Cells stored
-    by other code or data are *stale*: they are rerun and :attr:`RunOutcome.stale_reasons` says
-    why, or, with ``recompute=False``, the run is refused (:class:`~ldpbench.errors.UsageError`)
-    before anything is written. The results folder is locked for the run
-    (:meth:`~ldpbench.results.store.ResultsStore.lock`).
-
-    :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
-    """
-
-    out = Path(out_dir) if out_dir else default_out_dir(spec)
-    store = ResultsStore(out)
-    with store.lock():
-        return _run_locked(
-            spec,
-            plugins,
-            store,
-            workers=workers,
-            executor=executor,
-            progress=progress,
-            rerun=rerun,
-            recompute=recompute,
-            cell_timeout=cell_timeout,
-        )
-
-
-def expected_rows(spec: Spec, cells: Sequence[Cell]) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
-    """``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}`` of the rows the cells
-    produce today."""
-    pairs = [(p, m) for p in spec.pipelines for m in spec.metrics]
-    # Fingerprints do not depend on the repeat (nor the seed): hash each (dataset, budget,
-    # mechanism) once, not once per repeat (a 20-repeat grid would hash everything 20 times).
-    by_group: dict[tuple[int, int, int, str], dict[tuple[str, str], tuple[str, str]]] = {}
-    out = {}
-    for c in cells:
-        group = (id(c.dataset), id(c.budget), id(c.mechanism), c.simulation)
-        if group not in by_group:
-            by_group[group] = {
-                (p.label, m.label): (fp := row_fingerprint(c, p, m), row_code_fingerprint(c, p, m, fp))
-                for p, m in pairs
-            }
-        out[c.cell_id] = by_group[group]
-    return out
-
-
-def stale_reasons(
-    plugins: Plugins, spec: Spec, stale: Sequence[Cell], old_manifest: Mapping[str, Any], now: Mapping[str, Any]
-) -> list[str]:
-    """Why stale cells changed: the plugins they use whose identity differs from the manifest of
-    the run that stored them; else their spec entries, parameters or data files."""
-    old = old_manifest.get("identities")
-    changes = identity_changes(old, now) if isinstance(old, Mapping) else {}
-    shared = [*(s for p in spec.pipelines for s in p.steps), *spec.metrics]
-    involved: dict[str, None] = {CORE_KEY: None}  # the core is behind every cell
-    for entry in [*dict.fromkeys(c.dataset for c in stale), *dict.fromkeys(c.mechanism for c in stale), *shared]:
-        for info in entry_plugins(plugins, entry):
-            involved[plugin_key(info)] = None
-    reasons = [changes[k] for k in involved if k in changes]
-    if not reasons and not isinstance(old, Mapping):
-        return ["stored by an ldpbench that did not record plugin identities"]
-    return reasons or ["a plugin, its parameters or a data file changed since they were stored"]
-
-
-def _old_manifest(store: Any) -> dict[str, Any]:
-    # Only for the reasons of stale cells: a missing or unreadable manifest just gives a vaguer one.
-    try:
-        record = json.loads(read_text_bounded(store.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))
-    except (LdpbenchError, ValueError, RecursionError):
-        return {}
-    return record if isinstance(record, dict) else {}
-
-
-def _frame(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
-    """Rows as :meth:`~ldpbench.results.store.ResultsStore.load` returns them once stored (the schema's
-    columns and the code fingerprint)."""
-    codes = pl.Series(CODE_KEY, [r.get(CODE_KEY) for r in rows], dtype=pl.String)
-    return rows_to_frame(rows).with_columns(codes)
-
-
-def _run_locked(
-    spec: Spec,
-    plugins: Plugins,
-    store: Any,
-    *,
-    workers: int | None,
-    executor: str | None,
-    progress: bool | None,
-    rerun: bool,
-    recompute: bool,
-    cell_timeout: float | None,
-) -> RunOutcome:
-    from tqdm import tqdm
-
-    from ldpbench.leaderboard.aggregate import aggregate
-    from ldpbench.leaderboard.render import render
-
-    started = time.perf_counter()
-    out = store.directory
-    # Before the manifest is written: a folder of another schema must be left exactly as it was.
-    store.check_writable()
-    cells = list(expand(spec))
-    expected = expected_rows(spec, cells)
-    identities = spec_identities(
-        plugins, [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
-    )
-    # The results file is read once: for the cells done, and below for the leaderboard.
-    stored = store.load(extra=(CODE_KEY,))
-    done, stale = (set(), set()) if rerun else cell_status(stored, expected, CODE_KEY)
-    reasons: list[str] = []
-    if stale:
-        reasons = stale_reasons(
-            plugins, spec, [c for c in cells if c.cell_id in stale], _old_manifest(store), identities
-        )
-        if not recompute:
-            raise UsageError(
-                f"{len(stale)} stored cells are stale: {'; '.join(reasons)}; "
-                "run without --no-recompute to recompute them (results left unchanged)"
-            )
-    store.write_manifest(
-        {
-            "cell_order": [c.cell_id for c in cells],
-            "ldpbench_version": VERSION,
-            "spec": spec.resolved,
-            "seed": spec.seed,
-            "plugins": plugins.manifest(),
-            "identities": identities,
-            "privacy": privacy_accounting(plugins, spec),
-            "commit": git_commit(Path(spec.path).resolve().parent),
-            "machine": machine_info(),
-            "argv": portable_argv(sys.argv),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-    )
-    todo = [c for c in cells if c.cell_id not in done]
-    timeout = cell_timeout if cell_timeout is not None else spec.cell_timeout
-    # The in-process executor evaluates cells with this process's cached populations: after an
-    # edit of a data file (a notebook, a second `main()` call) they would compute with the old
-    # data under today's fingerprints.
-    engine.run_cell.clear_population_cache()
-    tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in todo]
-    runner = choose_executor(plugins, spec, executor, workers)
-    errors: list[str] = []
-    fresh: list[dict[str, Any]] = []  # the rows appended by this run
-    appended: set[str] = set()  # their cells: a cell's latest append supersedes its stored rows
-    bar = tqdm(
-        total=len(tasks),
-        desc=spec.name,
-        unit="cell",
-        file=sys.stderr,
-        disable=(not progress) if progress is not None else None,
-        leave=False,
-    )
-    try:
-        with engine.plugins_given(plugins):
-            for result in runner.map_unordered(run_cell, tasks):
-                rows = failed_cell_rows(result.task, result.reason, plugins) if isinstance(result, TaskLost) else result
-                store.append(rows)
-                fresh.extend(rows)
-                appended.update(r["cell_id"] for r in rows)
-                for r in rows:
-                    if r["error"] and r["error"] not in errors:
-                        errors.append(r["error"])
-                bar.update(1)
-    finally:
-        bar.close()
-        runner.close()
-    df = pl.concat([stored.filter(~pl.col("cell_id").is_in(list(appended))), _frame(fresh)], how="vertical")
-    # Only this spec's rows as they are produced today: a results folder may hold rows of an
-    # earlier version of the spec (another seed, a pipeline since removed) or of its plugins,
-    # and one leaderboard must never mix numbers of two versions of a plugin.
-    keys = ["cell_id", "pipeline", "metric", "fingerprint", CODE_KEY]
-    today = pl.DataFrame(
-        [(cell, p, m, fp, code) for cell, rows in expected.items() for (p, m), (fp, code) in rows.items()],
-        schema=dict.fromkeys(keys, pl.String),
-        orient="row",
-    )
-    df = df.join(today, on=keys, how="semi", maintain_order="left").drop(CODE_KEY)
-    failed = int(df["error"].is_not_null().sum())
-    if not errors and failed:
-        errors = sorted(set(df["error"].drop_nulls().to_list()))
-    board = aggregate(df, order=[c.cell_id for c in cells], alpha=spec.alpha)
-    store.write_leaderboard(render(board, "json"))
-    noted = df["notes"].drop_nulls()
-    return RunOutcome(
-        spec=spec,
-        out_dir=out,
-        leaderboard=board,
-        cells_total=count_cells(spec),
-        cells_run=len(tasks),
-        cells_skipped=len(cells) - len(tasks),
-        failed_rows=failed,
-        errors=errors,
-        notes=sorted(set(noted.to_list())),
-        noted_rows=noted.len(),
-        seconds=time.perf_counter() - started,
-        cells_stale=len(stale),
-        stale_reasons=reasons,
-    )

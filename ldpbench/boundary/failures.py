@@ -80,6 +80,16 @@ def plugin_location(exc: BaseException, frames: int = MAX_FRAMES) -> str | None:
     return bounded(" <- ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(mine[-frames:])), 1000)
 
 
+class Failure:
+    """What a plugin's failure leaves in its rows: the error text and its location in plugin code."""
+
+    __slots__ = ("error", "where")
+
+    def __init__(self, what: str, exc: BaseException):
+        self.error = error_text(what, exc)
+        self.where = plugin_location(exc)
+
+
 def plugin_frame(exc: BaseException) -> str | None:
     """``file:line`` of the deepest traceback frame outside ldpbench, NumPy, SciPy and the stdlib."""
     found = None

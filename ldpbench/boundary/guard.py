@@ -67,6 +67,13 @@ def is_real_interrupt(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt) and _state.real_interrupt
 
 
+def contained(exc: BaseException) -> bool:
+    """Whether a plugin's exception fails only what depends on it (everything a plugin can raise:
+    ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``, any ``BaseException``), or ends the
+    cell (its time limit) or the run (the user's real Ctrl-C)."""
+    return not (isinstance(exc, CellTimeout) or is_real_interrupt(exc))
+
+
 def _on_sigint(signum: int, frame: Any) -> None:
     _state.real_interrupt = True
     raise KeyboardInterrupt

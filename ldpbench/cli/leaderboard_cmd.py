@@ -66,7 +66,7 @@ def render_failures(df, fmt: str) -> str:  # type: ignore[no-untyped-def]
     from tabulate import tabulate
 
     from ldpbench.boundary.failures import FAILURE_COLUMNS, failed_rows
-    from ldpbench.results.store import dumps_json
+    from ldpbench.results.jsoncodec import dumps_json
 
     failed = failed_rows(df)
     records = failed.to_dicts()

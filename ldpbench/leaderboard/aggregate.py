@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpbench.results.store import rows_to_frame
+from ldpbench.engine.rows import rows_to_frame
 from ldpbench.stats.paired import DEFAULT_ALPHA
 from ldpbench.stats.ties import TIE_COLUMNS, tie_columns
 

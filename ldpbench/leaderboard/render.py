@@ -20,7 +20,8 @@ import polars as pl
 from tabulate import tabulate
 
 from ldpbench.errors import UsageError
-from ldpbench.results.store import dumps_json, stamp_leaderboard_rows
+from ldpbench.results.jsoncodec import dumps_json
+from ldpbench.results.versioning import stamp_leaderboard_rows
 
 FORMATS = ("table", "markdown", "csv", "json")
 

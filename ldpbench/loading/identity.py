@@ -30,11 +30,12 @@ hash reads ``"unavailable"``. The modules of a plugin's base classes are hashed 
 
 ldpbench's own core shapes numbers too: the engine draws the users and the random streams, runs
 the simulation, combines budget groups and checks every value at the plugin boundary. Its
-version does not change while a checkout is edited, so the modules of :data:`CORE_MODULES` are
-hashed like a plugin's (:func:`core_identity`) and enter every row's ``code_fingerprint``: an
-edited engine makes the stored cells stale, with the reason ``core 'ldpbench' changed (source)``.
-The rest of ldpbench (the command line, reports, the leaderboard) does not touch a stored number
-and is left out, so editing it keeps stored results.
+version does not change while a checkout is edited, so the engine's modules and every ldpbench
+module they import (:func:`core_modules`) are hashed like a plugin's (:func:`core_identity`) and
+enter every row's ``code_fingerprint``: an edited engine makes the stored cells stale, with the
+reason ``core 'ldpbench' changed (source)``. The rest of ldpbench (the command line, reports, the
+leaderboard, the results folder) is never imported by the engine, does not touch a stored
+number, and is left out, so editing it keeps stored results.
 """
 
 from __future__ import annotations
@@ -53,32 +54,11 @@ from typing import Any
 OWN_DISTRIBUTION = "ldpbench"
 #: ``source_hash`` of a plugin whose module has no readable source.
 UNAVAILABLE = "unavailable"
-#: ldpbench's modules on the path from a spec's cell to its result rows: the cell flow and random
-#: streams, the simulation paths, the budget-group combination, the value checks, the theory
-#: column, the cell expansion (which users a repeat draws) and the base classes whose default
-#: methods plugins inherit. ``tests/unit/test_core_identity.py`` keeps the list complete: every
-#: ldpbench module these import is either listed or named there as not touching a number.
-CORE_MODULES = (
-    "ldpbench.boundary.values",
-    "ldpbench.spec.budgets",
-    "ldpbench.engine.cell",
-    "ldpbench.engine.groups",
-    "ldpbench.params",
-    "ldpbench.spec.seeding",
-    "ldpbench.engine.simulate",
-    "ldpbench.spec.expand",
-    "ldpbench.engine.theory",
-    "ldpbench.engine.threads",
-    "ldpbench.types.data",
-    "ldpbench.types.dataset",
-    "ldpbench.types.metric",
-    "ldpbench.types.oracle",
-    "ldpbench.types.plugin",
-    "ldpbench.types.postprocessor",
-    "ldpbench.types.prior",
-    "ldpbench.types.protocol",
-    "ldpbench.types.tags",
-)
+#: The package whose modules shape every stored number (a cell: population, mechanism,
+#: pipelines, metrics, rows). The core identity hashes its modules and, transitively, every
+#: ldpbench module they import (:func:`core_modules`): derived from the imports, never a
+#: hand-kept list, so that a new import on the engine's path cannot slip past the hash.
+CORE_PACKAGE = "ldpbench.engine"
 #: How :func:`spec_identities` and manifests name the core.
 CORE_KEY = "core 'ldpbench'"
 #: How many modules one plugin's source may span before we stop following imports (a guard
@@ -134,13 +114,29 @@ def _class_modules(cls: type) -> list[str]:
     return list(dict.fromkeys(names)) or [cls.__module__]
 
 
+def core_modules() -> list[str]:
+    """ldpbench's modules behind every stored number: each module of :data:`CORE_PACKAGE` and,
+    transitively, every ldpbench module one of them imports (the spec's data classes, the plugin
+    manager that builds plugins from their parameters, the base classes plugins inherit from,
+    the plugin boundary ...). Read from the source files, nothing is imported."""
+    spec = importlib.util.find_spec(CORE_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    roots = [CORE_PACKAGE] + sorted(
+        f"{CORE_PACKAGE}.{path.stem}"
+        for folder in folders
+        for path in Path(folder).glob("*.py")
+        if path.stem != "__init__"
+    )
+    return sorted({name for root in roots for name, _ in source_files(root)})
+
+
 @functools.cache
 def core_identity() -> PluginIdentity:
-    """The identity of ldpbench's core (:data:`CORE_MODULES`, each hashed alone, not following its
-    imports). Computed once per process: the code a process runs is the code it imported, even if
-    a file is edited while it runs."""
+    """The identity of ldpbench's core (:func:`core_modules`, their source hashed). Computed once
+    per process: the code a process runs is the code it imported, even if a file is edited while
+    it runs."""
     digest = hashlib.sha256()
-    for name in CORE_MODULES:
+    for name in core_modules():
         path = _module_source(name)
         digest.update(name.encode() + b"\0")
         digest.update((_file_digest(path, *_stat_key(path)) if path else UNAVAILABLE).encode() + b"\0")

@@ -43,7 +43,7 @@ from typing import Any
 
 import pluggy
 
-from ldpbench import hookspecs
+import ldpbench.hookspecs as hookspecs
 from ldpbench.errors import ParamError, PluginError, UsageError
 from ldpbench.loading.registry import Origin, PluginInfo, Registry
 from ldpbench.types import KINDS, Plugin

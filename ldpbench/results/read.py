@@ -1,7 +1,8 @@
 """Reading a results folder back: the rows of the spec its manifest records, and the manifest.
 
 ``ldpbench leaderboard``, ``compare``, ``report`` and the CI gate all read a folder through
-:func:`read_run`, so they agree on which rows are the spec's (:func:`current_spec_rows`).
+:func:`read_run`, so they agree with the run itself on which rows are the spec's
+(:func:`this_spec_rows`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from typing import Any
 
 import polars as pl
 
+from ldpbench.engine.fingerprints import ExpectedRows
+from ldpbench.engine.rows import CODE_KEY
 from ldpbench.errors import UsageError
+from ldpbench.results.manifest import expected_from_manifest
 from ldpbench.results.store import MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
+
 
 @dataclass
 class StoredRun:
@@ -46,7 +51,7 @@ def results_folder(path: str | Path) -> Path:
 
 
 def read_run(path: str | Path, *, quiet: bool = False) -> StoredRun:
-    """Read a results folder (or its ``results.jsonl``).
+    """Read a results folder (or its ``results.jsonl``): the rows of the spec its manifest records.
 
     :param quiet: do not warn about skipped lines (the caller reports :attr:`StoredRun.skipped_lines`).
     :raises UsageError: when there is no ``results.jsonl``.
@@ -57,17 +62,67 @@ def read_run(path: str | Path, *, quiet: bool = False) -> StoredRun:
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore")
-        rows = store.load()
+        stored = store.load()
     manifest = store.read_manifest() if store.manifest_path.is_file() else None
-    rows, left_out = current_spec_rows(rows, manifest)
-    if left_out:
+    expected = expected_from_manifest(manifest)
+    if expected is not None:
+        rows = this_spec_rows(stored, expected)
+        of_spec = this_spec_rows(stored, expected, match_code=False)
+        of_cells = stored.filter(pl.col("cell_id").is_in(list(expected)))
+        left_out = (stored.height - of_cells.height, of_cells.height - of_spec.height, of_spec.height - rows.height)
+        other_cells = stored.filter(~pl.col("cell_id").is_in(list(expected)))["cell_id"].n_unique()
+    else:  # a manifest written before it recorded the expected rows: its cells only
+        rows, other_cells = current_spec_rows(stored, manifest)
+        left_out = (0, 0, 0)
+    _warn_left_out(store, other_cells, *left_out[1:])
+    return StoredRun(store, rows, manifest, other_cells)
+
+
+def this_spec_rows(rows: pl.DataFrame, expected: ExpectedRows, *, match_code: bool = True) -> pl.DataFrame:
+    """The rows a spec produces today, in stored order: of its cells, pipelines and metrics, and
+    with today's fingerprints (what they measure, and the code that measured them).
+
+    The one definition of "this spec's rows", for the runner (``expected`` computed now) and every
+    reader of the folder (``expected`` as the run's manifest recorded it): a folder may also hold
+    rows of an earlier version of the spec (another seed, a pipeline since removed) or of its
+    plugins, and one leaderboard must never mix numbers of two versions of a plugin.
+
+    :param match_code: ``False``: the rows of the spec's cells, pipelines and metrics whatever
+        produced them (to count those left out as stored by other code).
+    """
+    keys = ["cell_id", "pipeline", "metric", "fingerprint", CODE_KEY]
+    today = pl.DataFrame(
+        [(cell, p, m, fp, code) for cell, pairs in expected.items() for (p, m), (fp, code) in pairs.items()],
+        schema=dict.fromkeys(keys, pl.String),
+        orient="row",
+    )
+    on = keys if match_code else keys[:3]
+    return rows.with_row_index("_order").join(today, on=on, how="semi").sort("_order").drop("_order")
+
+
+def _warn_left_out(store: ResultsStore, other_cells: int, other_pairs: int, other_code: int) -> None:
+    """Say what a reader leaves out of a folder, and why (the runner leaves out the same)."""
+    if other_cells:
         warnings.warn(
-            f"{store.directory}: left out {left_out} stored cell(s) that the spec in its "
+            f"{store.directory}: left out {other_cells} stored cell(s) that the spec in its "
             f"{MANIFEST_FILE} does not have (rows of an earlier version of the spec)",
             ResultsWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return StoredRun(store, rows, manifest, left_out)
+    if other_pairs:
+        warnings.warn(
+            f"{store.directory}: left out {other_pairs} stored row(s) of pipelines or metrics that the spec "
+            f"in its {MANIFEST_FILE} does not have (rows of an earlier version of the spec)",
+            ResultsWarning,
+            stacklevel=3,
+        )
+    if other_code:
+        warnings.warn(
+            f"{store.directory}: left out {other_code} stored row(s) of the spec's cells that other code or "
+            f"data produced (a rerun that was interrupted); `ldpbench run` on the spec recomputes them",
+            ResultsWarning,
+            stacklevel=3,
+        )
 
 
 def current_spec_rows(rows: pl.DataFrame, manifest: dict[str, Any] | None) -> tuple[pl.DataFrame, int]:

@@ -13,9 +13,9 @@ A run directory holds
   ldpbench version, written with tmp + rename.
 - ``leaderboard.json`` — the run's leaderboard (:mod:`ldpbench.results.read`), tmp + rename too.
 
-The pieces live in modules of their own, one idea each: the JSON codec (:mod:`ldpbench.results.jsoncodec`),
-schema versions (:mod:`ldpbench.results.versioning`), the row schema (:mod:`ldpbench.engine.rows`) and
-de-duplication (:mod:`ldpbench.results.appends`); their names are importable from here too.
+The pieces live in modules of their own, one idea each: the JSON codec (:mod:`.jsoncodec`),
+schema versions (:mod:`.versioning`), the row schema (:mod:`ldpbench.engine.rows`),
+de-duplication of appends (:mod:`.appends`) and which stored cells a run may reuse (:mod:`.status`).
 """
 
 from __future__ import annotations
@@ -29,71 +29,32 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ldpbench.results.appends import latest_appends
 from ldpbench.engine.rows import (
     APPEND_KEY,
     COLUMNS,
-    OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
-    ROW_KEY,
     check_row,
     empty_frame,
+    public_columns,
     rows_to_frame,
-    with_extra,
 )
 from ldpbench.errors import IOFault, LdpbenchError
+from ldpbench.results.appends import latest_appends
 from ldpbench.results.jsoncodec import dumps_json
-from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
 from ldpbench.results.versioning import (
-    REGENERATE_LEADERBOARD,
-    REGENERATE_RESULTS,
     RESULTS_KIND,
-    SCHEMA_KEY,
     SCHEMA_VERSION,
-    UNVERSIONED_LEADERBOARD_SCHEMA,
     ResultsSchemaError,
-    check_leaderboard_schema,
     check_schema_version,
     header_record,
-    stamp_leaderboard_rows,
 )
-
-__all__ = [  # the store's own names, then those re-exported from the modules it was split into
-    "LEADERBOARD_FILE",
-    "MANIFEST_FILE",
-    "RESULTS_FILE",
-    "ResultsBusy",
-    "ResultsStore",
-    "ResultsWarning",
-    "cell_status",
-    "io_fault",
-    "write_atomically",
-    "write_leaderboard_json",
-    "APPEND_KEY",
-    "COLUMNS",
-    "OPTIONAL_COLUMNS",
-    "REQUIRED_COLUMNS",
-    "ROW_KEY",
-    "empty_frame",
-    "rows_to_frame",
-    "REGENERATE_LEADERBOARD",
-    "REGENERATE_RESULTS",
-    "RESULTS_KIND",
-    "SCHEMA_KEY",
-    "SCHEMA_VERSION",
-    "UNVERSIONED_LEADERBOARD_SCHEMA",
-    "ResultsSchemaError",
-    "check_leaderboard_schema",
-    "check_schema_version",
-    "stamp_leaderboard_rows",
-    "dumps_json",
-    "latest_appends",
-]
+from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, check_regular_file, parse_json, read_text_bounded
 
 RESULTS_FILE = "results.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -127,6 +88,16 @@ def _is_torn_header(line: bytes) -> bool:
 # ----------------------------------------------------------------------------------------------
 # The store
 # ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """What a run finds in its results folder, read once (:meth:`ResultsStore.read_for_run`)."""
+
+    #: the stored rows (:meth:`ResultsStore.load`)
+    rows: pl.DataFrame
+    #: the manifest of the run that stored them; empty when there is none or it is unreadable
+    manifest: dict[str, Any]
 
 
 class ResultsStore:
@@ -260,13 +231,14 @@ class ResultsStore:
         """Write ``leaderboard.json`` (the rendered JSON leaderboard) atomically."""
         write_atomically(self.leaderboard_path, text)
 
-    def check_writable(self) -> None:
-        """Refuse a run directory this ldpbench must not write to, before anything is written.
+    def read_for_run(self) -> StoredState:
+        """What a run finds here, each file read once, and checked before anything is written.
 
         ``results.jsonl`` must be ours and of this schema version (a torn first write counts as
         empty); a ``manifest.json`` of a newer schema means a newer ldpbench owns the folder.
         Checking only when the rows are appended would be too late: a run writes its manifest
-        first, and would replace the newer one with ours before refusing.
+        first, and would replace the newer one with ours before refusing. An older or unreadable
+        manifest is ours to replace (it is always rewritten whole).
         """
         if self.directory.exists() and not self.directory.is_dir():
             raise io_fault(
@@ -274,23 +246,17 @@ class ResultsStore:
                 self.directory,
                 "use as the results folder",
             )
-        try:
-            with open(self.path, "rb") as fh:
-                first = fh.readline()
-        except FileNotFoundError:
-            first = b""
-        except OSError as exc:
-            raise io_fault(exc, self.path, "read") from None
-        if first and not _is_torn_header(first):
-            self._check_header(first)
+        rows = self.load()  # reads and checks the header
         try:
             manifest = json.loads(read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))
         except (LdpbenchError, ValueError, RecursionError):
-            return  # none, or unreadable: ours to replace (it is always rewritten whole)
-        version = manifest.get("schema_version") if isinstance(manifest, dict) else None
-        # An older manifest beside no results (or results just checked) is simply rewritten.
+            return StoredState(rows, {})
+        if not isinstance(manifest, dict):
+            return StoredState(rows, {})
+        version = manifest.get("schema_version")
         if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             check_schema_version(manifest, str(self.manifest_path), what="manifest")
+        return StoredState(rows, manifest)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -306,11 +272,8 @@ class ResultsStore:
     def exists(self) -> bool:
         return self.path.is_file()
 
-    def load(self, extra: Sequence[str] = ()) -> pl.DataFrame:
-        """All rows as a frame with the fixed schema (:data:`COLUMNS`), even when empty.
-
-        :param extra: keys rows may carry besides the columns (``code_fingerprint``), added as
-            string columns after them (null where a row lacks one or it is not a string).
+    def load(self) -> pl.DataFrame:
+        """All rows as a frame of the row schema (:data:`~ldpbench.engine.rows.SCHEMA`), even when empty.
 
         When a cell was appended more than once (a rerun of a failed or incomplete cell), only its
         latest append counts; its rows take the place where the cell first appeared, so the order
@@ -323,14 +286,16 @@ class ResultsStore:
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return with_extra(empty_frame(), extra)
+            return empty_frame()
+        except OSError as exc:
+            raise io_fault(exc, self.path, "read") from None
         lines = data.split(b"\n")
         # A torn first write leaves a partial header with no newline: the store is empty.
         if len(lines) == 1 and _is_torn_header(lines[0]):
             if lines[0]:
                 self.skipped_lines = 1
                 self._warn_skipped()
-            return with_extra(empty_frame(), extra)
+            return empty_frame()
         self._check_header(lines[0])
         body = [line for line in lines[1:] if line.strip()]
         try:  # one parse of the whole body is several times faster than one per line
@@ -353,11 +318,8 @@ class ResultsStore:
             first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             message = f"{self.path}: a row has a value of the wrong type ({first_line})"
             raise ResultsSchemaError(message) from None
-        appends = [
-            pl.Series(key, [v if isinstance(v := row.get(key), str) else None for row in rows], dtype=pl.String)
-            for key in (APPEND_KEY, *extra)
-        ]
-        return latest_appends(frame.with_columns(appends))
+        appends = pl.Series(APPEND_KEY, [v if isinstance(v := row.get(APPEND_KEY), str) else None for row in rows])
+        return latest_appends(frame.with_columns(appends.cast(pl.String)))
 
     def _warn_skipped(self) -> None:
         warnings.warn(
@@ -367,78 +329,11 @@ class ResultsStore:
             stacklevel=3,
         )
 
-    def done_cells(
-        self, expected_keys: Iterable[tuple[str, str]] | Mapping[str, Iterable[tuple[str, str]]]
-    ) -> set[str]:
-        """The cell ids whose every expected (pipeline, metric) row is stored as a finished value.
-
-        A finished value has no error and is finite: a row edited by hand to NaN, ``null`` or
-        infinity without an error is not a result, and its cell is redone.
-
-        :param expected_keys: the (pipeline, metric) pairs every cell produces, or a mapping
-            ``cell_id -> pairs`` when cells differ (then only those cells are considered).
-        """
-        df = self.load().filter(pl.col("error").is_null() & pl.col("value").is_finite())
-        present: dict[str, set[tuple[str, str]]] = {}
-        for cell, pipeline, metric in df.select("cell_id", "pipeline", "metric").iter_rows():
-            present.setdefault(cell, set()).add((pipeline, metric))
-        if isinstance(expected_keys, Mapping):
-            return {cell for cell, keys in expected_keys.items() if set(map(tuple, keys)) <= present.get(cell, set())}
-        expected = {tuple(k) for k in expected_keys}
-        return {cell for cell, keys in present.items() if expected <= keys}
-
-    def cell_status(
-        self, expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]], code_key: str = "code_fingerprint"
-    ) -> tuple[set[str], set[str]]:
-        """:func:`cell_status` of the stored rows."""
-        return cell_status(self.load(extra=(code_key,)), expected, code_key)
-
     def export_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write the (de-duplicated) rows to a Parquet file; returns its path."""
         path = Path(path)
-        self.load().write_parquet(path)
+        public_columns(self.load()).write_parquet(path)
         return path
-
-
-def cell_status(
-    rows: pl.DataFrame,
-    expected: Mapping[str, Mapping[tuple[str, str], tuple[str, str]]],
-    code_key: str = "code_fingerprint",
-) -> tuple[set[str], set[str]]:
-    """Which cells may be reused, and which were stored by code or data that has changed.
-
-    :param rows: stored rows (:meth:`ResultsStore.load` with ``extra=(code_key,)``).
-    :param expected: ``cell_id -> {(pipeline, metric): (fingerprint, code fingerprint)}``: the
-        rows each cell must have and the fingerprints of what would produce them now
-        (:func:`ldpbench.engine.cell.row_fingerprint`, :func:`~ldpbench.engine.cell.row_code_fingerprint`).
-    :param code_key: the row key holding the code fingerprint.
-    :returns: ``(done, stale)``: ``done`` cells have every expected row, finished (no error,
-        a finite value) and with today's fingerprints; ``stale`` cells have a stored row of an
-        expected (pipeline, metric) whose fingerprints differ, so its numbers came from another
-        version of a plugin, other parameters or other data (or from a row without a code
-        fingerprint, written before there was one: its code is unknown).
-    """
-    df = rows.filter(pl.col("cell_id").is_in(list(expected)))
-    ok: dict[str, set[tuple[str, str]]] = {}
-    bad: set[str] = set()
-    stale: set[str] = set()
-    columns = ("cell_id", "pipeline", "metric", "fingerprint", code_key, "error", "value")
-    for cell, pipeline, metric, fp, code, error, value in df.select(columns).iter_rows():
-        want = expected[cell].get((pipeline, metric))
-        if want is None:
-            continue  # a pipeline or metric no longer in the spec: not this run's business
-        if (fp, code) != tuple(want):
-            stale.add(cell)
-        elif error is None and value is not None and math.isfinite(value):
-            ok.setdefault(cell, set()).add((pipeline, metric))
-        else:
-            bad.add(cell)  # failed, or a hand-edited non-finite value: redo it
-    done = {
-        cell
-        for cell, keys in expected.items()
-        if cell not in stale and cell not in bad and set(keys) <= ok.get(cell, set())
-    }
-    return done, stale
 
 
 def write_atomically(path: Path, text: str) -> None:

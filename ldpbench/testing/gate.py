@@ -34,7 +34,9 @@ from typing import Any
 
 from ldpbench.errors import ExitCode, LdpbenchError, SpecError, UsageError
 from ldpbench.leaderboard.compare import DEFAULT_Z
-from ldpbench.results.store import SCHEMA_VERSION, ResultsStore, dumps_json, write_leaderboard_json
+from ldpbench.results.jsoncodec import dumps_json
+from ldpbench.results.store import ResultsStore, write_leaderboard_json
+from ldpbench.results.versioning import SCHEMA_VERSION
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"
@@ -115,7 +117,8 @@ def run_leaderboard(
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
     from ldpbench.leaderboard.render import render
-    from ldpbench.runner import git_commit, machine_info, run_spec
+    from ldpbench.results.manifest import git_commit, machine_info
+    from ldpbench.runner import run_spec
     from ldpbench.util.provenance import portable_path
     from ldpbench.util.version import VERSION
 

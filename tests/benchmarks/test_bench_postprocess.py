@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 

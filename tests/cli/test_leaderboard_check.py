@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ldpbench.errors import ExitCode, UsageError
-from ldpbench.results.store import SCHEMA_VERSION
+from ldpbench.results.versioning import SCHEMA_VERSION
 from ldpbench.testing.gate import BaselineRefused, check_leaderboard, main
 
 pytest_plugins = ["pytester"]

@@ -199,7 +199,8 @@ def test_an_edited_core_reruns_every_cell_and_says_why(project, capsys, monkeypa
 
     (tmp_path / "core_standin.py").write_text("SCALE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(identity, "CORE_MODULES", (*identity.CORE_MODULES, "core_standin"))
+    core = identity.core_modules()
+    monkeypatch.setattr(identity, "core_modules", lambda: [*core, "core_standin"])
     identity.core_identity.cache_clear()
     try:
         assert run(capsys, project)[0] == 0

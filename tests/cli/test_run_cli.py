@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.results.store import SCHEMA_VERSION
+from ldpbench.results.versioning import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from ldpbench.results.store import SCHEMA_VERSION
+from ldpbench.results.versioning import SCHEMA_VERSION
 
 SPEC = """\
 name: guard

@@ -23,8 +23,9 @@ import time
 import polars as pl
 import pytest
 
+from ldpbench.engine.rows import COLUMNS
 from ldpbench.loading.manager import build_plugins
-from ldpbench.results.store import COLUMNS, ResultsStore
+from ldpbench.results.store import ResultsStore
 from ldpbench.runner import run_spec
 from ldpbench.spec.validate import load_spec
 

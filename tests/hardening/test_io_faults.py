@@ -16,8 +16,9 @@ import textwrap
 
 import pytest
 
+from ldpbench.engine.rows import ROW_KEY
 from ldpbench.errors import ExitCode
-from ldpbench.results.store import ROW_KEY, ResultsStore
+from ldpbench.results.store import ResultsStore
 
 SPEC = """\
 name: io

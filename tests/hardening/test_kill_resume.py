@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.results.store import COLUMNS, RESULTS_FILE, ResultsStore
+from ldpbench.engine.rows import COLUMNS
+from ldpbench.results.store import RESULTS_FILE, ResultsStore
 
 SPEC = """\
 name: killme

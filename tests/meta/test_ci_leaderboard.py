@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.results.store import SCHEMA_VERSION
+from ldpbench.results.versioning import SCHEMA_VERSION
 
 CI_SPECS = ["specs/ci.yaml", "specs/ci-em.yaml", "specs/ci-blender.yaml"]
 BASELINE = "reports/ci-baseline/leaderboard.json"

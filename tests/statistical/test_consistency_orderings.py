@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.engine.simulate import simulate
 from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.seeding import rng_for

@@ -10,7 +10,7 @@ import pytest
 
 import ldpbench
 from ldpbench import hookimpl
-from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.errors import LdpbenchError, UnknownPluginError
 from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Oracle

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ldpbench
-from ldpbench.engine.cell import mechanism_outputs
+from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text

@@ -20,7 +20,8 @@ from ldpbench.leaderboard.compare import (
     render_comparison,
 )
 from ldpbench.leaderboard.render import render
-from ldpbench.results.store import SCHEMA_VERSION, ResultsStore
+from ldpbench.results.store import ResultsStore
+from ldpbench.results.versioning import SCHEMA_VERSION
 
 
 def lb_row(

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.errors import NotApplicable
 from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate

@@ -1,43 +1,57 @@
-"""The core modules hashed into every row's code fingerprint are the ones that shape its numbers.
+"""The core hashed into every row's code fingerprint is what the engine imports, derived, not listed.
 
-``ldpbench.loading.identity.CORE_MODULES`` lists ldpbench's modules on the path from a cell to its rows.
-A module one of them imports either shapes numbers too (it belongs in the list) or is named here
-with the reason it does not: a new import on the engine's path cannot slip past the hash.
+``ldpbench.loading.identity.core_modules`` starts from every module of the engine package and
+follows their ldpbench imports: a module on the path from a cell to its rows cannot be left out of
+the hash by forgetting to list it, and a module off that path (the command line, the leaderboard,
+reports, the results folder) cannot make stored results stale.
 """
 
 from __future__ import annotations
 
+import pkgutil
+
+import pytest
+
+import ldpbench.engine
 from ldpbench.loading import identity
 
-#: ldpbench modules the core imports that never change a stored number, and why.
-NOT_NUMERIC = {
-    "ldpbench": "the package's public names",
-    "ldpbench.boundary.guard": "time limits and interrupts: a cell either finishes or fails",
-    "ldpbench.errors": "exception classes",
-    "ldpbench.boundary.failures": "the text and location of a failure",
-    "ldpbench.loading.identity": "this hash itself",
-    "ldpbench.leaderboard.table": "number formatting for the theory notes",
-    "ldpbench.loading.manager": "finds plugins; their code is hashed by their own identity",
-    "ldpbench.util.suggest": "did-you-mean hints in error messages",
-    "ldpbench.spec.model": "the spec's data classes; their labels and parameters are in the fingerprint",
-    "ldpbench.types": "re-exports of the types modules (hashed one by one)",
-}
+
+def test_every_engine_module_is_in_the_core():
+    core = set(identity.core_modules())
+    engine = {f"ldpbench.engine.{m.name}" for m in pkgutil.iter_modules(ldpbench.engine.__path__)}
+    assert engine and engine <= core
 
 
-def test_every_ldpbench_module_the_core_imports_is_hashed_or_named_harmless():
-    unaccounted = {}
-    for name in identity.CORE_MODULES:
+@pytest.mark.parametrize(
+    "module",
+    [
+        "ldpbench.spec.model",  # Budget.epsilon_value: the epsilon every oracle is built with
+        "ldpbench.loading.manager",  # Plugins.create: where constructor arguments are assembled
+        "ldpbench.params",  # parameter defaults and coercion
+        "ldpbench.types.oracle",  # methods plugins inherit
+        "ldpbench.spec.seeding",  # every random stream
+        "ldpbench.boundary.values",  # the checks every plugin value passes
+    ],
+)
+def test_modules_the_engine_reaches_are_in_the_core(module):
+    assert module in identity.core_modules()
+
+
+def test_the_core_is_closed_under_the_engines_imports():
+    core = set(identity.core_modules())
+    for name in core:
         path = identity._module_source(name)
         assert path is not None, f"{name} has no source"
         for imported in identity._imports(name, path, is_package=path.name == "__init__.py"):
-            if not imported.startswith("ldpbench"):
-                continue
-            # `from .types import Estimate` lists `ldpbench.types.Estimate` too: keep modules only.
-            if identity._module_source(imported) is None:
-                continue
-            if imported not in identity.CORE_MODULES and imported not in NOT_NUMERIC:
-                unaccounted.setdefault(imported, []).append(name)
-    assert not unaccounted, f"ldpbench modules imported by the core, neither hashed nor named harmless: {unaccounted}"
+            if imported.startswith("ldpbench.") and identity._module_source(imported) is not None:
+                assert imported in core, f"{name} imports {imported}, which the core hash leaves out"
+
+
+def test_presentation_and_the_command_line_are_not_in_the_core():
+    core = identity.core_modules()
+    off_path = ("ldpbench.cli", "ldpbench.leaderboard", "ldpbench.report", "ldpbench.results", "ldpbench.runner")
+    assert not [m for m in core if m.startswith(off_path)]
+    assert "ldpbench" not in core  # the package's public surface imports the runner
 
 
 def test_the_core_identity_is_stable_within_a_process_and_recorded_per_spec():

@@ -9,10 +9,10 @@ import math
 import polars as pl
 import pytest
 
+from ldpbench.engine.rows import rows_to_frame
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS, aggregate
 from ldpbench.leaderboard.render import format_number, render
-from ldpbench.results.store import rows_to_frame
 
 # t_{0.975} quantiles, from tables (not from the code under test)
 T975 = {3: 3.182446305284263, 4: 2.7764451051977987}

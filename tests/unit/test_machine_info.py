@@ -15,7 +15,7 @@ import scipy
 
 import ldpbench
 from ldpbench.results import machine
-from ldpbench.runner import machine_info
+from ldpbench.results.manifest import machine_info
 
 SPEC = {
     "name": "provenance",

@@ -252,7 +252,7 @@ def test_within_group_ndcg_by_hand():
 def test_protocol_query_scores_are_used_unless_post_processed(plugins):
     """Through the engine's own pipeline code: an identity step keeps the protocol's query
     estimates; a step that changes the record vector drops them (not by step name)."""
-    from ldpbench.engine.cell import apply_pipeline
+    from ldpbench.engine.pipeline import apply_pipeline
 
     truth = Population(np.array([50, 10, 30, 10]), parents=np.array([0, 0, 1, 1]))
     # Record sums rank query 0 above query 1, as the truth does; the protocol's query estimates
@@ -283,7 +283,7 @@ def test_protocol_query_scores_are_used_unless_post_processed(plugins):
 
 
 def test_blender_query_estimates_survive_an_identity_pipeline(plugins):
-    from ldpbench.engine.cell import apply_pipeline
+    from ldpbench.engine.pipeline import apply_pipeline
 
     rng = np.random.default_rng(4)
     pq = np.arange(1, 101) ** -1.0

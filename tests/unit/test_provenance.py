@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.runner import git_commit
+from ldpbench.results.manifest import git_commit
 from ldpbench.util.provenance import portable_argv, portable_path
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

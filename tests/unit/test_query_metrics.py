@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ldpbench_plugins.metrics.queries as queries
-from ldpbench.engine.cell import apply_pipeline
+from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 

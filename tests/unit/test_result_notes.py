@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ldpbench.engine.cell import collect_warnings
+from ldpbench.engine.pipeline import collect_warnings
 from ldpbench.types import Estimate
 
 

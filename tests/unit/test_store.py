@@ -16,16 +16,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from ldpbench.engine.rows import COLUMNS, SCHEMA, empty_frame
 from ldpbench.errors import ExitCode, LdpbenchError
-from ldpbench.results.store import (
-    COLUMNS,
-    SCHEMA_VERSION,
-    ResultsSchemaError,
-    ResultsStore,
-    ResultsWarning,
-    dumps_json,
-    empty_frame,
-)
+from ldpbench.results.jsoncodec import dumps_json
+from ldpbench.results.status import cell_status
+from ldpbench.results.store import ResultsStore, ResultsWarning
+from ldpbench.results.versioning import SCHEMA_VERSION, ResultsSchemaError
 
 KEYS = [("base", "mse"), ("norm-sub", "mse"), ("base", "l1")]
 
@@ -53,6 +49,16 @@ def row(cell="c0", pipeline="base", metric="mse", value=0.5, error=None, **kw):
     return out
 
 
+def done_cells(store, keys, fingerprint="f1"):
+    """The stored cells a run would reuse (:func:`~ldpbench.results.status.cell_status`): every
+    (pipeline, metric) of ``keys`` stored and finished; ``keys`` per cell when a mapping (only those
+    cells are considered). The rows here carry ``fingerprint`` and no code fingerprint."""
+    rows = store.load()
+    wanted = keys if isinstance(keys, dict) else dict.fromkeys(rows["cell_id"].unique().to_list(), keys)
+    expected = {cell: {tuple(k): (fingerprint, None) for k in pairs} for cell, pairs in wanted.items()}
+    return cell_status(rows, expected)[0]
+
+
 def cell_rows(cell, value=0.5, error=None, **kw):
     return [row(cell, p, m, value=value, error=error, **kw) for p, m in KEYS]
 
@@ -71,9 +77,9 @@ def strict_loads(text):
 
 def test_load_of_missing_store_is_empty_with_the_fixed_schema(tmp_path):
     df = ResultsStore(tmp_path / "nope").load()
-    assert df.shape == (0, len(COLUMNS))
-    assert dict(df.schema) == COLUMNS
-    assert dict(empty_frame().schema) == COLUMNS
+    assert df.shape == (0, len(SCHEMA))
+    assert dict(df.schema) == SCHEMA
+    assert dict(empty_frame().schema) == SCHEMA
 
 
 def test_append_round_trips_values_and_dtypes(tmp_path):
@@ -86,7 +92,7 @@ def test_append_round_trips_values_and_dtypes(tmp_path):
     ]
     store.append(rows)
     df = store.load()
-    assert dict(df.schema) == COLUMNS
+    assert dict(df.schema) == SCHEMA
     assert df["cell_id"].to_list() == ["a", "b", "c", "d"]
     values = df["value"].to_list()
     assert values[0] == 0.25 and math.isnan(values[1]) and values[2] == 1e-300
@@ -142,7 +148,7 @@ def test_extra_keys_are_kept_in_the_file_but_not_in_the_frame(tmp_path):
     store = ResultsStore(tmp_path)
     store.append([row("a", seed=42)])
     assert strict_loads(store.path.read_text().splitlines()[1])["seed"] == 42
-    assert list(store.load().columns) == list(COLUMNS)
+    assert list(store.load().columns) == list(SCHEMA)
 
 
 # -- torn lines --------------------------------------------------------------------------------
@@ -160,7 +166,7 @@ def test_truncated_last_line_is_ignored_with_a_warning(tmp_path):
     assert len(df) == 2 * len(KEYS) - 1
     # the torn cell is not done, so a rerun redoes it
     with pytest.warns(ResultsWarning):
-        assert store.done_cells(KEYS) == {"a"}
+        assert done_cells(store, KEYS) == {"a"}
 
 
 def test_append_after_a_torn_line_keeps_the_new_rows_whole(tmp_path):
@@ -173,7 +179,7 @@ def test_append_after_a_torn_line_keeps_the_new_rows_whole(tmp_path):
     assert store.skipped_lines == 1
     assert df["value"].to_list() == [0.75] * len(KEYS)
     with pytest.warns(ResultsWarning):
-        assert store.done_cells(KEYS) == {"a"}
+        assert done_cells(store, KEYS) == {"a"}
 
 
 def test_a_torn_header_means_an_empty_store_that_can_be_appended_to(tmp_path):
@@ -220,7 +226,7 @@ def test_sigkill_during_appends_loses_at_most_the_cell_being_written(tmp_path):
     assert len(per_cell) > 5
     # every cell but possibly the last one has all 20 rows
     assert (per_cell["len"] < 20).sum() <= 1
-    done = store.done_cells([(f"p{j}", "mse") for j in range(20)])
+    done = done_cells(store, [(f"p{j}", "mse") for j in range(20)], fingerprint="f")
     assert len(done) >= len(per_cell) - 1
 
 
@@ -286,11 +292,11 @@ def test_done_cells_needs_every_expected_row_without_error(tmp_path):
     mixed = cell_rows("one-bad")
     mixed[1] = row("one-bad", *KEYS[1], value=math.nan, error="ValueError: y")
     store.append(mixed)
-    assert store.done_cells(KEYS) == {"ok"}
-    assert store.done_cells([("base", "mse")]) == {"ok", "partial", "one-bad"}
+    assert done_cells(store, KEYS) == {"ok"}
+    assert done_cells(store, [("base", "mse")]) == {"ok", "partial", "one-bad"}
     # per-cell expectations: only the listed cells are considered
-    assert store.done_cells({"partial": [("base", "mse")], "ok": KEYS, "ghost": KEYS}) == {"partial", "ok"}
-    assert ResultsStore(tmp_path / "empty").done_cells(KEYS) == set()
+    assert done_cells(store, {"partial": [("base", "mse")], "ok": KEYS, "ghost": KEYS}) == {"partial", "ok"}
+    assert done_cells(ResultsStore(tmp_path / "empty"), KEYS) == set()
 
 
 # -- manifest, parquet, JSON -------------------------------------------------------------------
@@ -324,12 +330,13 @@ def test_read_manifest_errors_are_user_errors(tmp_path):
         store.read_manifest()
 
 
-def test_export_parquet_matches_load(tmp_path):
+def test_export_parquet_matches_load_without_the_internal_columns(tmp_path):
     store = ResultsStore(tmp_path)
     store.append(cell_rows("a") + [row("b", value=math.nan, error="E: e", epsilon=math.nan)])
     out = store.export_parquet(tmp_path / "r.parquet")
     back = pl.read_parquet(out)
-    assert back.equals(store.load())
+    assert list(back.columns) == list(COLUMNS)
+    assert back.equals(store.load().select(list(COLUMNS)))
 
 
 def test_dumps_json_is_strict_and_keeps_infinity():
@@ -350,7 +357,7 @@ def test_a_rerun_of_a_protocol_cell_supersedes_rows_with_other_labels(tmp_path):
     assert sorted(set(p_rows["oracle"])) == ["blender:blended", "blender:client"]
     assert len(p_rows) == 2 * len(KEYS) and p_rows["error"].null_count() == len(p_rows)
     assert df["cell_id"].to_list()[0] == "p"  # where the cell first appeared
-    assert store.done_cells(KEYS) == {"p", "q"}
+    assert done_cells(store, KEYS) == {"p", "q"}
 
 
 def test_hand_written_rows_without_append_ids_supersede_by_contiguous_run(tmp_path):
@@ -385,24 +392,25 @@ def test_a_hand_edited_value_of_the_wrong_type_is_a_clear_error(tmp_path):
         store.load()
 
 
-def test_check_writable_refuses_other_schemas_and_writes_nothing(tmp_path):
+def test_read_for_run_refuses_other_schemas_and_writes_nothing(tmp_path):
     # A run calls this before it writes its manifest: every refusal leaves the folder as it was.
     fresh = ResultsStore(tmp_path / "fresh")
-    fresh.check_writable()  # nothing there yet: fine, and still nothing there
+    fresh.read_for_run()  # nothing there yet: fine, and still nothing there
     assert not fresh.directory.exists()
     torn = ResultsStore(tmp_path / "torn")
     torn.directory.mkdir()
     torn.path.write_text('{"schema_ver')  # killed during the very first write: counts as empty
-    torn.check_writable()
+    with pytest.warns(ResultsWarning, match="skipped 1"):
+        assert torn.read_for_run().rows.is_empty()
 
     newer = ResultsStore(tmp_path / "newer")
     _write_header(newer, {"schema_version": SCHEMA_VERSION + 1, "kind": "ldpbench-results"})
     with pytest.raises(ResultsSchemaError, match="newer.*update ldpbench"):
-        newer.check_writable()
+        newer.read_for_run()
     older = ResultsStore(tmp_path / "older")
     _write_header(older, {"schema_version": SCHEMA_VERSION - 1, "kind": "ldpbench-results"})
     with pytest.raises(ResultsSchemaError, match="older.*rerun"):
-        older.check_writable()
+        older.read_for_run()
 
     # A newer manifest alone also means a newer ldpbench owns the folder; an older or broken one
     # beside no results is simply rewritten by the run.
@@ -410,8 +418,8 @@ def test_check_writable_refuses_other_schemas_and_writes_nothing(tmp_path):
     owned.directory.mkdir()
     owned.manifest_path.write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(ResultsSchemaError, match="manifest.json: manifest has schema version .* newer"):
-        owned.check_writable()
+        owned.read_for_run()
     owned.manifest_path.write_text(json.dumps({"schema_version": SCHEMA_VERSION - 1}))
-    owned.check_writable()
+    owned.read_for_run()
     owned.manifest_path.write_text("{not json")
-    owned.check_writable()
+    owned.read_for_run()

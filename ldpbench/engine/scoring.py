@@ -1,0 +1,93 @@
+"""Score one processed estimate with every metric of the cell, and give each value its theory.
+
+The true population is handed to metrics only here, and only while they run: a post-processor
+never has it on its stack. So is the theory's variance, a function of the true frequencies
+(:mod:`ldpbench.engine.theory`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ldpbench.boundary.failures import Failure
+from ldpbench.boundary.guard import contained
+from ldpbench.boundary.values import checked_metric_value, frozen_estimate
+from ldpbench.engine.theory import expected_item_variance
+from ldpbench.loading.manager import Plugins
+from ldpbench.spec.expand import Cell
+from ldpbench.spec.model import Entry
+from ldpbench.spec.seeding import rng_for
+from ldpbench.types import Estimate, Metric, Population
+
+#: A metric of the cell: its entry, the built scorer, or the failure that prevented building it.
+MetricSlot = tuple[Entry, Metric | None, Failure | None]
+#: One score: the metric, its value (NaN on failure), the failure, and the value's theory.
+Score = tuple[Entry, float, Failure | None, float]
+
+
+def score_estimate(
+    truth: Callable[[], Population],
+    plugins: Plugins,
+    cell: Cell,
+    metrics: Sequence[MetricSlot],
+    processed: Estimate,
+    raw: Estimate,
+    stage: list[str],
+) -> list[Score]:
+    """Every metric's value for one processed estimate, and its ``theory`` (NaN unless the
+    pipeline left the oracle's vector unchanged). ``truth`` loads the population (cached);
+    ``stage[0]`` names the plugin running, for a time-out's message."""
+    population = truth()
+    view = frozen_estimate(processed)
+    variance = None
+    if processed.frequencies_digest() == raw.frequencies_digest():
+        variance = _theory_variance(plugins, cell, population, raw)
+    out: list[Score] = []
+    for metric, scorer, failure in metrics:
+        if failure is not None or scorer is None:
+            out.append((metric, math.nan, failure, math.nan))
+            continue
+        # The same metric stream for every mechanism and pipeline of a repeat: e.g. set-query
+        # draws the same random subsets for all methods (paired comparisons).
+        mrng = rng_for(cell.seed, "metric", cell.dataset.label, cell.budget.label, cell.repeat, metric.label)
+        who = f"metric '{metric.name}'"
+        stage[0] = who
+        try:
+            value = checked_metric_value(who, scorer.score(population, view, mrng))
+        except BaseException as exc:
+            if not contained(exc):
+                raise
+            out.append((metric, math.nan, Failure(who, exc), math.nan))
+            continue
+        theory = _theory(scorer, population, view, variance) if variance is not None else math.nan
+        out.append((metric, value, None, theory))
+    return out
+
+
+def _theory_variance(plugins: Plugins, cell: Cell, population: Population, estimate: Estimate) -> Any:
+    """The unprocessed oracle estimate's per-item expected squared error (its variance, plus the
+    squared bias of an oracle declared biased; :mod:`ldpbench.engine.theory`), or None.
+
+    Theory is a diagnostic: an oracle whose variance formula raises loses its ``theory``, never
+    its rows."""
+    mech = cell.mechanism
+    if mech.kind != "oracle":
+        return None
+    try:
+        return expected_item_variance(
+            lambda eps: plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=eps),
+            estimate,
+            population.frequencies,
+            population.n,
+        )
+    except Exception:  # noqa: BLE001 - a diagnostic never fails a row
+        return None
+
+
+def _theory(scorer: Any, population: Population, processed: Estimate, variance: Any) -> float:
+    try:
+        return float(scorer.theory(population, processed, variance))
+    except Exception:  # noqa: BLE001 - a diagnostic never fails a row
+        return math.nan
