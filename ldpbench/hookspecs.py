@@ -1,8 +1,9 @@
 """How plugins are registered: one registration hook per plugin kind.
 
 What a registered class must (and may) provide is declared on its kind's base class in
-:mod:`ldpbench.types` (one module per kind, optional capabilities as ``tags()``); this module
-only says how classes reach the registry.
+:mod:`ldpbench.types` (one module per kind, optional capabilities as ``tags()``), and which hook
+registers which kind in :data:`ldpbench.types.kinds.KINDS`; this module only says how classes
+reach the registry.
 
 A plugin module implements any of these hooks with :data:`ldpbench.hookimpl` and calls
 ``registry.register(SomeClass)`` for each class it provides::
@@ -92,15 +93,3 @@ def ldpbench_register_executors(registry):  # type: ignore[no-untyped-def]
 
     :param registry: call ``registry.register(cls)`` once per executor.
     """
-
-
-#: kind -> the name of its registration hook
-HOOK_FOR_KIND = {
-    "oracle": "ldpbench_register_oracles",
-    "postprocessor": "ldpbench_register_postprocessors",
-    "prior": "ldpbench_register_prior_families",
-    "metric": "ldpbench_register_metrics",
-    "dataset": "ldpbench_register_datasets",
-    "protocol": "ldpbench_register_protocols",
-    "executor": "ldpbench_register_executors",
-}

@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 
 INSTALL = 'pip install pure-ldp scikit-learn statsmodels "xxhash<4"   (see this script\'s docstring)'
 

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
-from ldpbench_plugins.postprocess import _murakami
-from ldpbench_plugins.postprocess._em import groups_of, run_em, sample_histograms
+from ldpbench_plugins.postprocessors import _murakami
+from ldpbench_plugins.postprocessors._em import groups_of, run_em, sample_histograms
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the slides' table lives in murakami2018_slides_check.py
 

@@ -35,8 +35,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ldpbench import build_plugins  # noqa: E402
 from ldpbench.engine.groups import simulate_groups  # noqa: E402
-from ldpbench.loading.manager import build_plugins  # noqa: E402
 from ldpbench.results.read import read_run  # noqa: E402
 
 METRIC = "mse(reduction=sum)"
@@ -213,7 +213,7 @@ def scale_scan(plugins, pop, repeats: int = 200) -> dict:
     at s = 1 in every repeat), without re-running EM for each s.
     """
     from ldpbench_plugins.numerics.simplex import project_to_simplex
-    from ldpbench_plugins.postprocess._em import groups_of, newton_step, run_em
+    from ldpbench_plugins.postprocessors._em import groups_of, newton_step, run_em
 
     plugin = plugins.create("postprocessor", "em-rilstone", {})
     truth = pop.frequencies

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 
 # the slides' table: EM -> Proposal for the 15 shown cells of cases (1)-(3)

@@ -18,8 +18,8 @@ import sys
 
 import numpy as np
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.datasets.synthetic import apportion
 from ldpbench_plugins.oracles.olh import default_range, olh_constants
 from ldpbench_plugins.oracles.pgr import PGR, next_prime

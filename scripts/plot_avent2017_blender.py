@@ -276,7 +276,7 @@ def figure9(seed: int = 2017) -> str:
     """[A17] Fig. 9 on aol-queries: top-10 true queries, estimates of one run (eps 4, 5%, M 50, blend projected)."""
     import numpy as np
 
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
 
     plugins = build_plugins()
     truth = plugins.create("dataset", "aol-queries", {}).load(np.random.default_rng(seed))

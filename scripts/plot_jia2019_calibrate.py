@@ -60,8 +60,8 @@ def true_prior_posterior_mean(x: np.ndarray, truth: np.ndarray, sigma: float, bl
 
 def ceiling(repeats: int) -> None:
     """The true-histogram-prior diagnostic on Retail (see the module docstring)."""
+    from ldpbench import build_plugins
     from ldpbench.engine.simulate import simulate
-    from ldpbench.loading.manager import build_plugins
 
     plugins = build_plugins()
     pop = plugins.create("dataset", "retail", {}).load(np.random.default_rng(0))

@@ -124,9 +124,9 @@ def bias_table(trials: int = 200, epsilon: float = 1.0, seed: int = 20200223) ->
     path; ``bias = mean over trials of mean over the items of (f'_v - f_v)``, with its standard
     error over trials and z = bias / SE.
     """
+    from ldpbench import build_plugins
     from ldpbench.engine.pipeline import apply_pipeline
     from ldpbench.engine.simulate import simulate
-    from ldpbench.loading.manager import build_plugins
     from ldpbench.spec.seeding import rng_for
 
     plugins = build_plugins()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 

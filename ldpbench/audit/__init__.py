@@ -7,12 +7,17 @@
   manner of LDP-Auditor (Arcolezi & Gambs, PETS 2024), giving a lower confidence bound on the
   effective epsilon at realistic sizes: it can catch a leak, never prove its absence.
 
-``ldpbench audit NAME`` runs both; ``ldpbench check-plugin`` runs a quick form.
+- :mod:`.verdict` runs both on one installed oracle and says what they found
+  (:func:`audit_plugin`, what ``ldpbench audit NAME`` runs; ``ldpbench check-plugin`` runs a quick
+  form).
+
+The names below are public (``from ldpbench.audit import audit_plugin``).
 """
 
 from __future__ import annotations
 
-from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit, has_support_matrix
+from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit
 from ldpbench.audit.exact import ExactAudit, exact_audit
+from ldpbench.audit.verdict import PluginAudit, audit_plugin
 
-__all__ = ["EmpiricalAudit", "ExactAudit", "empirical_audit", "exact_audit", "has_support_matrix"]
+__all__ = ["EmpiricalAudit", "ExactAudit", "PluginAudit", "audit_plugin", "empirical_audit", "exact_audit"]

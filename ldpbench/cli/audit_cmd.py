@@ -76,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.audit.verdict import EPSILONS, audit_plugin
+    from ldpbench.audit import audit_plugin
+    from ldpbench.audit.verdict import EPSILONS
     from ldpbench.cli._common import plugins_from_args
 
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command

@@ -24,10 +24,10 @@ from ldpbench.boundary.failures import describe_exception
 from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
 from ldpbench.cli.audit_cmd import add_audit_options
 from ldpbench.errors import ExitCode, UnknownPluginError
+from ldpbench.types.kinds import CHECKED_KINDS, KINDS
 from ldpbench.util.suggest import closest
 
 #: The kinds the conformance kit has checks for.
-CHECKED_KINDS = ("oracle", "postprocessor", "metric", "dataset")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,27 +56,22 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from ldpbench.cli._common import plugins_from_args
-    from ldpbench.testing.checks import CheckSkipped, dataset_checks, metric_checks, oracle_checks, postprocessor_checks
+    from ldpbench.testing import CheckSkipped, plugin_checks
 
     plugins = plugins_from_args(args)
     searched = (args.kind,) if args.kind else CHECKED_KINDS
     kinds = [k for k in searched if args.name in plugins.registry(k)]
     if not kinds:
         names = sorted({i.name for k in searched for i in plugins.registry(k)})
-        what = args.kind or "oracle, post-processor, metric or dataset"
+        nouns = [KINDS[k].noun.split(" ", 1)[1] for k in CHECKED_KINDS]
+        what = args.kind or ", ".join(nouns[:-1]) + " or " + nouns[-1]
         raise UnknownPluginError(what, args.name, closest(args.name, names), names)
     kind = kinds[0]
     params = param_values(args.param)
     # Unknown or ill-typed parameters are a usage error here, not a failed check.
     plugins.get(kind, args.name).resolve_params(params)
-    make = {
-        "oracle": oracle_checks,
-        "postprocessor": postprocessor_checks,
-        "metric": metric_checks,
-        "dataset": dataset_checks,
-    }[kind]
     outcomes: list[dict[str, Any]] = []
-    for check_name, check in make(args.name, plugins=plugins, params=params, seed=args.seed):
+    for check_name, check in plugin_checks(kind, args.name, plugins=plugins, params=params, seed=args.seed):
         started = time.perf_counter()
         try:
             check()
@@ -116,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     """The quick empirical audit as one more row of the table (the exact one is a kit check)."""
-    from ldpbench.audit.verdict import EPSILONS, audit_plugin
+    from ldpbench.audit import audit_plugin
+    from ldpbench.audit.verdict import EPSILONS
 
     started = time.perf_counter()
     result = audit_plugin(

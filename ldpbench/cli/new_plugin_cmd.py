@@ -25,18 +25,18 @@ class _IntermixedParser(argparse.ArgumentParser):
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from ldpbench.scaffold import KINDS
+    from ldpbench.types.kinds import SCAFFOLDED_KINDS
 
     # argparse builds every subparser with one class; this one needs the intermixed parser.
     default_class, subparsers._parser_class = subparsers._parser_class, _IntermixedParser
     try:
-        parser = _add_parser(subparsers, KINDS)
+        parser = _add_parser(subparsers, SCAFFOLDED_KINDS)
     finally:
         subparsers._parser_class = default_class
     parser.set_defaults(func=run)
 
 
-def _add_parser(subparsers: argparse._SubParsersAction, kinds: dict) -> argparse.ArgumentParser:
+def _add_parser(subparsers: argparse._SubParsersAction, kinds: tuple[str, ...]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "new-plugin",
         help="write a ready plugin repository (example plugin, kit tests, CI spec, baseline, workflow)",

@@ -242,8 +242,8 @@ def build_plugins(
         raise PluginError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
 
     registries = {kind: Registry(kind) for kind in KINDS}
-    for kind, hook_name in hookspecs.HOOK_FOR_KIND.items():
-        broken.extend(_call_registration_hook(pm, hook_name, registries[kind], origins))
+    for kind in KINDS.values():
+        broken.extend(_call_registration_hook(pm, kind.hook, registries[kind.name], origins))
 
     if not any(len(r) for r in registries.values()):
         raise PluginError(

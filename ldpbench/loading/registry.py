@@ -17,7 +17,8 @@ from typing import Any
 from ldpbench.errors import PluginError, UnknownPluginError
 from ldpbench.loading.identity import PluginIdentity, plugin_identity
 from ldpbench.params import Param, ResolvedParams, check_declaration, resolve
-from ldpbench.types import KINDS, Executor, ExecutorTags, Oracle, Plugin, PostProcessor, implements
+from ldpbench.types import Plugin
+from ldpbench.types.kinds import KINDS
 from ldpbench.util.suggest import closest
 
 #: Plugin names: lowercase words of letters and digits joined by single hyphens.
@@ -96,7 +97,7 @@ class Registry:
         if kind not in KINDS:
             raise ValueError(f"unknown plugin kind {kind!r}")
         self.kind = kind
-        self.base = KINDS[kind]
+        self.base = KINDS[kind].base
         self._entries: dict[str, PluginInfo] = {}
 
     # -- registration -----------------------------------------------------------------------
@@ -124,7 +125,7 @@ class Registry:
         if missing:
             raise PluginError(f"{where}: {cls.__qualname__} ('{name}') does not implement {', '.join(missing)}")
         problems = (
-            _signature_problems(cls, self.base) + check_declaration(cls.params) + contract_problems(self.kind, cls)
+            _signature_problems(cls, self.base) + check_declaration(cls.params) + self.base.contract_problems(cls)
         )
         if problems:
             raise PluginError(f"{where}: {cls.__qualname__} ('{name}'): " + "; ".join(problems))
@@ -205,46 +206,3 @@ def _signature_problems(cls: type, base: type) -> list[str]:
 
 def _positional(sig: inspect.Signature) -> list[inspect.Parameter]:
     return [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
-#: Oracle methods that only make sense together: a finite report space.
-FINITE_OUTPUT_GROUP = ("channel", "report_histogram", "support_counts_from_histogram")
-
-
-def contract_problems(kind: str, cls: type[Plugin]) -> list[str]:
-    """Where a class's declared capabilities contradict what it implements (empty if none).
-
-    Read from the class alone (nothing is constructed), with the same derivation as the base
-    classes' default ``tags()``: e.g. an oracle with a ``channel`` but no ``report_histogram``
-    would look finite-output to nobody and silently lose EM, so it is refused here, at
-    registration, naming the plugin and its distribution.
-    """
-    problems: list[str] = []
-    if kind == "oracle":
-        have = [m for m in FINITE_OUTPUT_GROUP if implements(cls, Oracle, m)]
-        if have and len(have) < len(FINITE_OUTPUT_GROUP):
-            lacking = [m for m in FINITE_OUTPUT_GROUP if m not in have]
-            problems.append(
-                f"a finite report space needs {', '.join(FINITE_OUTPUT_GROUP)} together: it implements "
-                f"{', '.join(have)} but not {', '.join(lacking)}"
-            )
-        if implements(cls, Oracle, "sample_report_histogram") and len(have) < len(FINITE_OUTPUT_GROUP):
-            problems.append(
-                "sample_report_histogram needs a finite report space (" + ", ".join(FINITE_OUTPUT_GROUP) + ")"
-            )
-        if implements(cls, Oracle, "output_rows") and not implements(cls, Oracle, "output_table"):
-            problems.append("output_rows indexes rows of output_table, which it does not implement")
-        if not isinstance(cls.exact_aggregate, bool):
-            problems.append(f"exact_aggregate must be True or False, got {cls.exact_aggregate!r}")
-    elif kind == "postprocessor":
-        if cls.acts_on not in ("estimate", "queries"):
-            problems.append(f"acts_on must be 'estimate' or 'queries', got {cls.acts_on!r}")
-        elif cls.acts_on == "queries" and not implements(cls, PostProcessor, "answer"):
-            problems.append("acts_on = 'queries' needs answer(sums, estimate)")
-    elif kind == "executor":
-        tags = cls.tags() if issubclass(cls, Executor) else None
-        if not isinstance(tags, ExecutorTags) or tags.default_for not in (None, "serial", "parallel"):
-            problems.append(
-                f"tags() must return ExecutorTags with default_for None, 'serial' or 'parallel', got {tags!r}"
-            )
-    return problems

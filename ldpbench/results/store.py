@@ -246,6 +246,8 @@ class ResultsStore:
                 self.directory,
                 "use as the results folder",
             )
+        if self.path.is_dir():  # a file a run cannot append to: an I/O fault, as when appending
+            raise io_fault(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), self.path, "read")
         rows = self.load()  # reads and checks the header
         try:
             manifest = json.loads(read_text_bounded(self.manifest_path, limit=MAX_LEADERBOARD_BYTES, what="manifest"))

@@ -21,11 +21,22 @@ from pathlib import Path
 
 from ldpbench.errors import UsageError
 from ldpbench.scaffold import files
-from ldpbench.scaffold.examples import KINDS
+from ldpbench.scaffold.examples import KindExample
 from ldpbench.scaffold.source import default_ldpbench_source
+from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
+from ldpbench.types.kinds import SCAFFOLDED_KINDS
 from ldpbench.util.version import VERSION
 
 __all__ = ["KINDS", "default_ldpbench_source", "new_plugin"]
+
+
+def example_of(kind: str) -> KindExample:
+    """The example of ``kind`` its declaration names."""
+    return PLUGIN_KINDS[kind].resolve(PLUGIN_KINDS[kind].example)
+
+
+#: The kinds ``new-plugin`` writes, with their examples (derived from the kinds' declarations).
+KINDS: dict[str, KindExample] = {kind: example_of(kind) for kind in SCAFFOLDED_KINDS}
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 
@@ -87,7 +98,7 @@ def new_plugin(
         "distribution": f"ldpbench-{name}",
         "version": VERSION,
         "source": source,
-        "kit": example.kit_function,
+        "kit": PLUGIN_KINDS[kind].kit_function,
     }
     for rel, text in files.render(example, values).items():
         path = root / rel

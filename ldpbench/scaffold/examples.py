@@ -1,8 +1,9 @@
 """The example plugin of each kind that ``ldpbench new-plugin`` writes: small, correct, and
 passing the conformance kit as generated (``tests/cli/test_new_plugin.py`` checks that).
 
-Each entry is a :class:`string.Template` of the package's ``__init__.py`` (``${name}`` the
-plugin name, ``${cls}`` its class name) and how the generated CI spec uses the plugin.
+Each :class:`KindExample` is a :class:`string.Template` of the package's ``__init__.py``
+(``${name}`` the plugin name, ``${cls}`` its class name) and how the generated CI spec uses the
+plugin; each kind's declaration (:data:`ldpbench.types.kinds.KINDS`) names its example here.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ class KindExample:
 
     module: Template  #: the package's ``__init__.py``
     spec_lines: Template  #: the CI spec's lines that use the plugin
-    kit_function: str  #: the conformance-kit entry point its test runs
     audit: bool = False  #: also run the privacy audit (oracles)
 
 
-ORACLE = Template('''"""${name}: randomized response over the d items, as an ldpbench oracle.
+ORACLE_MODULE = Template('''"""${name}: randomized response over the d items, as an ldpbench oracle.
 
 Generalized randomized response (k-RR; T. Wang, J. Blocki, N. Li, S. Jha, "Locally Differentially
 Private Protocols for Frequency Estimation", USENIX Security 2017, section 4.1): a user reports her
@@ -94,7 +94,7 @@ def ldpbench_register_oracles(registry):
     registry.register(${cls})
 ''')
 
-POSTPROCESSOR = Template('''"""${name}: shrink every estimate towards the uniform 1/d, as an ldpbench post-processor.
+POSTPROCESSOR_MODULE = Template('''"""${name}: shrink every estimate towards the uniform 1/d, as an ldpbench post-processor.
 
 f'_v = w f_v + (1 - w) / d with a fixed weight w (parameter ``factor``): a deliberately simple
 example of the contract. Replace the body with your method; keep the kit passing (tests/).
@@ -123,7 +123,7 @@ def ldpbench_register_postprocessors(registry):
     registry.register(${cls})
 ''')
 
-METRIC = Template('''"""${name}: the largest absolute error over the items, as an ldpbench metric.
+METRIC_MODULE = Template('''"""${name}: the largest absolute error over the items, as an ldpbench metric.
 
 max_v |f'_v - f_v| in the fraction scale. Replace the body with your metric; keep the kit
 passing (tests/).
@@ -153,7 +153,7 @@ def ldpbench_register_metrics(registry):
     registry.register(${cls})
 ''')
 
-DATASET = Template('''"""${name}: a geometric population, as an ldpbench dataset.
+DATASET_MODULE = Template('''"""${name}: a geometric population, as an ldpbench dataset.
 
 Item v has frequency proportional to ratio^v; the n users are apportioned to the d items by the
 largest-remainder method, so the population is a fixed workload (all randomness of a run lives in
@@ -194,38 +194,31 @@ def ldpbench_register_datasets(registry):
     registry.register(${cls})
 ''')
 
-KINDS: dict[str, KindExample] = {
-    "oracle": KindExample(
-        ORACLE,
-        Template(
-            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
-            "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
-        ),
-        "check_oracle",
-        audit=True,
+ORACLE = KindExample(
+    ORACLE_MODULE,
+    Template(
+        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
+        "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
     ),
-    "postprocessor": KindExample(
-        POSTPROCESSOR,
-        Template(
-            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
-            "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"
-        ),
-        "check_postprocessor",
+    audit=True,
+)
+POSTPROCESSOR = KindExample(
+    POSTPROCESSOR_MODULE,
+    Template(
+        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+        "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"
     ),
-    "metric": KindExample(
-        METRIC,
-        Template(
-            "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
-            "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"
-        ),
-        "check_metric",
+)
+METRIC = KindExample(
+    METRIC_MODULE,
+    Template(
+        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+        "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"
     ),
-    "dataset": KindExample(
-        DATASET,
-        Template(
-            "datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\n"
-            "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
-        ),
-        "check_dataset",
+)
+DATASET = KindExample(
+    DATASET_MODULE,
+    Template(
+        "datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\npipelines: [base, norm-sub]\nmetrics: [mse]\n"
     ),
-}
+)

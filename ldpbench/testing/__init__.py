@@ -34,50 +34,59 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ldpbench.testing import checks, stats
-    from ldpbench.testing.checks import (
-        CheckSkipped,
-        DatasetCheckConfig,
-        MetricCheckConfig,
-        OracleCheckConfig,
-        PostprocessorCheckConfig,
+    from ldpbench.testing import stats
+    from ldpbench.testing.checks.dataset import DatasetCheckConfig
+    from ldpbench.testing.checks.machinery import CheckSkipped
+    from ldpbench.testing.checks.metric import MetricCheckConfig
+    from ldpbench.testing.checks.oracle import OracleCheckConfig
+    from ldpbench.testing.checks.postprocessor import PostprocessorCheckConfig
+    from ldpbench.testing.checks.runner import (
         check_dataset,
         check_metric,
         check_oracle,
+        check_plugin,
         check_postprocessor,
         dataset_checks,
         metric_checks,
         oracle_checks,
         parametrize_with_checks,
+        plugin_checks,
         postprocessor_checks,
     )
 
-#: ``checks.__all__``, re-exported. Loaded on first use (PEP 562), not with the package: every
-#: pytest session in an environment with ldpbench installed imports the pytest plugin
-#: (``ldpbench.testing.pytest_plugin``), and the kit's SciPy-stats and hypothesis imports would
-#: add about 2 s to each of them.
-_CHECKS = (
-    "CheckSkipped",
-    "DatasetCheckConfig",
-    "MetricCheckConfig",
-    "OracleCheckConfig",
-    "PostprocessorCheckConfig",
-    "check_dataset",
-    "check_metric",
-    "check_oracle",
-    "check_postprocessor",
-    "dataset_checks",
-    "metric_checks",
-    "oracle_checks",
-    "parametrize_with_checks",
-    "postprocessor_checks",
-)
-__all__ = [*_CHECKS, "stats"]
+#: The kit's public names and the modules that define them. Loaded on first use (PEP 562), not with
+#: the package: every pytest session in an environment with ldpbench installed imports the pytest
+#: plugin (``ldpbench.testing.pytest_plugin``), and the kit's SciPy-stats and hypothesis imports
+#: would add about 2 s to each of them.
+_PUBLIC = {
+    "CheckSkipped": "machinery",
+    "DatasetCheckConfig": "dataset",
+    "MetricCheckConfig": "metric",
+    "OracleCheckConfig": "oracle",
+    "PostprocessorCheckConfig": "postprocessor",
+    **dict.fromkeys(
+        (
+            "check_dataset",
+            "check_metric",
+            "check_oracle",
+            "check_plugin",
+            "check_postprocessor",
+            "dataset_checks",
+            "metric_checks",
+            "oracle_checks",
+            "parametrize_with_checks",
+            "plugin_checks",
+            "postprocessor_checks",
+        ),
+        "runner",
+    ),
+}
+__all__ = [*_PUBLIC, "stats"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CHECKS:
-        return getattr(importlib.import_module(f"{__name__}.checks"), name)
-    if name in ("checks", "stats"):
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"{__name__}.checks.{_PUBLIC[name]}"), name)
+    if name == "stats":
+        return importlib.import_module(f"{__name__}.stats")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

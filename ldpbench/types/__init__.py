@@ -13,8 +13,10 @@ what the plugin class implements: nothing in ldpbench probes a plugin for attrib
   of :class:`Plugin`;
 - capability tags: :class:`OracleTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
   :class:`ExecutorTags`, :class:`ChannelTags`;
-- :class:`NotApplicable`: what a plugin raises to decline an input (it fails only what depends on
-  it, with the reason recorded).
+- :data:`KINDS`: every plugin kind, declared once (:mod:`~ldpbench.types.kinds`: its base class,
+  registration hook, checks, example, folder);
+- what a plugin raises to decline an input, :class:`ldpbench.errors.NotApplicable` (it fails only
+  what depends on it, with the reason recorded).
 
 A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
 :class:`~ldpbench.params.Param`).
@@ -22,10 +24,13 @@ A plugin class sets ``name`` (lowercase, hyphenated) and ``params`` (a tuple of
 
 from __future__ import annotations
 
-from ldpbench.errors import NotApplicable
+import warnings
+from typing import Any
+
 from ldpbench.types.data import Channel, Estimate, Population, QueryEstimates
 from ldpbench.types.dataset import Dataset
 from ldpbench.types.executor import Executor, TaskLost
+from ldpbench.types.kinds import KINDS, PluginKind
 from ldpbench.types.metric import Metric
 from ldpbench.types.oracle import Oracle
 from ldpbench.types.plugin import Plugin, implements
@@ -33,17 +38,6 @@ from ldpbench.types.postprocessor import PostProcessor
 from ldpbench.types.prior import PriorFamily
 from ldpbench.types.protocol import Protocol
 from ldpbench.types.tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags
-
-#: The plugin kinds, their base classes and the hook that registers them.
-KINDS: dict[str, type[Plugin]] = {
-    "oracle": Oracle,
-    "postprocessor": PostProcessor,
-    "prior": PriorFamily,
-    "metric": Metric,
-    "dataset": Dataset,
-    "protocol": Protocol,
-    "executor": Executor,
-}
 
 __all__ = [
     "KINDS",
@@ -55,12 +49,12 @@ __all__ = [
     "ExecutorTags",
     "Metric",
     "MetricTags",
-    "NotApplicable",
     "Oracle",
     "OracleTags",
     "Plugin",
     "Population",
     "PostProcessor",
+    "PluginKind",
     "PostProcessorTags",
     "PriorFamily",
     "Protocol",
@@ -68,3 +62,16 @@ __all__ = [
     "TaskLost",
     "implements",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotApplicable":  # its one path is ldpbench.errors, with the other errors
+        from ldpbench.errors import NotApplicable
+
+        warnings.warn(
+            "ldpbench.types.NotApplicable is ldpbench.errors.NotApplicable: import it from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return NotApplicable
+    raise AttributeError(f"module 'ldpbench.types' has no attribute {name!r}")

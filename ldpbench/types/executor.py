@@ -34,6 +34,18 @@ class Executor(Plugin):
         :class:`TaskLost` for a task whose process died."""
 
     @classmethod
+    def contract_problems(kind, cls: type) -> list[str]:
+        """The executor's registration rule: its class-level :meth:`tags` declare ``default_for``
+        as None, ``"serial"`` or ``"parallel"``."""
+        problems = super().contract_problems(cls)
+        tags = cls.tags() if issubclass(cls, Executor) else None
+        if not isinstance(tags, ExecutorTags) or tags.default_for not in (None, "serial", "parallel"):
+            problems.append(
+                f"tags() must return ExecutorTags with default_for None, 'serial' or 'parallel', got {tags!r}"
+            )
+        return problems
+
+    @classmethod
     def tags(cls) -> ExecutorTags:
         """Override to set ``default_for`` (``"serial"`` / ``"parallel"``): the executor a run uses
         when neither the command line nor the spec names one. A class method: the runner chooses

@@ -11,6 +11,9 @@ from ldpbench.types.data import Channel, Estimate
 from ldpbench.types.plugin import Plugin, implements
 from ldpbench.types.tags import OracleTags
 
+#: Oracle methods that only make sense together: a finite report space.
+FINITE_OUTPUT_GROUP = ("channel", "report_histogram", "support_counts_from_histogram")
+
 
 class Oracle(Plugin):
     """A frequency oracle (pure LDP protocol in the sense of [W17]).
@@ -68,6 +71,31 @@ class Oracle(Plugin):
         #: The privacy budget each user's report satisfies (epsilon-LDP).
         self.epsilon = float(epsilon)
 
+    @classmethod
+    def contract_problems(kind, cls: type) -> list[str]:
+        """The oracle's registration rules: a finite report space is declared whole (with
+        :data:`FINITE_OUTPUT_GROUP` together, never a part of it), ``sample_report_histogram``
+        and ``output_rows`` only with what they need, ``exact_aggregate`` a bool. Read with the same
+        derivation as :meth:`tags`: e.g. an oracle with a ``channel`` but no ``report_histogram``
+        would look finite-output to nobody and silently lose EM, so it is refused at registration."""
+        problems = super().contract_problems(cls)
+        have = [m for m in FINITE_OUTPUT_GROUP if implements(cls, Oracle, m)]
+        if have and len(have) < len(FINITE_OUTPUT_GROUP):
+            lacking = [m for m in FINITE_OUTPUT_GROUP if m not in have]
+            problems.append(
+                f"a finite report space needs {', '.join(FINITE_OUTPUT_GROUP)} together: it implements "
+                f"{', '.join(have)} but not {', '.join(lacking)}"
+            )
+        if implements(cls, Oracle, "sample_report_histogram") and len(have) < len(FINITE_OUTPUT_GROUP):
+            problems.append(
+                "sample_report_histogram needs a finite report space (" + ", ".join(FINITE_OUTPUT_GROUP) + ")"
+            )
+        if implements(cls, Oracle, "output_rows") and not implements(cls, Oracle, "output_table"):
+            problems.append("output_rows indexes rows of output_table, which it does not implement")
+        if not isinstance(cls.exact_aggregate, bool):
+            problems.append(f"exact_aggregate must be True or False, got {cls.exact_aggregate!r}")
+        return problems
+
     # -- capabilities ----------------------------------------------------------------------
     def tags(self) -> OracleTags:
         """The optional capabilities of this instance (see the table in the class docstring).
@@ -76,9 +104,7 @@ class Oracle(Plugin):
         never to claim a method the class does not implement (the kit checks it).
         """
         cls = type(self)
-        finite = all(
-            implements(cls, Oracle, m) for m in ("channel", "report_histogram", "support_counts_from_histogram")
-        )
+        finite = all(implements(cls, Oracle, m) for m in FINITE_OUTPUT_GROUP)
         histogram_sampler = finite and implements(cls, Oracle, "sample_report_histogram")
         return OracleTags(
             aggregate=implements(cls, Oracle, "sample_support_counts") or histogram_sampler,

@@ -45,6 +45,17 @@ class Plugin(ABC):  # noqa: B024 - abstract as a family: each kind declares its 
             setattr(self, key, value)
         self._param_values = values
 
+    @classmethod
+    def contract_problems(kind, cls: type) -> list[str]:
+        """Where plugin class ``cls`` contradicts this kind's contract, read from the class alone
+        (nothing is constructed); empty when it does not.
+
+        The registry calls it on the kind's base class (``Oracle.contract_problems(cls)``) when a
+        class is registered, so that each kind's registration rules live with its contract; the
+        rules of every kind are added to those of :class:`Plugin` (none).
+        """
+        return []
+
     def get_params(self) -> dict[str, Any]:
         """The parameter values the plugin was built with (declared defaults filled in)."""
         return dict(self._param_values)

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from ldpbench.types.data import Estimate
-from ldpbench.types.plugin import Plugin
+from ldpbench.types.plugin import Plugin, implements
 from ldpbench.types.tags import PostProcessorTags
 
 
@@ -26,6 +26,17 @@ class PostProcessor(Plugin):
 
     #: ``"estimate"`` (the vector) or ``"queries"`` (query answers, through :meth:`answer`).
     acts_on: ClassVar[Literal["estimate", "queries"]] = "estimate"
+
+    @classmethod
+    def contract_problems(kind, cls: type) -> list[str]:
+        """The post-processor's registration rules: ``acts_on`` is ``"estimate"`` or
+        ``"queries"``, and a query-time step implements :meth:`answer`."""
+        problems = super().contract_problems(cls)
+        if cls.acts_on not in ("estimate", "queries"):
+            problems.append(f"acts_on must be 'estimate' or 'queries', got {cls.acts_on!r}")
+        elif cls.acts_on == "queries" and not implements(cls, PostProcessor, "answer"):
+            problems.append("acts_on = 'queries' needs answer(sums, estimate)")
+        return problems
 
     def tags(self) -> PostProcessorTags:
         """What this post-processor needs and how it acts (override to add ``requires_channel``)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.types import Population
 
 PLUGINS = build_plugins()

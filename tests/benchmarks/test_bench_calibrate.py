@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.types import Estimate
 
 D, N = 41_270, 8_019_015

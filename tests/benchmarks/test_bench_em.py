@@ -26,8 +26,8 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
 
 PLUGINS = build_plugins()
 MIX = [(0.1, 500), (2.0, 500), ("ln", 50), (math.inf, 20)]

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 
 PLUGINS = build_plugins()
 SIZES = {1_024: 1_000_000, 41_270: 8_019_015}

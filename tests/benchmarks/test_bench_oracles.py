@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.datasets.synthetic import apportion
 
 PLUGINS = build_plugins()

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 
 D, N, EPS = 41_270, 8_019_015, 1.0

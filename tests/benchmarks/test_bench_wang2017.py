@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 
 PLUGINS = build_plugins()
 SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "specs" / "wang2017_oracles.yaml").read_text())

@@ -128,7 +128,7 @@ def test_check_plugin_reports_a_raising_plugin_as_failed_checks(run_cli, name, e
     assert exc in out.stdout and f"raising_oracles.py:{line})" in out.stdout
     table = out.stdout.split("\n\n")[1].splitlines()[2:]  # the table's rows, under its header
     rows = {line.split()[0]: line.split()[1] for line in table}
-    from ldpbench.testing.checks import ORACLE_CHECKS
+    from ldpbench.testing.checks.oracle import CHECKS as ORACLE_CHECKS
 
     # every kit check and the quick audit still ran
     assert len(rows) == len(ORACLE_CHECKS) + 1 and rows["check_constants"] == "passed"
@@ -143,7 +143,7 @@ def test_audit_reports_a_raising_plugin(run_cli):
 
 
 def test_check_oracle_names_the_exception_and_the_plugin_line():
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
     from ldpbench.testing import check_oracle
 
     plugins = build_plugins([FIXTURES])

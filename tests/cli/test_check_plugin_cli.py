@@ -48,7 +48,7 @@ def test_a_broken_postprocessor_exits_3_naming_the_check(tmp_path, run_cli):
     out = run_cli("check-plugin", "drop-last", "--plugins-dir", "plugs")
     assert out.returncode == 3, out.stdout + out.stderr
     failed = [line.split()[0] for line in out.stdout.splitlines() if " FAILED " in f"{line} "]
-    assert "check_pp_returns_estimate" in failed
+    assert "check_postprocessor_returns_estimate" in failed
     assert "output length" in out.stdout
     assert "Traceback" not in out.stderr
 

@@ -6,7 +6,7 @@ across kinds, and a bare name is looked up among oracles and post-processors).
 
 from __future__ import annotations
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
 _PLUGINS = build_plugins()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
 _PLUGINS = build_plugins()

@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.cli import main
-from ldpbench.loading.manager import build_plugins
 
 ORACLE_SPEC = """\
 name: builtins

@@ -23,8 +23,8 @@ import time
 import polars as pl
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.rows import COLUMNS
-from ldpbench.loading.manager import build_plugins
 from ldpbench.results.store import ResultsStore
 from ldpbench.runner import run_spec
 from ldpbench.spec.validate import load_spec

@@ -6,6 +6,7 @@ every subcommand is listed in the README's command table.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from pathlib import Path
 
@@ -45,7 +46,58 @@ def test_every_subcommand_is_in_the_readme(command):
 def test_the_kits_lazy_reexports_are_exactly_its_public_names():
     # ldpbench.testing lists the kit's names itself so as not to import it with the package
     import ldpbench.testing as kit
-    from ldpbench.testing import checks
 
-    assert list(kit._CHECKS) == list(checks.__all__)
-    assert all(getattr(kit, name) is getattr(checks, name) for name in checks.__all__)
+    for name, module in kit._PUBLIC.items():
+        assert getattr(kit, name) is getattr(importlib.import_module(f"ldpbench.testing.checks.{module}"), name)
+
+
+def _public_names() -> dict[tuple[str, str], str]:
+    """``(defining module, name) -> public module`` of every public name re-exported from elsewhere."""
+    import ldpbench
+
+    found = {}
+    for public in ("ldpbench", *ldpbench.PUBLIC_MODULES):
+        module = importlib.import_module(public)
+        for name in getattr(module, "__all__", ()):
+            home = getattr(getattr(module, name), "__module__", None)
+            if home and home != public and home.startswith("ldpbench"):
+                found[(home, name)] = public
+    return found
+
+
+def test_a_public_name_is_imported_by_its_one_path_only():
+    # Inside its own package a public name comes from the module that defines it (the package
+    # re-exports it); everywhere else (tests, scripts, plugins, the docs' examples) from the path
+    # ldpbench/__init__.py declares.
+    import ast
+    import re
+    import subprocess
+
+    public = _public_names()
+    assert ("ldpbench.loading.manager", "build_plugins") in public
+    files = subprocess.run(["git", "ls-files", "*.py", "*.md"], cwd=ROOT, capture_output=True, text=True).stdout
+    found = []
+    for rel in files.split():
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        if rel.endswith(".md"):
+            text = "\n".join(re.findall(r"```python\n(.*?)```", text, flags=re.S))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    home = public.get((node.module, alias.name))
+                    if home and not rel.startswith(home.replace(".", "/") + "/"):
+                        found.append(f"{rel}: from {node.module} import {alias.name} (its path is {home})")
+    assert found == []
+
+
+def test_the_names_moved_off_the_top_level_still_import_with_a_warning():
+    import ldpbench
+    from ldpbench.params import Param
+    from ldpbench.types import Oracle
+
+    with pytest.warns(DeprecationWarning, match="ldpbench.types.Oracle"):
+        assert ldpbench.Oracle is Oracle
+    with pytest.warns(DeprecationWarning, match="ldpbench.params.Param"):
+        assert ldpbench.Param is Param
+    with pytest.raises(AttributeError):
+        ldpbench.NoSuchName  # noqa: B018

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.types import (
     KINDS,
     Channel,
@@ -35,16 +35,16 @@ TEXT = DOC.read_text(encoding="utf-8")
 #: Section heading in the page -> the class whose members it must list.
 SECTIONS: dict[str, type] = {
     "Plugin (every kind)": Plugin,
-    "Oracle": KINDS["oracle"],
+    "Oracle": KINDS["oracle"].base,
     "OracleTags": OracleTags,
-    "PostProcessor": KINDS["postprocessor"],
+    "PostProcessor": KINDS["postprocessor"].base,
     "PostProcessorTags": PostProcessorTags,
-    "PriorFamily": KINDS["prior"],
-    "Metric": KINDS["metric"],
+    "PriorFamily": KINDS["prior"].base,
+    "Metric": KINDS["metric"].base,
     "MetricTags": MetricTags,
-    "Dataset": KINDS["dataset"],
-    "Protocol": KINDS["protocol"],
-    "Executor": KINDS["executor"],
+    "Dataset": KINDS["dataset"].base,
+    "Protocol": KINDS["protocol"].base,
+    "Executor": KINDS["executor"].base,
     "ExecutorTags": ExecutorTags,
     "Channel": Channel,
     "ChannelTags": ChannelTags,
@@ -68,7 +68,7 @@ def _members(cls: type) -> set[str]:
     names |= {n for n in getattr(cls, "__annotations__", {}) if not n.startswith("_")}
     if dataclasses.is_dataclass(cls):
         names |= {f.name for f in dataclasses.fields(cls)}
-    if cls is KINDS["oracle"]:
+    if cls is KINDS["oracle"].base:
         names |= {"d", "epsilon"}  # set by Oracle.__init__
     return names
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 
 PAPER_IMPROVEMENT = {1: 2.4, 5: 65.0}  # [JG19] §IV-B, Retail, % over OUE-Zero
 

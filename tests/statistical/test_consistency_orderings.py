@@ -26,9 +26,9 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.seeding import rng_for
 
 PLUGINS = build_plugins()

@@ -24,10 +24,10 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
-from ldpbench_plugins.postprocess._em import groups_of, newton_step, run_em
+from ldpbench_plugins.postprocessors._em import groups_of, newton_step, run_em
 
 PLUGINS = build_plugins()
 

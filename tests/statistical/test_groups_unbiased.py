@@ -40,8 +40,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 
 PLUGINS = build_plugins()

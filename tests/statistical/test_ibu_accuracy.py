@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
 
 PLUGINS = build_plugins()
 #: The four first oracles run in the fast tier; the others that declare ``bernoulli_support`` (or a

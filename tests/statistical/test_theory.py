@@ -60,7 +60,7 @@ def test_a_declared_bias_enters_theory(tmp_path):
     }
     out = ldpbench.run(spec, tmp_path / "apple", workers=1)
     assert theory_warnings(out.leaderboard) == []
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
 
     plugins = build_plugins()
     f = plugins.create("dataset", "zipf", {"d": 64, "n": 20000, "s": 1.1}).load(None).frequencies

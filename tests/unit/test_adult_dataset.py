@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench_plugins.datasets.census import FACTORS
 
 

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 import ldpbench
-from ldpbench import hookimpl
+from ldpbench import build_plugins, hookimpl
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.errors import LdpbenchError, UnknownPluginError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Oracle
 from ldpbench_plugins.numerics.simplex import project_to_simplex
 

@@ -9,16 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from ldpbench.audit.empirical import (
-    ATTACKS,
-    AttackResult,
-    clopper_pearson,
-    default_pairs,
-    empirical_audit,
-    has_support_matrix,
-)
+from ldpbench import build_plugins
+from ldpbench.audit import empirical_audit
+from ldpbench.audit.empirical import ATTACKS, AttackResult, clopper_pearson, default_pairs, has_support_matrix
 from ldpbench.audit.verdict import EPSILONS, QUICK, TRIALS
-from ldpbench.loading.manager import build_plugins
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BUILTIN = ("grr", "olh", "oue", "hr")

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ldpbench.audit.exact import exact_audit, sample_params, worst_ratio
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
+from ldpbench.audit import exact_audit
+from ldpbench.audit.exact import sample_params, worst_ratio
 from ldpbench.params import Param
 from ldpbench.testing import check_oracle
 from ldpbench_plugins.oracles.grr import GRR

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import ldpbench
+from ldpbench import build_plugins
 from ldpbench.engine.mechanism import mechanism_outputs
-from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
 

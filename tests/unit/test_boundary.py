@@ -136,7 +136,7 @@ class Snoop(PostProcessor):
 
 
 def test_no_frame_above_a_post_processor_holds_the_population(plugins):
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
 
     class Module:
         @staticmethod

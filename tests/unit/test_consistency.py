@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
+from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.errors import NotApplicable
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.numerics.simplex import (
@@ -24,8 +24,8 @@ from ldpbench_plugins.numerics.simplex import (
     simplex_shift,
     simplex_shift_iterative,
 )
-from ldpbench_plugins.postprocess._mle_apx import mle_apx_generic, mle_apx_grr
-from ldpbench_plugins.postprocess.consistency import norm_cut_paper, support_fractions
+from ldpbench_plugins.postprocessors._mle_apx import mle_apx_generic, mle_apx_grr
+from ldpbench_plugins.postprocessors.consistency import norm_cut_paper, support_fractions
 
 RNG = np.random.default_rng(20200223)
 PLUGINS = build_plugins()
@@ -454,7 +454,7 @@ def test_every_method_is_registered_with_a_description_and_a_cost():
 
 def test_base_cut_says_so_when_an_estimated_variance_is_negative():
     # Blender estimates its variances from the data; one below zero must not make a NaN threshold.
-    from ldpbench_plugins.postprocess.consistency import BaseCut
+    from ldpbench_plugins.postprocessors.consistency import BaseCut
 
     est = Estimate(
         frequencies=np.array([0.5, -0.01, 0.3, 0.21]),

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import MissingCapability, simulate
 from ldpbench.errors import PluginError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.loading.registry import Origin, Registry
 from ldpbench.testing import check_oracle
 from ldpbench.types import Oracle, OracleTags, Protocol
@@ -260,7 +260,9 @@ NOT_PLUGIN_PROBES = {
     ("results/store.py", 'getattr(os, "O_CLOEXEC", 0)'),
     ("results/store.py", 'getattr(os, "O_DIRECTORY", 0)'),
     ("boundary/guard.py", 'hasattr(signal, "setitimer")'),
-    ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks"), name)'),
+    ("testing/__init__.py", 'getattr(importlib.import_module(f"{__name__}.checks.{_PUBLIC[name]}"), name)'),
+    ("types/kinds.py", "getattr(loaded, attribute)"),
+    ("__init__.py", "getattr(importlib.import_module(_MOVED[name]), name)"),
 }
 
 

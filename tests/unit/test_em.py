@@ -1,4 +1,4 @@
-"""EM reconstruction and its corrections (plugins/postprocess/em.py; docs/algorithms.md §8.1, §8.5).
+"""EM reconstruction and its corrections (plugins/postprocessors/em.py; docs/algorithms.md §8.1, §8.5).
 
 - with one budget and an interior solution, EM equals GRR's matrix-inversion estimate;
 - the log-likelihood never decreases; every output lies on the simplex;
@@ -16,12 +16,12 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import exact_estimate, simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Channel, Estimate, Population
-from ldpbench_plugins.postprocess._em import Group, Information, groups_of, newton_step, run_em
+from ldpbench_plugins.postprocessors._em import Group, Information, groups_of, newton_step, run_em
 
 PLUGINS = build_plugins()
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import (
     IdentityChannel,
     combine,
@@ -16,7 +17,6 @@ from ldpbench.engine.groups import (
     simulate_groups,
     split_users,
 )
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
 
 PLUGINS = build_plugins()

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.errors import NotApplicable, ParamError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.heavy_hitters import precision_recall_f
 from ldpbench_plugins.numerics.noise import significance_threshold

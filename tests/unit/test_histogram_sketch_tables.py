@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.audit.empirical import empirical_audit
+from ldpbench import build_plugins
+from ldpbench.audit import empirical_audit
 from ldpbench.boundary.values import PluginOutputError
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
-from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.oracles import _fwht
 from ldpbench_plugins.oracles._sketch import CountMeanSketch
 from ldpbench_plugins.oracles.cms import CMS

@@ -18,12 +18,12 @@ from scipy.optimize import minimize
 
 import ldpbench
 import ldpbench_plugins
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
-from ldpbench_plugins.postprocess._likelihood import SupportBitsChannel
+from ldpbench_plugins.postprocessors._likelihood import SupportBitsChannel
 
 PLUGINS = build_plugins()
 ORACLES = ("grr", "oue", "olh", "hr")

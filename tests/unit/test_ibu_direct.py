@@ -1,7 +1,7 @@
 """``ibu`` solves a per-item likelihood directly: the same maximizer as its iteration, exactly.
 
 The per-item composite likelihood is a sum of one-dimensional concave terms, so its maximizer on
-the simplex is one equation in the multiplier of sum(theta) = 1 (plugins/postprocess/_separable.py).
+the simplex is one equation in the multiplier of sum(theta) = 1 (plugins/postprocessors/_separable.py).
 Checked against the IBU iteration run to a tight tolerance (where it converges), against the
 KKT conditions computed by the EM code's own gradient, and against a grid search on d = 3.
 """
@@ -13,11 +13,11 @@ import itertools
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import combine
 from ldpbench.engine.simulate import simulate
-from ldpbench.loading.manager import build_plugins
-from ldpbench_plugins.postprocess._likelihood import likelihood_groups
-from ldpbench_plugins.postprocess._separable import per_item_mle
+from ldpbench_plugins.postprocessors._likelihood import likelihood_groups
+from ldpbench_plugins.postprocessors._separable import per_item_mle
 
 PLUGINS = build_plugins()
 PER_ITEM = [("oue", {}), ("sue", {}), ("olh", {}), ("blh", {}), ("ss", {}), ("the", {}), ("pgr", {}), ("cms", {"m": 8})]
@@ -53,7 +53,7 @@ def test_the_direct_solve_is_the_iterations_fixed_point(oracle, params, eps):
 def test_it_beats_every_point_of_a_grid_on_three_items():
     est = _estimate("oue", {}, d=3, eps=0.7, n=300, seed=11)
     groups, _ = likelihood_groups(est, "ibu")
-    from ldpbench_plugins.postprocess._em import Likelihood
+    from ldpbench_plugins.postprocessors._em import Likelihood
 
     best = per_item_mle(groups)
     lik = Likelihood(groups)

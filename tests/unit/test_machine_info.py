@@ -48,7 +48,7 @@ def test_dispatched_features_follow_what_numpy_runs_here():
     simd = machine.numpy_simd()
     every = [*simd["dispatched"], *simd["not_dispatched"]]
     env = {"NPY_DISABLE_CPU_FEATURES": " ".join(every), "PATH": "/usr/bin:/bin"}
-    probe = "import json; from ldpbench.runner import machine_info; print(json.dumps(machine_info()))"
+    probe = "import json; from ldpbench.results.manifest import machine_info; print(json.dumps(machine_info()))"
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     limited = json.loads(done.stdout)

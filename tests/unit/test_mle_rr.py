@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
-from ldpbench_plugins.postprocess.mle_rr import rr_mle
+from ldpbench_plugins.postprocessors.mle_rr import rr_mle
 
 PLUGINS = build_plugins()
 

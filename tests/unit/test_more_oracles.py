@@ -264,7 +264,7 @@ def test_the_choice_reaches_the_rows(tmp_path):
 
 
 def test_every_new_oracle_is_registered():
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
 
     plugins = build_plugins()
     for name, cls in NEW.items():

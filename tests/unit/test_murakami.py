@@ -14,11 +14,11 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Population
-from ldpbench_plugins.postprocess import _murakami
-from ldpbench_plugins.postprocess._em import groups_of, sample_histograms
+from ldpbench_plugins.postprocessors import _murakami
+from ldpbench_plugins.postprocessors._em import groups_of, sample_histograms
 
 PLUGINS = build_plugins()
 MIX = [(0.5, 40), (2.0, 40), (math.inf, 10)]

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import ParamError
-from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.oracles.grr import GRR
 from ldpbench_plugins.oracles.hr import HR, hadamard_size
 from ldpbench_plugins.oracles.olh import OLH, default_range, olh_constants

@@ -11,8 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.testing import check_oracle, check_postprocessor, oracle_checks, postprocessor_checks
-from ldpbench.testing.checks import CheckSkipped
+from ldpbench.testing import CheckSkipped, check_oracle, check_postprocessor, oracle_checks, postprocessor_checks
 from ldpbench.types import Estimate, PostProcessor
 from ldpbench_plugins.oracles._common import independent_binomials
 from ldpbench_plugins.oracles.grr import GRR
@@ -237,12 +236,12 @@ def run_pp(obj, check):
 @pytest.mark.parametrize(
     ("broken", "check", "message"),
     [
-        (ClipInPlace, "check_pp_does_not_mutate_input", "modified its input"),
-        (Jitter, "check_pp_no_global_random_state", "global random state"),
-        (Jitter, "check_pp_deterministic", "same seed"),
-        (Rescale, "check_pp_keeps_metadata", "n or epsilon changed"),
-        (Truncate, "check_pp_returns_estimate", "output length"),
-        (QueryNoAnswer, "check_pp_query_answers", "answer"),
+        (ClipInPlace, "check_postprocessor_does_not_mutate_input", "modified its input"),
+        (Jitter, "check_postprocessor_no_global_random_state", "global random state"),
+        (Jitter, "check_postprocessor_deterministic", "same seed"),
+        (Rescale, "check_postprocessor_keeps_metadata", "n or epsilon changed"),
+        (Truncate, "check_postprocessor_returns_estimate", "output length"),
+        (QueryNoAnswer, "check_postprocessor_query_answers", "answer"),
     ],
 )
 def test_postprocessor_bugs_are_caught(broken, check, message):
@@ -252,8 +251,8 @@ def test_postprocessor_bugs_are_caught(broken, check, message):
 
 def test_a_correct_postprocessor_passes_everything():
     result = check_postprocessor(Good, **PP_SMALL)
-    assert result["check_pp_query_answers"].startswith("skipped")
-    assert all(v == "passed" for k, v in result.items() if k != "check_pp_query_answers")
+    assert result["check_postprocessor_query_answers"].startswith("skipped")
+    assert all(v == "passed" for k, v in result.items() if k != "check_postprocessor_query_answers")
 
 
 def test_a_postprocessor_may_decline_some_inputs_but_not_all():
@@ -273,11 +272,11 @@ def test_a_postprocessor_may_decline_some_inputs_but_not_all():
         def apply(self, estimate, rng):
             raise UsageError("never")
 
-    run_pp(NeedsHistogram, "check_pp_returns_estimate")
+    run_pp(NeedsHistogram, "check_postprocessor_returns_estimate")
     with pytest.raises(AssertionError, match="declined every input"):
-        run_pp(DeclinesAll, "check_pp_returns_estimate")
+        run_pp(DeclinesAll, "check_postprocessor_returns_estimate")
     with pytest.raises(CheckSkipped):
-        run_pp(Good, "check_pp_query_answers")
+        run_pp(Good, "check_postprocessor_query_answers")
 
 
 # -- a biased oracle declares its bias, and the kit tests the declaration -----------------------

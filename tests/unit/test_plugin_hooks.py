@@ -6,8 +6,8 @@ import types
 
 import pytest
 
-from ldpbench import hookimpl
-from ldpbench.loading.manager import TRACE_ENV, build_plugins
+from ldpbench import build_plugins, hookimpl
+from ldpbench.loading.manager import TRACE_ENV
 from ldpbench.types import Metric
 
 

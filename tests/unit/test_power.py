@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins
 from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.posterior import posterior
-from ldpbench_plugins.postprocess.power import FALLBACK_ALPHA, power_counts
+from ldpbench_plugins.postprocessors.power import FALLBACK_ALPHA, power_counts
 from ldpbench_plugins.priors.families import PowerLaw
 
 

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench import hookimpl
-from ldpbench.loading.manager import build_plugins
+from ldpbench import build_plugins, hookimpl
 from ldpbench_plugins.numerics.posterior import prior_sums
 from ldpbench_plugins.priors import PriorFamilyBase
 from ldpbench_plugins.priors.families import (

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import ldpbench_plugins.metrics.queries as queries
+from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
-from ldpbench.loading.manager import build_plugins
 from ldpbench.types import Estimate, Population
 
 PLUGINS = build_plugins()

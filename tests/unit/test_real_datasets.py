@@ -11,8 +11,8 @@ from importlib import resources
 import numpy as np
 import pytest
 
+from ldpbench import build_plugins
 from ldpbench.errors import UsageError
-from ldpbench.loading.manager import build_plugins
 from ldpbench_plugins.datasets import real
 from ldpbench_plugins.datasets._fimi import git_blob_sha1, parse_fimi
 

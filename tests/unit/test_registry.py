@@ -7,9 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from ldpbench import hookimpl
+from ldpbench import build_plugins, hookimpl
 from ldpbench.errors import ParamError, PluginError, UnknownPluginError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.loading.registry import Origin, Registry
 from ldpbench.params import Param
 from ldpbench.types import Metric

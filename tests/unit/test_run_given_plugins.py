@@ -16,9 +16,8 @@ import yaml
 
 import ldpbench
 import ldpbench.engine.cell as engine
-from ldpbench import hookimpl
+from ldpbench import build_plugins, hookimpl
 from ldpbench.errors import UsageError
-from ldpbench.loading.manager import build_plugins
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
 from ldpbench.types import Metric

@@ -10,7 +10,7 @@ import ldpbench
 
 @pytest.fixture(scope="module")
 def plugins():
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
 
     return build_plugins(())
 

@@ -34,45 +34,8 @@ table) is *not applicable* (:class:`CheckSkipped`, reported as such), never sile
 the spec validator refuses specs that would need it.
 
 The kit is split along its ideas: :mod:`.machinery` (the plugin under test, "not applicable",
-random streams), :mod:`.oracle`, :mod:`.postprocessor`,
-:mod:`.metric` and :mod:`.dataset` (the checks of each kind) and :mod:`.runner` (the public
-entry points). Every public name is re-exported here.
+random streams), :mod:`.oracle`, :mod:`.postprocessor`, :mod:`.metric` and :mod:`.dataset` (the
+checks of each kind: ``CHECKS``, their configuration ``CONFIG`` and ``applies``, named by the kind's
+declaration in :data:`ldpbench.types.kinds.KINDS`) and :mod:`.runner` (the entry points). The
+public names are those of :mod:`ldpbench.testing`.
 """
-
-from __future__ import annotations
-
-from ldpbench.testing.checks.dataset import DATASET_CHECKS, DatasetCheckConfig
-
-# Subject and the check tuples are re-exported as they were before the split (not in __all__).
-from ldpbench.testing.checks.machinery import CheckSkipped, Subject
-from ldpbench.testing.checks.metric import METRIC_CHECKS, MetricCheckConfig
-from ldpbench.testing.checks.oracle import ORACLE_CHECKS, OracleCheckConfig
-from ldpbench.testing.checks.postprocessor import POSTPROCESSOR_CHECKS, PostprocessorCheckConfig
-from ldpbench.testing.checks.runner import (
-    check_dataset,
-    check_metric,
-    check_oracle,
-    check_postprocessor,
-    dataset_checks,
-    metric_checks,
-    oracle_checks,
-    parametrize_with_checks,
-    postprocessor_checks,
-)
-
-__all__ = [
-    "CheckSkipped",
-    "DatasetCheckConfig",
-    "MetricCheckConfig",
-    "OracleCheckConfig",
-    "PostprocessorCheckConfig",
-    "check_dataset",
-    "check_metric",
-    "check_oracle",
-    "check_postprocessor",
-    "dataset_checks",
-    "metric_checks",
-    "oracle_checks",
-    "parametrize_with_checks",
-    "postprocessor_checks",
-]

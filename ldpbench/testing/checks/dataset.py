@@ -60,8 +60,16 @@ def check_dataset_no_global_random_state(subject: Subject, cfg: DatasetCheckConf
     )
 
 
-DATASET_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+#: The dataset checks, in the order they run.
+CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_dataset_population,
     check_dataset_reproducible,
     check_dataset_no_global_random_state,
 )
+#: Their configuration (:class:`DatasetCheckConfig`).
+CONFIG = DatasetCheckConfig
+
+
+def applies(check: Callable[..., None], subject: Subject, cfg: DatasetCheckConfig) -> bool:
+    """Every dataset check concerns every dataset."""
+    return True

@@ -150,7 +150,7 @@ def check_metric_theory(subject: Subject, cfg: MetricCheckConfig) -> None:
 
 #: Hygiene first: a metric that writes into its inputs or draws from global state would make the
 #: later checks fail for a reason they do not name.
-METRIC_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_metric_scores_are_finite,
     check_metric_does_not_mutate_inputs,
     check_metric_no_global_random_state,
@@ -158,3 +158,10 @@ METRIC_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_metric_prefers_the_truth,
     check_metric_theory,
 )
+#: Their configuration (:class:`MetricCheckConfig`).
+CONFIG = MetricCheckConfig
+
+
+def applies(check: Callable[..., None], subject: Subject, cfg: MetricCheckConfig) -> bool:
+    """Every metric check concerns every metric."""
+    return True

@@ -152,7 +152,7 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
 def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
     """Exact epsilon-LDP: P(y|v) <= e^eps (1 + 1e-12) P(y|v') for all y, v, v'; bound attained; laws sum to 1;
     then every likelihood ratio at d = 2..8 (while the table is enumerable) and over sampled declared
-    parameters (:func:`ldpbench.audit.exact.exact_audit`)."""
+    parameters (:func:`ldpbench.audit.exact_audit`)."""
     for d in cfg.table_domains:
         for eps in cfg.epsilons:
             o = subject.oracle(d, eps)
@@ -178,7 +178,8 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
             )
     # Beyond d = 2, 3 and the given parameters: a leak may need k >= 2 items in a report, or a
     # parameter value the user did not pick (ldpbench.audit.exact).
-    from ldpbench.audit.exact import DEFAULT_DOMAINS, exact_audit
+    from ldpbench.audit import exact_audit
+    from ldpbench.audit.exact import DEFAULT_DOMAINS
 
     audit = exact_audit(
         subject.cls,
@@ -604,7 +605,8 @@ _ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
 }
 
 
-ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
+#: The oracle checks, in the order they run.
+CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_constants,
     check_tags,
     check_estimate_fields,
@@ -626,3 +628,22 @@ ORACLE_CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_reproducible,
     check_no_global_random_state,
 )
+#: Their configuration (:class:`OracleCheckConfig`).
+CONFIG = OracleCheckConfig
+
+
+def applies(check: Callable[..., None], subject: Subject, cfg: OracleCheckConfig) -> bool:
+    """Whether ``check`` concerns the oracle at all, read from its declared tags (pytest collects
+    only those: OUE has no finite channel). Run directly, such a check is "not applicable"."""
+    tags = subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags()
+    have = {
+        "aggregate": tags.aggregate,
+        "exact_aggregate": tags.exact_aggregate,
+        "finite_output": tags.finite_output,
+        "output_table": tags.output_table,
+        "bernoulli_support": tags.bernoulli_support,
+        "support_law": tags.output_table or not tags.real_valued_counts,
+        "unbiased": tags.unbiased,
+        "biased": not tags.unbiased,
+    }
+    return all(have[n] for n in _ORACLE_NEEDS.get(check, ()))

@@ -120,7 +120,7 @@ def _accepted(subject: Subject, cfg: PostprocessorCheckConfig) -> list[tuple[str
     return accepted
 
 
-def check_pp_returns_estimate(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_returns_estimate(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """Returns an Estimate of the right length with finite values, on estimates of every built-in oracle.
 
     A post-processor may decline an input it cannot use (e.g. EM without a report histogram) by
@@ -138,7 +138,7 @@ def check_pp_returns_estimate(subject: Subject, cfg: PostprocessorCheckConfig) -
             assert np.shape(out.variance) in ((), f.shape), f"{where}: variance has shape {np.shape(out.variance)}"
 
 
-def check_pp_keeps_metadata(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_keeps_metadata(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """Keeps n, epsilon, p*, q* and the item set; appends at most one step name to ``steps``."""
     for label, est, out in _accepted(subject, cfg):
         where = f"{subject.label} on {label}"
@@ -169,13 +169,13 @@ def _snapshot(est: Estimate) -> dict[str, Any]:
     return {name: copy.deepcopy(np.asarray(a)) for name, a in arrays.items() if a is not None}
 
 
-def check_pp_does_not_mutate_input(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_does_not_mutate_input(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """The input estimate's arrays are unchanged after apply()."""
     mutated = _applied(subject, cfg).mutated
     assert not mutated, f"{subject.label}: apply() modified its input ({'; '.join(mutated[:5])})"
 
 
-def check_pp_deterministic(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_deterministic(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """The same rng seed gives the same output (re-run on the first and the last accepted input)."""
     accepted = _accepted(subject, cfg)
     first = {label: out for label, _, out in (accepted[0], accepted[-1])}
@@ -187,14 +187,14 @@ def check_pp_deterministic(subject: Subject, cfg: PostprocessorCheckConfig) -> N
         )
 
 
-def check_pp_no_global_random_state(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_no_global_random_state(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """apply() draws only from the Generator it is given."""
     assert not _applied(subject, cfg).global_state_changed, (
         f"{subject.label}: the global random state changed during apply()"
     )
 
 
-def check_pp_info_jsonable(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_info_jsonable(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """Estimate.info stays JSON-able (numbers, strings, lists, mappings; numpy scalars allowed)."""
 
     def default(obj: Any) -> Any:
@@ -211,7 +211,7 @@ def check_pp_info_jsonable(subject: Subject, cfg: PostprocessorCheckConfig) -> N
             raise AssertionError(f"{subject.label} on {label}: Estimate.info is not JSON-able: {exc}") from None
 
 
-def check_pp_query_answers(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
+def check_postprocessor_query_answers(subject: Subject, cfg: PostprocessorCheckConfig) -> None:
     """A query-time post-processor (``acts_on == "queries"``) implements answer(); answers are finite."""
     if subject.postprocessor().tags().acts_on != "queries":
         raise CheckSkipped(f"{subject.label} acts on the estimate, not on query answers")
@@ -227,12 +227,20 @@ def check_pp_query_answers(subject: Subject, cfg: PostprocessorCheckConfig) -> N
         assert items.shape == np.shape(out.frequencies), f"{subject.label} on {label}: item_answers() length"
 
 
-POSTPROCESSOR_CHECKS: tuple[Callable[[Subject, PostprocessorCheckConfig], None], ...] = (
-    check_pp_returns_estimate,
-    check_pp_keeps_metadata,
-    check_pp_does_not_mutate_input,
-    check_pp_deterministic,
-    check_pp_no_global_random_state,
-    check_pp_info_jsonable,
-    check_pp_query_answers,
+#: The post-processor checks, in the order they run.
+CHECKS: tuple[Callable[[Subject, PostprocessorCheckConfig], None], ...] = (
+    check_postprocessor_returns_estimate,
+    check_postprocessor_keeps_metadata,
+    check_postprocessor_does_not_mutate_input,
+    check_postprocessor_deterministic,
+    check_postprocessor_no_global_random_state,
+    check_postprocessor_info_jsonable,
+    check_postprocessor_query_answers,
 )
+#: Their configuration (:class:`PostprocessorCheckConfig`).
+CONFIG = PostprocessorCheckConfig
+
+
+def applies(check: Callable[..., None], subject: Subject, cfg: PostprocessorCheckConfig) -> bool:
+    """Whether ``check`` concerns the post-processor: query answers only for a query-time step."""
+    return check is not check_postprocessor_query_answers or subject.postprocessor().tags().acts_on == "queries"
