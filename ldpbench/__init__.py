@@ -1,7 +1,8 @@
 """ldpbench: a benchmark harness for frequency estimation under local differential privacy.
 
-The public surface is declared here, and only here; docs/api.md documents it. Each public name has
-one import path, the one below; every other module of ldpbench is internal and may move.
+The public surface is declared here, and only here (docs/python-api.md documents it). Each public
+name has one import path, the one below; every other module of ldpbench is internal and may move
+(docs/architecture.md says where each stage lives).
 
 - ``ldpbench``: :data:`hookimpl`, ``__version__``, :func:`run`, :func:`postprocess`,
   :func:`estimate_from_vector`, :func:`build_plugins` and :class:`RunOutcome` (the notebook API);

@@ -11,7 +11,7 @@ file changes. Figures are medians: wall times of whole commands (startup include
     scripts/docs_figures.py --dry-run            # measure and print, change nothing
     scripts/docs_figures.py --check              # every marker names a known figure (no measuring)
 
-Run it on an idle machine: the README states its figures for an idle 2-core machine.
+Run it on an idle machine: the README and docs/ state their figures for an idle 2-core machine.
 """
 
 from __future__ import annotations

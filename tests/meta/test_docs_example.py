@@ -1,4 +1,5 @@
-"""The worked example of docs/writing-plugins.md works as printed (the docs cannot rot).
+"""The worked example of the plugin tutorial (docs/plugins/tutorial.md) works as printed (the docs
+cannot rot).
 
 Its plugin module is taken from the page, loaded with ``--plugins-dir``, checked by the conformance
 kit, and run in a spec that uses the page's own pipeline and metric lines.
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "plugins" / "tutorial.md"
 
 
 def _blocks(language: str) -> list[str]:

@@ -2,8 +2,9 @@
 
 A clone must be able to follow every citation. What counts as a reference:
 
-- a Markdown link ``[text](target)`` with a relative target (anchors dropped), resolved against the
-  Markdown file's folder;
+- a Markdown link ``[text](target)`` with a relative target, resolved against the Markdown file's
+  folder; its anchor (``page.md#section``), if any, must be a heading of that page
+  (:func:`find_bad_anchors`);
 - in prose (Markdown outside fenced code blocks, including inline code), in Python comments and
   docstrings, and in ``#`` comments of YAML, TOML and shell files: a path whose first folder is a
   top-level folder of this repository (``docs/ci.md``, ``plugins/oracles/olh.py``,
@@ -228,6 +229,60 @@ def _is_url_part(text: str, start: int) -> bool:
 def test_every_cited_file_is_in_the_repository() -> None:
     bad = find_bad_references(ROOT)
     assert not bad, "references to files or sections not in the repository:\n" + "\n".join(map(str, bad))
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings: lowercased, punctuation dropped, spaces
+    turned into hyphens, a repeated heading suffixed ``-1``, ``-2``, ... (fenced code is skipped)."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    for _, line in _markdown_text(markdown):
+        match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not match:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", match.group(1)).strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def find_bad_anchors(root: Path) -> list[BadReference]:
+    """Markdown links ``[text](page.md#anchor)`` (or ``(#anchor)``) whose anchor is no heading of
+    the linked page in the repository. Pages moved or sections renamed break these silently."""
+    bad: list[BadReference] = []
+    for rel in repository_files(root):
+        if not rel.endswith(".md"):
+            continue
+        for n, line in _markdown_text((root / rel).read_text(encoding="utf-8", errors="replace")):
+            for m in _LINK.finditer(line):
+                target = m.group(1)
+                if "#" not in target or re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                    continue
+                path, anchor = target.split("#", 1)
+                page = (root / rel).parent / path if path else root / rel
+                if page.suffix != ".md" or not page.is_file():
+                    continue  # a missing file is find_bad_references' to report
+                if anchor not in heading_anchors(page.read_text(encoding="utf-8", errors="replace")):
+                    bad.append(BadReference(rel, n, target, "(no such heading in the linked page)"))
+    return bad
+
+
+def test_every_linked_section_exists() -> None:
+    bad = find_bad_anchors(ROOT)
+    assert not bad, "links to sections that do not exist:\n" + "\n".join(map(str, bad))
+
+
+def test_a_link_to_a_missing_section_is_reported(tmp_path: Path) -> None:
+    _mini_repo(tmp_path)
+    assert find_bad_anchors(tmp_path) == []  # algorithms.md#12-table exists
+    (tmp_path / "docs" / "more.md").write_text(
+        "## The `ibu` likelihood: `bernoulli_support`\n\nSee [it](#the-ibu-likelihood-bernoulli_support), "
+        "[gone](algorithms.md#2-consistency) and [there](guide.md).\n"
+    )
+    assert [str(b) for b in find_bad_anchors(tmp_path)] == [
+        "docs/more.md:3: cites 'algorithms.md#2-consistency' (no such heading in the linked page)"
+    ]
 
 
 # -- the test can fail ---------------------------------------------------------------------------

@@ -1,9 +1,11 @@
-"""docs/writing-plugins.md cannot drift from the contract in ldpbench.types.
+"""The plugin pages (docs/plugins/) cannot drift from the contract in ldpbench.types and the kit.
 
-- its worked oracle, taken from the page as printed, registers, passes the conformance kit through
-  the page's own ``ldpbench check-plugin`` command, and runs in a spec;
-- every public member of every base class and every tag field is in the page's member table for
-  that class.
+- the tutorial's worked oracle, taken from the page as printed, registers, passes the conformance
+  kit through the page's own ``ldpbench check-plugin`` command, and runs in a spec;
+- every public member of every base class and every tag field is in the reference's member table
+  for that class, and every field of ``Param`` in its parameters table;
+- every public name of ``ldpbench.testing`` and every check of every kind is on the testing page;
+- docs/writing-plugins.md, where older links point, links to the three pages.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 import yaml
 
 from ldpbench import build_plugins
+from ldpbench.params import Param
 from ldpbench.types import (
     KINDS,
     Channel,
@@ -29,8 +32,11 @@ from ldpbench.types import (
     PostProcessorTags,
 )
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"
-TEXT = DOC.read_text(encoding="utf-8")
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+INDEX = DOCS / "writing-plugins.md"
+TUTORIAL = (DOCS / "plugins" / "tutorial.md").read_text(encoding="utf-8")
+REFERENCE = (DOCS / "plugins" / "reference.md").read_text(encoding="utf-8")
+TESTING = (DOCS / "plugins" / "testing.md").read_text(encoding="utf-8")
 
 #: Section heading in the page -> the class whose members it must list.
 SECTIONS: dict[str, type] = {
@@ -53,13 +59,17 @@ SECTIONS: dict[str, type] = {
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", TEXT, flags=re.S)
+    return re.findall(rf"```{language}\n(.*?)```", TUTORIAL, flags=re.S)
 
 
-def _section(title: str) -> str:
-    match = re.search(rf"^### {re.escape(title)}\n(.*?)(?=^#{{2,3}} |\Z)", TEXT, flags=re.S | re.M)
-    assert match, f"docs/writing-plugins.md has no '### {title}' section"
+def _section(text: str, heading: str, page: str) -> str:
+    match = re.search(rf"^{re.escape(heading)}\n(.*?)(?=^#{{2,3}} |\Z)", text, flags=re.S | re.M)
+    assert match, f"{page} has no '{heading}' section"
     return match.group(1)
+
+
+def _code_names(text: str) -> set[str]:
+    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", text))
 
 
 def _members(cls: type) -> set[str]:
@@ -74,19 +84,42 @@ def _members(cls: type) -> set[str]:
 
 
 def test_every_kind_has_a_section():
-    assert set(KINDS.values()) <= set(SECTIONS.values())
+    assert {kind.base for kind in KINDS.values()} <= set(SECTIONS.values())
 
 
 @pytest.mark.parametrize("title", sorted(SECTIONS))
 def test_every_contract_member_is_documented(title):
-    documented = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", _section(title)))
+    documented = _code_names(_section(REFERENCE, f"### {title}", "docs/plugins/reference.md"))
     missing = _members(SECTIONS[title]) - documented
-    assert not missing, f"docs/writing-plugins.md, '### {title}': document {sorted(missing)}"
+    assert not missing, f"docs/plugins/reference.md, '### {title}': document {sorted(missing)}"
+
+
+def test_every_param_field_is_documented():
+    documented = _code_names(_section(REFERENCE, "## Names and parameters", "docs/plugins/reference.md"))
+    missing = {f.name for f in dataclasses.fields(Param)} - documented
+    assert not missing, f"docs/plugins/reference.md, '## Names and parameters': document {sorted(missing)}"
 
 
 def test_the_prior_contract_names_log_weight_not_log_pmf():
-    row = next(line for line in TEXT.splitlines() if line.startswith("| prior family |"))
+    row = next(line for line in REFERENCE.splitlines() if line.startswith("| prior family |"))
     assert "`log_weight`" in row and "log_pmf" not in row
+
+
+def test_every_kit_name_and_check_is_on_the_testing_page():
+    import ldpbench.testing as kit
+    from ldpbench.types.kinds import CHECKED_KINDS
+
+    documented = _code_names(TESTING)
+    groups = [KINDS[kind].resolve(KINDS[kind].checks).CHECKS for kind in CHECKED_KINDS]
+    check_names = {fn.__name__ for group in groups for fn in group}
+    missing = (set(kit.__all__) - {"stats"} | check_names | {"expected_failed_checks"}) - documented
+    assert not missing, f"docs/plugins/testing.md: document {sorted(missing)}"
+
+
+def test_the_old_page_links_to_the_three_pages():
+    index = INDEX.read_text(encoding="utf-8")
+    for page in ("tutorial", "reference", "testing"):
+        assert f"](plugins/{page}.md" in index, f"docs/writing-plugins.md: no link to plugins/{page}.md"
 
 
 def _worked_oracle() -> str:

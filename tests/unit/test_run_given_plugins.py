@@ -1,5 +1,5 @@
 """Cells run with the plugins given to the run: ``ldpbench.run(plugins=build_plugins(extra=[...]))``
-(the recipe of docs/writing-plugins.md) validates *and* runs, in this process and on a process pool;
+(the recipe of docs/plugins/testing.md) validates *and* runs, in this process and on a process pool;
 a worker that cannot get the plugins fails its cells saying why, it never crashes the run."""
 
 from __future__ import annotations
