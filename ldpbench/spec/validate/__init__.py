@@ -10,7 +10,6 @@ import importlib.metadata as md
 import math
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,12 @@ from ldpbench.spec.load import Document, parse_document, read_document
 from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
+from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
 from ldpbench.util.provenance import portable_path
 from ldpbench.util.safeio import check_regular_file
 from ldpbench.util.suggest import closest
+
+__all__ = ["load_spec", "load_spec_text", "plugin_dirs_for", "spec_plugins_dir"]
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -83,36 +85,6 @@ def load_spec(
     """
     doc = document if document is not None else read_document(path)
     return Validator(doc, plugins, Path(path), trust_user_only=trust_user_only, cell_timeout=cell_timeout).run()
-
-
-def spec_plugins_dir(doc: Document, path: str | Path) -> str | None:
-    """The plugins folder a spec names (``plugins_dir:``), resolved against the spec's folder, or
-    None (also when it is not a path: validation reports that)."""
-    named = doc.data.get("plugins_dir") if isinstance(doc.data, dict) else None
-    return str((Path(path).parent / named).resolve()) if isinstance(named, str) else None
-
-
-def plugin_dirs_for(
-    path: str | Path, plugins_dirs: Sequence[str], *, trust_spec_plugins: bool = False, doc: Document | None = None
-) -> list[str]:
-    """The plugin folders to load for a spec: the user's (``--plugins-dir``), plus the spec's own
-    ``plugins_dir`` if the user trusts it (``--trust-spec-plugins``).
-
-    A spec is data: naming a ``plugins_dir`` in it makes no code load unless the user says so.
-    ``doc``: the spec file as already read (else it is read here).
-    """
-    dirs = [str(Path(d).resolve()) for d in plugins_dirs]
-    doc = doc if doc is not None else read_document(path)
-    wanted = spec_plugins_dir(doc, path)
-    if wanted is not None and wanted not in dirs:
-        if not trust_spec_plugins:
-            raise SpecError(
-                f"{doc.where(('plugins_dir',))}: the spec asks to load plugin code from {wanted}; "
-                f"a spec cannot load code by itself — pass --plugins-dir {doc.data['plugins_dir']} "
-                f"(or --trust-spec-plugins)"
-            )
-        dirs.append(wanted)
-    return dirs
 
 
 def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, trust_user_only: bool = False) -> Spec:
