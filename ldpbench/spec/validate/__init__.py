@@ -25,6 +25,8 @@ from ldpbench.spec.load import Document, parse_document, read_document
 from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
+from ldpbench.spec.validate.context import Context
+from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
 from ldpbench.util.provenance import portable_path
 from ldpbench.util.safeio import check_regular_file
@@ -51,15 +53,6 @@ TOP_LEVEL_KEYS = (
     "alpha",
 )
 SIMULATIONS = ("aggregate", "per-user")
-MAX_REPEATS = 100_000
-MAX_USERS = 10**10
-#: Users simulated one by one in a cell of ``simulation: per-user`` (the dataset's n, its
-#: ``sample``, or the users of a personalized budget). The per-user path perturbs every user, so
-#: its time is linear in the users: 10**8 is minutes per cell; 10**10 would be days.
-MAX_PER_USER_USERS = 10**8
-#: A spec's name is a folder name under the results root (``results/<name>``): one path
-#: component, never ``..``, ``/``, a control character or a name longer than file systems allow.
-MAX_NAME_LENGTH = 100
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -94,34 +87,7 @@ def load_spec_text(text: str, plugins: Plugins, filename: str = "<spec>", *, tru
     ).run()
 
 
-class Validator:
-    def __init__(
-        self,
-        doc: Document,
-        plugins: Plugins,
-        path: Path,
-        *,
-        trust_user_only: bool = False,
-        cell_timeout: float | None = None,
-    ):
-        self.doc = doc
-        self.plugins = plugins
-        self.path = path
-        self.trust_user_only = trust_user_only
-        #: the command line's --cell-timeout, which beats the spec's (bounds loading datasets here too)
-        self.cell_timeout = cell_timeout
-        self.problems: list[str] = []
-        #: where each dataset entry sits in the spec (for the dataset-facts checks)
-        self.dataset_paths: dict[int, tuple[Any, ...]] = {}
-        #: the oracle entries with their paths (checked at each dataset's size)
-        self.oracle_paths: list[tuple[tuple[Any, ...], Entry]] = []
-        #: where each group of a personalized budget sits, by id of the Budget
-        self.group_paths: dict[int, list[tuple[Any, ...]]] = {}
-
-    # -- helpers ----------------------------------------------------------------------------
-    def problem(self, path: tuple[Any, ...], message: str) -> None:
-        self.problems.append(f"{self.doc.where(path)}: {message}")
-
+class Validator(Context):
     def run(self) -> Spec:
         data = self.doc.data
         if not isinstance(data, dict):
@@ -213,8 +179,7 @@ class Validator:
         if not self.problems:
             # Only a spec that is otherwise valid loads its datasets: loading may take a while.
             self.dataset_facts(datasets, budgets, data, seed, simulation)  # type: ignore[arg-type]
-        if self.problems:
-            raise SpecError(self.problems)
+        self.raise_problems()
         resolved = {
             "name": name,
             "description": description,
