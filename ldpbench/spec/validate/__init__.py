@@ -6,7 +6,6 @@ and all problems of a spec are reported together.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import math
 import os
 import re
@@ -28,6 +27,7 @@ from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.context import Context
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
+from ldpbench.spec.validate.requirements import requirements
 from ldpbench.util.provenance import portable_path
 from ldpbench.util.safeio import check_regular_file
 from ldpbench.util.suggest import closest
@@ -152,7 +152,7 @@ class Validator(Context):
         executor = None
         if "executor" in data:
             executor = self.entry(data["executor"], ("executor",), "executor")
-        requires = self.requires(data)
+        requires = requirements(self, data)
         cell_timeout = data.get("cell_timeout")
         if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
             self.problem(("cell_timeout",), timeout_problem)
@@ -633,37 +633,6 @@ class Validator(Context):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 return f"'{p.name}': '{k}' must be a finite number, got {v!r}"
         return None
-
-    # -- requirements ------------------------------------------------------------------------
-    def requires(self, data: dict) -> list[str]:
-        value = data.get("requires", [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list):
-            self.problem(("requires",), "'requires' must be a list of requirements such as 'ldpbench-foo>=1.0'")
-            return []
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        out = []
-        for i, req_text in enumerate(value):
-            try:
-                req = Requirement(str(req_text))
-            except InvalidRequirement as exc:
-                self.problem(("requires", i), f"invalid requirement {req_text!r}: {exc}")
-                continue
-            try:
-                version = md.version(req.name)
-            except md.PackageNotFoundError:
-                self.problem(
-                    ("requires", i),
-                    f"this spec needs the plugin distribution '{req.name}', which is not installed (pip install '{req}')",
-                )
-                continue
-            if req.specifier and not req.specifier.contains(version, prereleases=True):
-                self.problem(("requires", i), f"this spec needs {req}, but {req.name} {version} is installed")
-                continue
-            out.append(str(req))
-        return out
 
 
 def _epsilon_number(value: Any) -> float | None:
