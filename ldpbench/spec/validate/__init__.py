@@ -27,6 +27,7 @@ from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.context import Context
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
+from ldpbench.spec.validate.privacy_budgets import privacy_budgets
 from ldpbench.spec.validate.requirements import requirements
 from ldpbench.util.provenance import portable_path
 from ldpbench.util.safeio import check_regular_file
@@ -137,7 +138,7 @@ class Validator(Context):
             if e is not None:
                 self.dataset_paths[id(e)] = ("datasets", i) if isinstance(data.get("datasets"), list) else ("datasets",)
                 datasets.append(e)
-        budgets = self.budgets(data)
+        budgets = privacy_budgets(self, data)
         listed = self.entries(data, "oracles", ("oracle", "protocol"), required=True)
         mechanisms = [e for e in listed if e is not None]
         self.oracle_paths = [
@@ -397,103 +398,6 @@ class Validator(Context):
             out.append(pipeline)
         return out
 
-    # -- budgets -----------------------------------------------------------------------------
-    def budgets(self, data: dict) -> list[Budget]:
-        has_eps, has_users = "epsilons" in data, "users" in data
-        if has_eps and has_users:
-            self.problem(
-                ("users",),
-                "give either 'epsilons' (one budget for everyone) or 'users' (personalized budgets), not both",
-            )
-            return []
-        if not has_eps and not has_users:
-            self.problem((), "missing key 'epsilons' (or 'users' for personalized budgets)")
-            return []
-        if has_eps:
-            value = data["epsilons"]
-            if not isinstance(value, list):
-                value = [value]
-            if not value:
-                self.problem(("epsilons",), "'epsilons' must be a non-empty list of privacy budgets")
-                return []
-            out, seen = [], set()
-            for i, eps in enumerate(value):
-                parsed = _epsilon_number(eps)
-                if parsed is None:
-                    self.problem(("epsilons", i), _epsilon_problem(eps))
-                    continue
-                if parsed in seen:
-                    self.problem(("epsilons", i), f"epsilon {format_value(parsed)} is listed twice")
-                    continue
-                seen.add(parsed)
-                out.append(Budget(epsilon=parsed))
-            return out
-        value = data["users"]
-        if isinstance(value, list):
-            configs = [(None, ("users",), value)]  # labelled by its groups below
-        elif isinstance(value, dict) and value:
-            configs = [(str(label), ("users", label), groups) for label, groups in value.items()]
-        else:
-            self.problem(
-                ("users",), "'users' must be a list of {epsilon, count} groups, or a mapping of labels to such lists"
-            )
-            return []
-        out = []
-        for label, path, groups in configs:
-            budget = self.groups(label, path, groups)
-            if budget is not None:
-                out.append(budget)
-        return out
-
-    def groups(self, label: str | None, path: tuple[Any, ...], groups: Any) -> Budget | None:
-        if not isinstance(groups, list) or not groups:
-            self.problem(path, "a users configuration must be a non-empty list of {epsilon, count} groups")
-            return None
-        parsed = []
-        gpaths = []
-        ok = True
-        for i, group in enumerate(groups):
-            gpath = path + (i,)
-            if not isinstance(group, dict):
-                self.problem(gpath, f"a user group must be a mapping {{epsilon: ..., count: ...}}, got {group!r}")
-                ok = False
-                continue
-            for key in group:
-                if key not in ("epsilon", "count"):
-                    hint = closest(str(key), ["epsilon", "count"])
-                    self.problem(
-                        gpath + (key,),
-                        f"unknown key '{key}' in a user group" + (f" — did you mean '{hint}'?" if hint else ""),
-                    )
-                    ok = False
-            if "epsilon" not in group or "count" not in group:
-                self.problem(gpath, "a user group needs both 'epsilon' and 'count'")
-                ok = False
-                continue
-            count = group["count"]
-            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_USERS:
-                self.problem(
-                    gpath + ("count",), f"'count' must be a number of users between 1 and {MAX_USERS:,}, got {count!r}"
-                )
-                ok = False
-                continue
-            eps = group["epsilon"]
-            problem = _check_epsilon_expression(eps)
-            if problem:
-                self.problem(gpath + ("epsilon",), problem)
-                ok = False
-                continue
-            number = _epsilon_number(eps)
-            parsed.append((number if number is not None else eps, count))
-            gpaths.append(gpath)
-        if not ok:
-            return None
-        if label is None:  # an unnamed mix is named by what it is: "500@0.1+500@2+50@ln(d)"
-            label = "+".join(f"{count}@{format_value(eps)}" for eps, count in parsed)
-        budget = Budget(epsilon=None, groups=tuple(parsed), users_label=label)
-        self.group_paths[id(budget)] = gpaths
-        return budget
-
     # -- facts of the datasets ---------------------------------------------------------------
     def dataset_facts(
         self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str
@@ -633,47 +537,3 @@ class Validator(Context):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 return f"'{p.name}': '{k}' must be a finite number, got {v!r}"
         return None
-
-
-def _epsilon_number(value: Any) -> float | None:
-    """A plain budget (a number, or inf) within range; ``None`` for anything else."""
-    if isinstance(value, bool):
-        return None
-    if parse_infinity(value) is not None:
-        return math.inf
-    if isinstance(value, (int, float)) and not math.isnan(value) and value > 0:
-        if math.isinf(value) or MIN_EPSILON <= value <= MAX_EPSILON:
-            return float(value)
-    return None
-
-
-def _epsilon_problem(value: Any) -> str:
-    """Why ``value`` is not a budget of the ``epsilons`` list."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and not math.isnan(value):
-        try:
-            check_epsilon_range(float(value), value)
-        except ValueError as exc:
-            return str(exc)
-    if isinstance(value, str):  # YAML reads 1e-300 (no dot) as text
-        try:
-            parse_epsilon(value, 2)
-        except ValueError as exc:
-            return str(exc)
-    return f"epsilon must be a positive number (or inf), got {value!r}"
-
-
-def _check_epsilon_expression(value: Any) -> str | None:
-    """``None`` if ``value`` is a valid budget (number, inf, ln(d) ...), else the problem.
-
-    An expression in ``d`` is checked here for its form only; its value, with each dataset's
-    domain size, in :meth:`Validator.dataset_facts`.
-    """
-    if _epsilon_number(value) is not None:
-        return None
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        try:
-            parse_epsilon(value, 2, check_range=not depends_on_d(value))
-        except (ValueError, LdpbenchError) as exc:
-            return f"epsilon: {exc}"
-        return None
-    return f"epsilon must be a positive number, inf, or an expression such as ln(d); got {value!r}"
