@@ -25,6 +25,7 @@ from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, for
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.context import Context
+from ldpbench.spec.validate.entry import entry
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
 from ldpbench.spec.validate.privacy_budgets import privacy_budgets
@@ -152,7 +153,7 @@ class Validator(Context):
         ]
         executor = None
         if "executor" in data:
-            executor = self.entry(data["executor"], ("executor",), "executor")
+            executor = entry(self, data["executor"], ("executor",), "executor")
         requires = requirements(self, data)
         cell_timeout = data.get("cell_timeout")
         if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
@@ -257,120 +258,7 @@ class Validator(Context):
                 message += f"; available: {', '.join(names)}"
             self.problem((key,), message)
             return []
-        return [self.entry(item, (key, i), kind) for i, item in enumerate(value)]
-
-    def entry(self, item: Any, path: tuple[Any, ...], kinds: str | tuple[str, ...]) -> Entry | None:
-        kinds = (kinds,) if isinstance(kinds, str) else kinds
-        kind_text = " or ".join(kinds)
-        if isinstance(item, str):
-            name, params, ppath = item, {}, path
-        elif isinstance(item, dict) and len(item) == 1:
-            name, params = next(iter(item.items()))
-            ppath = path + (name,)
-            if params is None:
-                params = {}
-            if not isinstance(name, str):
-                self.problem(path, f"expected a {kind_text} name, got {name!r}")
-                return None
-            if not isinstance(params, dict):
-                self.problem(ppath, f"parameters of '{name}' must be a mapping, got {params!r}")
-                return None
-        else:
-            self.problem(path, f"expected a {kind_text} name or {{name: {{params}}}}, got {item!r}")
-            return None
-        info = None
-        for kind in kinds:
-            if name in self.plugins.registry(kind):
-                info = self.plugins.get(kind, name)
-                break
-        if info is None:
-            known = [n for kind in kinds for n in self.plugins.registry(kind).names()]
-            hint = closest(name, known)
-            self.problem(path, str(UnknownPluginError(kind_text, name, hint, known)) + self.plugins.broken_note())
-            return None
-        params = dict(params)
-        sample = None
-        if info.kind == "dataset" and "sample" in params:
-            sample = params.pop("sample")
-            if isinstance(sample, bool) or not isinstance(sample, int) or not 1 <= sample <= MAX_USERS:
-                self.problem(
-                    ppath + ("sample",),
-                    f"'sample' must be a number of users between 1 and {MAX_USERS:,}, got {sample!r}",
-                )
-                sample = None
-        try:
-            resolved = info.resolve_params(params)
-        except ParamError as exc:
-            self.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
-            return None
-        given = dict(resolved.given)
-        for key, value in given.items():
-            # No size in a benchmark is this large; refuse it here rather than let a plugin try
-            # to allocate it (d: 1e12) or a loop run for ever.
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_USERS:
-                self.problem(ppath + (key,), f"'{key}' is too large: {value:,} (at most {MAX_USERS:,})")
-                return None
-        resolved_paths: list[tuple[str, str]] = []
-        for p in info.params:
-            if p.name not in given:
-                continue
-            if p.user_only and not self.trust_user_only:
-                self.problem(
-                    ppath + (p.name,),
-                    f"'{p.name}' of {info.kind} '{name}' may come only from you, not from a spec: it says where "
-                    f"to connect, and what comes back can run code here. Give it on the command line"
-                    + (
-                        " (--executor " + name + " --executor-param " + p.name + "=VALUE)"
-                        if info.kind == "executor"
-                        else ""
-                    )
-                    + ", or pass --trust-spec-params if you trust this spec",
-                )
-                return None
-            if p.plugin_kind:
-                try:
-                    self.plugins.get(p.plugin_kind, given[p.name])
-                except UnknownPluginError as exc:
-                    self.problem(ppath + (p.name,), f"'{p.name}': {exc}")
-                    return None
-            if p.params_of:
-                problem = self.check_params_of(info, p, given)
-                if problem:
-                    self.problem(ppath + (p.name,), problem)
-                    return None
-            if p.path and isinstance(given[p.name], str):
-                if "\0" in given[p.name]:
-                    self.problem(ppath + (p.name,), f"'{p.name}': a path cannot contain a NUL character")
-                    return None
-                target = (self.path.parent / os.path.expanduser(given[p.name])).resolve()
-                if not target.exists():
-                    self.problem(ppath + (p.name,), f"'{p.name}': no such file: {given[p.name]} (looked for {target})")
-                    return None
-                try:
-                    # stat only, never open: a FIFO would block, /dev/zero would never end.
-                    check_regular_file(target, f"'{p.name}':")
-                except UsageError as exc:
-                    self.problem(ppath + (p.name,), str(exc))
-                    return None
-                if not os.access(target, os.R_OK):
-                    self.problem(ppath + (p.name,), f"'{p.name}': {target} is not readable")
-                    return None
-                resolved_paths.append((p.name, str(target)))
-        if info.kind in ("metric", "postprocessor"):
-            # Built from their parameters alone, cheaply: values a constructor refuses together
-            # (em-murakami's alpha grid upside down, l1's top: 1 with rescale: both) are reported
-            # here, at their line, rather than as failed cells of the run.
-            try:
-                self.plugins.create(info.kind, name, {**params, **dict(resolved_paths)})
-            except ParamError as exc:
-                self.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
-                return None
-        ordered = tuple((k, given[k]) for k in params if k in given)
-        paths = tuple(resolved_paths)
-        version, code = entry_version(self.plugins, info, resolved.values)  # plugins named by params too
-        if info.kind == "dataset":
-            return DatasetEntry(info.kind, name, ordered, version, paths, sample=sample, code=code)
-        return Entry(info.kind, name, ordered, version, paths, code=code)
+        return [entry(self, item, (key, i), kind) for i, item in enumerate(value)]
 
     def pipelines(self, data: dict) -> list[Pipeline]:
         value = data["pipelines"] if "pipelines" in data else default_names(self.plugins, "postprocessor")[:1]
@@ -385,7 +273,7 @@ class Validator(Context):
                 self.problem(("pipelines", i), "an empty chain")
                 continue
             steps = [
-                self.entry(step, ("pipelines", i, j) if isinstance(item, list) else ("pipelines", i), "postprocessor")
+                entry(self, step, ("pipelines", i, j) if isinstance(item, list) else ("pipelines", i), "postprocessor")
                 for j, step in enumerate(chain)
             ]
             if any(s is None for s in steps):
@@ -508,32 +396,3 @@ class Validator(Context):
         if budget.groups and total > n and all(c <= n for _, c in budget.groups):
             where = paths[0][:-1] if paths else ("users",)
             self.problem(where, f"the user groups hold {total:,} users, more than dataset '{ds.label}' has (n = {n:,})")
-
-    def check_params_of(self, info: Any, p: Param, given: dict[str, Any]) -> str | None:
-        """The problem with ``given[p.name]``, a mapping of the parameters of the plugin named by
-        the sibling parameter ``p.params_of`` (calibrate's ``prior_params`` for its ``prior``)."""
-        value = given.get(p.name)
-        if value is None:
-            return None
-        sibling = next((q for q in info.params if q.name == p.params_of), None)
-        if sibling is None or sibling.plugin_kind != "prior":
-            return None
-        family = given.get(sibling.name, sibling.default)
-        try:
-            names = tuple(self.plugins.get("prior", family).cls.parameter_names)
-        except UnknownPluginError:
-            return None  # reported for the sibling
-        unknown = [str(k) for k in value if k not in names]
-        missing = [k for k in names if k not in value]
-        if unknown or missing:
-            text = f"'{p.name}' of prior '{family}' must give exactly {', '.join(names) or 'nothing'}"
-            if unknown:
-                hint = closest(unknown[0], list(names))
-                text += f"; unknown: {', '.join(unknown)}" + (f" — did you mean '{hint}'?" if hint else "")
-            if missing:
-                text += f"; missing: {', '.join(missing)}"
-            return text
-        for k, v in value.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                return f"'{p.name}': '{k}' must be a finite number, got {v!r}"
-        return None
