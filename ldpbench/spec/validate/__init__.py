@@ -25,9 +25,10 @@ from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, for
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.context import Context
-from ldpbench.spec.validate.entry import entry
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
+from ldpbench.spec.validate.pipelines import pipelines as pipeline_chains
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
+from ldpbench.spec.validate.plugin_lists import dataset_entries, executor_entry, metric_entries, oracle_entries
 from ldpbench.spec.validate.privacy_budgets import privacy_budgets
 from ldpbench.spec.validate.requirements import requirements
 from ldpbench.util.provenance import portable_path
@@ -134,26 +135,12 @@ class Validator(Context):
             )
             simulation = "aggregate"
 
-        datasets = []
-        for i, e in enumerate(self.entries(data, "datasets", "dataset", required=True)):
-            if e is not None:
-                self.dataset_paths[id(e)] = ("datasets", i) if isinstance(data.get("datasets"), list) else ("datasets",)
-                datasets.append(e)
+        datasets = dataset_entries(self, data)
         budgets = privacy_budgets(self, data)
-        listed = self.entries(data, "oracles", ("oracle", "protocol"), required=True)
-        mechanisms = [e for e in listed if e is not None]
-        self.oracle_paths = [
-            (("oracles", i, e.name), e) for i, e in enumerate(listed) if e is not None and e.kind == "oracle"
-        ]
-        pipelines = self.pipelines(data)
-        metrics = [
-            e
-            for e in self.entries(data, "metrics", "metric", default=default_names(self.plugins, "metric"))
-            if e is not None
-        ]
-        executor = None
-        if "executor" in data:
-            executor = entry(self, data["executor"], ("executor",), "executor")
+        mechanisms = oracle_entries(self, data)
+        pipelines = pipeline_chains(self, data)
+        metrics = metric_entries(self, data)
+        executor = executor_entry(self, data)
         requires = requirements(self, data)
         cell_timeout = data.get("cell_timeout")
         if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
@@ -238,54 +225,6 @@ class Validator(Context):
         return value
 
     # -- plugin entries ----------------------------------------------------------------------
-    def entries(
-        self, data: dict, key: str, kind: str | tuple[str, ...], required: bool = False, default: list | None = None
-    ) -> list[Entry | None]:
-        if key not in data:
-            if required:
-                self.problem((), f"missing key '{key}'")
-                return []
-            data = {key: default or []}
-        value = data[key]
-        if not isinstance(value, list):
-            value = [value] if isinstance(value, (str, dict)) else value
-        if not isinstance(value, list) or not value:
-            message = f"'{key}' must be a non-empty list of plugin names or {{name: {{params}}}} entries"
-            if value is None or value == []:
-                # Nothing given: say what could be (the unknown-name message does it for a typo).
-                kinds = (kind,) if isinstance(kind, str) else kind
-                names = sorted(n for k in kinds for n in self.plugins.registry(k).names())
-                message += f"; available: {', '.join(names)}"
-            self.problem((key,), message)
-            return []
-        return [entry(self, item, (key, i), kind) for i, item in enumerate(value)]
-
-    def pipelines(self, data: dict) -> list[Pipeline]:
-        value = data["pipelines"] if "pipelines" in data else default_names(self.plugins, "postprocessor")[:1]
-        if not isinstance(value, list) or not value:
-            self.problem(("pipelines",), "'pipelines' must be a non-empty list (a list inside it is a chain)")
-            return []
-        out = []
-        labels: dict[str, int] = {}
-        for i, item in enumerate(value):
-            chain = item if isinstance(item, list) else [item]
-            if not chain:
-                self.problem(("pipelines", i), "an empty chain")
-                continue
-            steps = [
-                entry(self, step, ("pipelines", i, j) if isinstance(item, list) else ("pipelines", i), "postprocessor")
-                for j, step in enumerate(chain)
-            ]
-            if any(s is None for s in steps):
-                continue
-            pipeline = Pipeline(tuple(steps))  # type: ignore[arg-type]
-            if pipeline.label in labels:
-                self.problem(("pipelines", i), f"pipeline '{pipeline.label}' is listed twice")
-                continue
-            labels[pipeline.label] = i
-            out.append(pipeline)
-        return out
-
     # -- facts of the datasets ---------------------------------------------------------------
     def dataset_facts(
         self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str
