@@ -24,7 +24,8 @@ from ldpbench.spec.load import Document, parse_document, read_document
 from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Spec, format_value
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.timeouts import cell_timeout_problem
-from ldpbench.spec.validate.context import Context
+from ldpbench.spec.validate.context import Context, Found
+from ldpbench.spec.validate.dataset_facts import dataset_facts
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH, MAX_PER_USER_USERS, MAX_REPEATS, MAX_USERS
 from ldpbench.spec.validate.pipelines import pipelines as pipeline_chains
 from ldpbench.spec.validate.plugin_dirs import plugin_dirs_for, spec_plugins_dir
@@ -57,11 +58,6 @@ TOP_LEVEL_KEYS = (
 )
 SIMULATIONS = ("aggregate", "per-user")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-#: Seconds a dataset may take to load at validation when no cell_timeout is set (a slower one is
-#: left to the run, where its cells fail or succeed on their own).
-MAX_FACTS_SECONDS = 120.0
 
 
 def load_spec(
@@ -146,7 +142,6 @@ class Validator(Context):
         if (timeout_problem := cell_timeout_problem(cell_timeout)) is not None:
             self.problem(("cell_timeout",), timeout_problem)
             cell_timeout = None
-        self.load_timeout = self.cell_timeout or (float(cell_timeout) if cell_timeout else MAX_FACTS_SECONDS)
         # Loaded (or refused) before validation, by whoever built the plugins (spec_plugins_dir).
         if data.get("plugins_dir") is not None and not isinstance(data["plugins_dir"], str):
             self.problem(("plugins_dir",), "'plugins_dir' must be a path")
@@ -167,7 +162,23 @@ class Validator(Context):
             self.problem(path, message)
         if not self.problems:
             # Only a spec that is otherwise valid loads its datasets: loading may take a while.
-            self.dataset_facts(datasets, budgets, data, seed, simulation)  # type: ignore[arg-type]
+            found = Found(
+                name,
+                description,
+                seed,
+                repeats,
+                alpha,
+                simulation,
+                datasets,
+                budgets,
+                mechanisms,
+                pipelines,
+                metrics,
+                executor,
+                requires,
+                cell_timeout,
+            )
+            dataset_facts(self, found, data)
         self.raise_problems()
         resolved = {
             "name": name,
@@ -225,113 +236,3 @@ class Validator(Context):
         return value
 
     # -- plugin entries ----------------------------------------------------------------------
-    # -- facts of the datasets ---------------------------------------------------------------
-    def dataset_facts(
-        self, datasets: list[DatasetEntry], budgets: list[Budget], data: dict, seed: int, simulation: str
-    ) -> None:
-        """Load each dataset once and check what depends on its size: ``sample`` and user-group
-        counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), and
-        per-user simulation of more than :data:`MAX_PER_USER_USERS` users.
-
-        A dataset that cannot be loaded (a missing or unreadable file, a malformed one) is a
-        problem of the spec (exit 2), found here rather than as every cell failing.
-        """
-        for ds in datasets:
-            where = self.dataset_paths.get(id(ds), ("datasets",))
-            size = self.dataset_size(ds, seed, where)
-            if size is None:
-                continue
-            n, d = size
-            if n <= 0:
-                self.problem(where, f"dataset '{ds.label}' has no users")
-                continue
-            if ds.sample is not None and ds.sample > n:
-                self.problem(
-                    where + (ds.name, "sample"),
-                    f"'sample' is {ds.sample:,}, more users than dataset '{ds.label}' has (n = {n:,})",
-                )
-            for budget in budgets:
-                self.budget_facts(ds, budget, n, d)
-            self.oracle_facts(ds, budgets, d)
-            if simulation == "per-user":
-                users = (
-                    [ds.sample or n]
-                    if not any(b.groups for b in budgets)
-                    else [sum(c for _, c in b.groups) for b in budgets]
-                )
-                if max(users) > MAX_PER_USER_USERS:
-                    self.problem(
-                        ("simulation",) if "simulation" in data else where,
-                        f"simulation: per-user perturbs every user one by one, at most {MAX_PER_USER_USERS:,} per cell; "
-                        f"dataset '{ds.label}' would simulate {max(users):,} (use simulation: aggregate, or 'sample')",
-                    )
-
-    def oracle_facts(self, ds: DatasetEntry, budgets: list[Budget], d: int) -> None:
-        """Build every oracle at the dataset's ``d`` and each single budget: a parameter that only
-        fails for this size (``ss``'s ``k`` >= d) is a problem of the spec, not failed cells."""
-        epsilons = sorted({b.epsilon_value for b in budgets if not b.groups and b.epsilon_value > 0})
-        for path, mech in self.oracle_paths:
-            for eps in epsilons:
-                try:
-                    # Plugin code: under a cell's guards, as when datasets load.
-                    with cell_guard(self.load_timeout):
-                        self.plugins.create("oracle", mech.name, mech.param_dict, d=d, epsilon=eps)
-                except ParamError as exc:
-                    where = path + (exc.key,) if exc.key else path
-                    self.problem(
-                        where, f"oracle '{mech.label}' on dataset '{ds.label}' (d = {d}), epsilon = {eps:g}: {exc}"
-                    )
-                    break
-                except BaseException as exc:  # noqa: BLE001 - anything else is the plugin's: the run reports it
-                    if is_real_interrupt(exc):
-                        raise
-                    break
-
-    def dataset_size(self, ds: DatasetEntry, seed: int, where: tuple[Any, ...]) -> tuple[int, int] | None:
-        """``(n, d)`` of a dataset: from parameters declared ``describes`` when it has both, else by
-        loading it; ``None`` (after recording a problem, if it is the user's) when unknown."""
-        info = self.plugins.get("dataset", ds.name)
-        values = info.resolve_params(dict(ds.params)).values
-        described = {p.describes: values.get(p.name) for p in info.params if p.describes in ("n", "d")}
-        if isinstance(described.get("n"), int) and isinstance(described.get("d"), int):
-            return described["n"], described["d"]
-        try:
-            # Plugin code runs here, before any cell: under the same guards as a cell (its time
-            # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
-            with cell_guard(self.load_timeout):
-                population = self.plugins.create("dataset", ds.name, ds.param_dict).load(
-                    rng_for(seed, "dataset", ds.label)
-                )
-        except (LdpbenchError, OSError) as exc:
-            self.problem(where, f"dataset '{ds.label}' cannot be loaded: {exc}")
-            return None
-        except MemoryError:
-            self.problem(where, f"dataset '{ds.label}' does not fit in memory")
-            return None
-        except BaseException as exc:  # noqa: BLE001 - a plugin bug or hang: the run reports it as failed cells
-            if is_real_interrupt(exc):
-                raise
-            return None
-        try:
-            population = checked_population(f"dataset '{ds.name}'", population)
-        except PluginOutputError:
-            return None  # not a usable population: the run reports the broken plugin on its cells
-        return population.n, population.d
-
-    def budget_facts(self, ds: DatasetEntry, budget: Budget, n: int, d: int) -> None:
-        paths = self.group_paths.get(id(budget), [])
-        total = 0
-        for (eps, count), gpath in zip(budget.groups, paths):
-            total += count
-            if count > n:
-                self.problem(
-                    gpath + ("count",), f"'count' is {count:,}, more users than dataset '{ds.label}' has (n = {n:,})"
-                )
-            if depends_on_d(eps):
-                try:
-                    parse_epsilon(eps, d)
-                except ValueError as exc:
-                    self.problem(gpath + ("epsilon",), f"with dataset '{ds.label}' (d = {d:,}): {exc}")
-        if budget.groups and total > n and all(c <= n for _, c in budget.groups):
-            where = paths[0][:-1] if paths else ("users",)
-            self.problem(where, f"the user groups hold {total:,} users, more than dataset '{ds.label}' has (n = {n:,})")

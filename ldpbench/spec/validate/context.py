@@ -6,13 +6,14 @@ on, so that all problems of a spec are reported together (:meth:`Context.raise_p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ldpbench.errors import SpecError
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.load import Document
-from ldpbench.spec.model import Entry
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline
 
 
 class Context:
@@ -49,3 +50,23 @@ class Context:
         """Raise :class:`SpecError` listing every problem recorded, if there is any."""
         if self.problems:
             raise SpecError(self.problems)
+
+
+@dataclass
+class Found:
+    """The values of a spec as validated, each its default where the spec's was refused."""
+
+    name: str
+    description: str
+    seed: int
+    repeats: int
+    alpha: float
+    simulation: str
+    datasets: list[DatasetEntry]
+    budgets: list[Budget]
+    mechanisms: list[Entry]
+    pipelines: list[Pipeline]
+    metrics: list[Entry]
+    executor: Entry | None
+    requires: list[str]
+    cell_timeout: Any  #: seconds as the spec gives them, None for no limit (or when refused)
