@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ldpbench.cli import main
+
+#: This folder (tests/) and the repository's root: a test names files from these, wherever it lives.
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 
 
 def cli(capsys: Any, *args: Any) -> tuple[int, str, str]:

@@ -1,6 +1,6 @@
 """A plugin that raises fails only its own cells (issue 7, hardening).
 
-``tests/cli/test_run_cli.py`` checks the exit code 3 and the leaderboard JSON of a post-processor
+``tests/system/test_run_cli.py`` checks the exit code 3 and the leaderboard JSON of a post-processor
 that always raises. This adds what it leaves out, with a post-processor that raises in some cells
 only (at epsilon 4, not at epsilon 1):
 

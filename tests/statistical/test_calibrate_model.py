@@ -126,7 +126,7 @@ def test_d2_d3_fit_recovers_the_prior(family, method):
     for got, want, tol in zip(theta, truth, TOLERANCE[family]):
         assert got == pytest.approx(want, rel=tol)
     if method == "mle":
-        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/test_calibrate.py)
+        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/plugins/postprocessors/test_calibrate.py)
         ll = lambda th: interpolated_posterior(x, sigma, prior, th, support).log_marginal.sum()  # noqa: E731
         assert ll(theta) >= ll(mv) - 1e-6
 
@@ -148,6 +148,6 @@ def test_d2_d3_power_law_exponent(alpha, method):
     theta = mv if method == "mean-variance" else prior.fit_mle(x, sigma**2, support)
     assert theta[0] == pytest.approx(alpha, abs=0.15)
     if method == "mle":
-        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/test_calibrate.py)
+        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/plugins/postprocessors/test_calibrate.py)
         ll = lambda th: interpolated_posterior(x, sigma, prior, th, support).log_marginal.sum()  # noqa: E731
         assert ll(theta) >= ll(mv) - 1e-6

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support import ROOT
 
 from ldpbench_plugins.oracles.olh import olh_constants
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "wang2017_analysis.py"
+SCRIPT = ROOT / "scripts" / "wang2017_analysis.py"
 _spec = importlib.util.spec_from_file_location("wang2017_analysis", SCRIPT)
 w17 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(w17)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 import re
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support import ROOT
 
 from ldpbench import build_plugins
 from ldpbench.engine.simulate import MissingCapability, simulate
@@ -267,7 +267,7 @@ NOT_PLUGIN_PROBES = {
 
 
 def test_nothing_in_ldpbench_probes_plugins_for_attributes():
-    root = Path(__file__).resolve().parents[2] / "ldpbench"
+    root = ROOT / "ldpbench"
     found = set()
     for path in root.rglob("*.py"):
         for call in re.findall(r"\b(?:has|get)attr\((?:[^()]|\([^()]*\))*\)", path.read_text(encoding="utf-8")):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from support import ROOT
 
 from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
@@ -182,9 +183,8 @@ def test_the_diagnostics_script_computes_the_plugins_a_hat():
     # scripts/murakami2018_alpha_diagnostics.py varies eq. 28 (inverse of S, t2 factor); with the
     # published options it must be the plugin's a_hat, or its table compares something else
     import importlib.util
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "murakami2018_alpha_diagnostics.py"
+    path = ROOT / "scripts" / "murakami2018_alpha_diagnostics.py"
     spec = importlib.util.spec_from_file_location("murakami2018_alpha_diagnostics", path)
     diagnostics = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(diagnostics)

@@ -43,7 +43,7 @@ def test_machine_info_names_the_numeric_libraries_and_numpys_kernels():
 
 @pytest.mark.slow
 def test_dispatched_features_follow_what_numpy_runs_here():
-    # Disabling every dispatched kernel (as tests/meta/test_baseline_dispatch.py does) must show
+    # Disabling every dispatched kernel (as tests/system/test_baseline_dispatch.py does) must show
     # in the manifest: same numpy, other kernels, so not the same machine for the promise.
     simd = machine.numpy_simd()
     every = [*simd["dispatched"], *simd["not_dispatched"]]

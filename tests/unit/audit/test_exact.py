@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from support import TESTS
 
 from ldpbench import build_plugins
 from ldpbench.audit import exact_audit
@@ -15,7 +15,7 @@ from ldpbench.params import Param
 from ldpbench.testing import check_oracle
 from ldpbench_plugins.oracles.grr import GRR
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = TESTS / "fixtures"
 EPSILONS = (0.5, 1.0, 4.0)
 
 

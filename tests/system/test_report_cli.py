@@ -82,7 +82,7 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
     code, out = two_report
     assert code == 0
     md = (out / "report.md").read_text()
-    pngs = sorted(out.glob("fig-*.png"))  # cd-*.png: the rank section (tests/cli/test_report_statistics.py)
+    pngs = sorted(out.glob("fig-*.png"))  # cd-*.png: the rank section (tests/system/test_report_statistics.py)
     assert [p.name for p in pngs] == ["fig-l1.png", "fig-mse.png"]
     for png in pngs:
         width, height = png_size(png)

@@ -1,6 +1,6 @@
 """The suite runs on every core (pytest-xdist, ``addopts`` in pyproject.toml), and the two things
 that must not run that way still do not: a benchmark run times one process, and the leaderboard
-gate's summary line reaches the terminal from a worker (tests/meta/test_pytest_plugin.py)."""
+gate's summary line reaches the terminal from a worker (tests/system/test_pytest_plugin.py)."""
 
 from __future__ import annotations
 

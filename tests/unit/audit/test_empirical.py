@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import beta
+from support import TESTS
 
 from ldpbench import build_plugins
 from ldpbench.audit import empirical_audit
 from ldpbench.audit.empirical import ATTACKS, AttackResult, clopper_pearson, default_pairs, has_support_matrix
 from ldpbench.audit.verdict import EPSILONS, QUICK, TRIALS
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = TESTS / "fixtures"
 BUILTIN = ("grr", "olh", "oue", "hr")
 LEAKY = ("leaky-grr-2eps", "leaky-ss-2eps", "leaky-ss-window", "leaky-ue-bug")
 
