@@ -1,6 +1,9 @@
-"""The runner reads ``results.jsonl`` once: its leaderboard, built from the stored rows and the rows
-it appended, is the one the folder gives when read back (fresh, resumed, rerun, and with rows of an
-older version of the spec in the folder)."""
+"""The runner (ldpbench/runner.py).
+
+It reads ``results.jsonl`` once: its leaderboard, built from the stored rows and the rows it
+appended, is the one the folder gives when read back (fresh, resumed, rerun, and with rows of an
+older version of the spec in the folder). Its default executors are declared by the executors.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import ldpbench
+from ldpbench import build_plugins
 from ldpbench.leaderboard.load import run_leaderboard
 from ldpbench.results.read import read_run
 
@@ -50,3 +54,11 @@ def test_a_rerun_supersedes_the_stored_rows(tmp_path, workers):
     again = ldpbench.run(spec, out, workers=workers, rerun=True)
     assert again.leaderboard["repeats"].to_list() == [2] * again.leaderboard.height
     _same_as_read_back(again)
+
+
+def test_executor_defaults_are_declared_by_the_executors():
+    from ldpbench.runner import default_executor
+
+    plugins = build_plugins()
+    assert default_executor(plugins, "serial") == "in-process"
+    assert default_executor(plugins, "parallel") == "process-pool"

@@ -1,58 +1,20 @@
-"""Leaderboard aggregation (mean, stderr, Student-t CI, best, failures) and its renderers."""
+"""Leaderboard aggregation (ldpbench/leaderboard/aggregate.py): mean, stderr, Student-t CI, best, failures, order."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
 
 import polars as pl
 import pytest
+from support import result_row, result_series
 
 from ldpbench.engine.rows import rows_to_frame
-from ldpbench.errors import UsageError
 from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS, aggregate
-from ldpbench.leaderboard.render import format_number, render
+from ldpbench.leaderboard.render import render
 
 # t_{0.975} quantiles, from tables (not from the code under test)
 T975 = {3: 3.182446305284263, 4: 2.7764451051977987}
-
-
-def row(
-    value,
-    repeat=0,
-    oracle="grr",
-    pipeline="base",
-    metric="mse",
-    epsilon=1.0,
-    error=None,
-    gib=False,
-    dataset="zipf",
-    users="",
-    fingerprint="f1",
-):
-    return dict(
-        cell_id=f"{dataset}-{epsilon}-{oracle}-{repeat}",
-        dataset=dataset,
-        users=users,
-        epsilon=epsilon,
-        oracle=oracle,
-        pipeline=pipeline,
-        metric=metric,
-        greater_is_better=gib,
-        repeat=repeat,
-        value=value,
-        error=error,
-        simulation="aggregate",
-        n=100,
-        d=8,
-        fingerprint=fingerprint,
-        elapsed=0.0,
-    )
-
-
-def series(values, **kw):
-    return [row(v, repeat=i, **kw) for i, v in enumerate(values)]
 
 
 def one(lb, **where):
@@ -62,7 +24,7 @@ def one(lb, **where):
 
 
 def test_mean_stderr_and_student_t_interval():
-    lb = aggregate(rows_to_frame(series([1.0, 2.0, 3.0, 4.0])))
+    lb = aggregate(rows_to_frame(result_series([1.0, 2.0, 3.0, 4.0])))
     r = lb.row(0, named=True)
     sd = math.sqrt(sum((x - 2.5) ** 2 for x in [1, 2, 3, 4]) / 3)
     assert r["mean"] == pytest.approx(2.5)
@@ -74,13 +36,13 @@ def test_mean_stderr_and_student_t_interval():
 
 
 def test_one_repeat_has_unknown_noise_not_zero():
-    r = aggregate(series([0.3])).row(0, named=True)
+    r = aggregate(result_series([0.3])).row(0, named=True)
     assert r["mean"] == 0.3 and r["repeats"] == 1
     assert math.isnan(r["stderr"]) and math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])
 
 
 def test_failures_are_counted_and_left_out_of_the_mean():
-    rows = series([1.0, 3.0, 2.0, 6.0, 4.0])
+    rows = result_series([1.0, 3.0, 2.0, 6.0, 4.0])
     rows[3].update(value=math.nan, error="ValueError: boom")
     r = aggregate(rows).row(0, named=True)
     assert (r["repeats"], r["failed"], r["error"]) == (4, 1, "ValueError: boom")
@@ -90,7 +52,9 @@ def test_failures_are_counted_and_left_out_of_the_mean():
 
 
 def test_an_all_failed_row_has_nan_mean_and_is_never_best():
-    rows = series([math.nan] * 3, oracle="bad", error="RuntimeError: x") + series([5.0, 6.0], oracle="good")
+    rows = result_series([math.nan] * 3, oracle="bad", error="RuntimeError: x") + result_series(
+        [5.0, 6.0], oracle="good"
+    )
     lb = aggregate(rows)
     bad = one(lb, oracle="bad")
     assert math.isnan(bad["mean"]) and bad["repeats"] == 0 and bad["failed"] == 3
@@ -103,8 +67,8 @@ def test_best_follows_the_metric_direction_per_epsilon_and_marks_ties():
     grid = {0.5: {"grr": 3.0, "oue": 2.0, "olh": 2.0}, 1.0: {"grr": 1.0, "oue": 2.0, "olh": 9.0}}
     for eps, values in grid.items():
         for oracle, v in values.items():
-            rows += series([v, v], oracle=oracle, epsilon=eps, metric="mse", gib=False)
-            rows += series([v, v], oracle=oracle, epsilon=eps, metric="ndcg", gib=True)
+            rows += result_series([v, v], oracle=oracle, epsilon=eps, metric="mse", gib=False)
+            rows += result_series([v, v], oracle=oracle, epsilon=eps, metric="ndcg", gib=True)
     lb = aggregate(rows)
     best = {
         (r["epsilon"], r["metric"]): sorted(
@@ -122,8 +86,8 @@ def test_best_follows_the_metric_direction_per_epsilon_and_marks_ties():
 
 
 def test_best_compares_pipelines_too_but_not_across_datasets():
-    rows = series([1.0, 1.0], pipeline="base") + series([0.5, 0.5], pipeline="norm-sub")
-    rows += series([9.0, 9.0], dataset="other")
+    rows = result_series([1.0, 1.0], pipeline="base") + result_series([0.5, 0.5], pipeline="norm-sub")
+    rows += result_series([9.0, 9.0], dataset="other")
     lb = aggregate(rows)
     assert one(lb, dataset="zipf", pipeline="norm-sub")["best"]
     assert not one(lb, dataset="zipf", pipeline="base")["best"]
@@ -131,8 +95,8 @@ def test_best_compares_pipelines_too_but_not_across_datasets():
 
 
 def test_personalized_budgets_group_on_nan_epsilon():
-    rows = series([1.0, 4.0], epsilon=math.nan, users="N=1070")
-    rows += series([2.0, 2.0], epsilon=math.nan, users="N=1070", pipeline="em")
+    rows = result_series([1.0, 4.0], epsilon=math.nan, users="N=1070")
+    rows += result_series([2.0, 2.0], epsilon=math.nan, users="N=1070", pipeline="em")
     lb = aggregate(rows)
     assert len(lb) == 2 and lb["epsilon"].is_nan().all()
     assert lb["best"].to_list() == [False, True]
@@ -143,7 +107,7 @@ def test_groups_keep_first_appearance_order_not_alphabetical():
     for rep in range(2):
         for oracle in ("oue", "grr"):
             for pipeline in ("zeta", "alpha"):
-                rows.append(row(1.0, repeat=rep, oracle=oracle, pipeline=pipeline))
+                rows.append(result_row(1.0, repeat=rep, oracle=oracle, pipeline=pipeline))
     lb = aggregate(rows)
     assert list(zip(lb["oracle"], lb["pipeline"])) == [
         ("oue", "zeta"),
@@ -154,7 +118,11 @@ def test_groups_keep_first_appearance_order_not_alphabetical():
 
 
 def test_distinct_fingerprints_in_a_group_are_all_kept():
-    rows = [row(1.0, 0, fingerprint="b"), row(1.0, 1, fingerprint="a"), row(1.0, 2, fingerprint="b")]
+    rows = [
+        result_row(1.0, 0, fingerprint="b"),
+        result_row(1.0, 1, fingerprint="a"),
+        result_row(1.0, 2, fingerprint="b"),
+    ]
     assert aggregate(rows)["fingerprint"].to_list() == ["a|b"]
 
 
@@ -166,100 +134,13 @@ def test_empty_input_gives_an_empty_leaderboard_with_the_schema():
     assert render(lb, "csv").splitlines()[0].split(",") == list(LEADERBOARD_COLUMNS)
 
 
-# -- rendering ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def board():
-    rows = []
-    for eps in (0.5, 2.0):
-        rows += series([1e-4, 2e-4, 3e-4], oracle="grr", epsilon=eps)
-        rows += series([1e-5, 1e-5, 2e-5], oracle="oue", pipeline="norm-sub", epsilon=eps)
-    rows += series([0.9, 0.8], oracle="oue", metric="ndcg@10", gib=True, epsilon=0.5)
-    rows[0].update(value=math.nan, error="ValueError: boom")
-    return aggregate(rows)
-
-
-def test_format_number_uses_four_significant_digits():
-    assert format_number(0.123456) == "0.1235"
-    assert format_number(1.23456e-5) == "1.235e-05"
-    assert format_number(123456.0) == "1.235e+05"
-    assert format_number(math.nan) == "nan" and format_number(math.inf) == "inf"
-
-
-def test_table_layout_one_table_per_metric_with_epsilon_columns(board):
-    text = render(board, "table")
-    assert "zipf · mse (lower is better)" in text
-    assert "zipf · ndcg@10 (higher is better)" in text
-    header = next(line for line in text.splitlines() if line.startswith("oracle"))
-    assert header.split() == ["oracle", "pipeline", "ε=0.5", "ε=2"]
-    grr = next(line for line in text.splitlines() if line.startswith("grr"))
-    assert (
-        "2.5e-04 ± 5e-05" not in grr and "0.00025 ± 5e-05 ≈ (1 failed)" in grr
-    )  # ≈: not significantly worse than the best
-    oue = next(line for line in text.splitlines() if line.startswith("oue       norm-sub"))
-    assert oue.count("*") == 2  # best at both epsilons
-    assert "marks the best" in text
-
-
-def test_markdown_layout_is_github_tables_with_bold_best(board):
-    text = render(board, "markdown")
-    assert "### zipf · mse (lower is better)" in text
-    assert "| oracle   | pipeline   |" in text
-    assert "**1.333e-05 ± 3.3e-06**" in text
-    assert "*" not in text.replace("**", "")
-
-
-def test_csv_is_tidy_and_parses_back(board):
-    back = pl.read_csv(io.StringIO(render(board, "csv")))
-    assert back.columns == list(LEADERBOARD_COLUMNS)
-    assert len(back) == len(board)
-    assert back["mean"].to_list() == pytest.approx(board["mean"].to_list())
-
-
-def test_json_is_a_strict_list_of_rows_with_null_for_nan():
-    lb = aggregate(series([0.5]) + series([math.nan], oracle="x", error="E: e", epsilon=math.inf))
-    text = render(lb, "json")
-    data = json.loads(text, parse_constant=lambda t: pytest.fail(f"non-standard token {t}"))
-    required = {
-        "dataset",
-        "users",
-        "epsilon",
-        "oracle",
-        "pipeline",
-        "metric",
-        "mean",
-        "stderr",
-        "ci_low",
-        "ci_high",
-        "repeats",
-        "failed",
-        "best",
-        "fingerprint",
-        "greater_is_better",
-    }
-    assert isinstance(data, list) and all(required <= set(r) for r in data)
-    assert data[0]["stderr"] is None and data[0]["mean"] == 0.5
-    assert data[1]["mean"] is None and data[1]["epsilon"] == math.inf
-
-
-def test_personalized_epsilon_column_is_labelled():
-    text = render(aggregate(series([1.0, 2.0], epsilon=math.nan, users="N=1070")), "table")
-    assert "zipf · users N=1070 · mse" in text and "ε=personalized" in text
-
-
-def test_unknown_format_is_a_usage_error(board):
-    with pytest.raises(UsageError, match="unknown leaderboard format 'html'"):
-        render(board, "html")
-
-
 def test_order_puts_groups_in_spec_order_whatever_the_finishing_order():
     # cells finished out of order: eps 2 first, then eps 1
     rows = [
-        row(1.0, epsilon=2.0, oracle="oue"),
-        row(1.0, epsilon=1.0, oracle="grr"),
-        row(1.0, epsilon=2.0, oracle="grr"),
-        row(1.0, epsilon=1.0, oracle="oue"),
+        result_row(1.0, epsilon=2.0, oracle="oue"),
+        result_row(1.0, epsilon=1.0, oracle="grr"),
+        result_row(1.0, epsilon=2.0, oracle="grr"),
+        result_row(1.0, epsilon=1.0, oracle="oue"),
     ]
     spec_order = [r["cell_id"] for r in sorted(rows, key=lambda r: (r["epsilon"], r["oracle"] != "grr"))]
     lb = aggregate(rows, order=["unknown-cell", *spec_order])
@@ -270,7 +151,7 @@ def test_order_puts_groups_in_spec_order_whatever_the_finishing_order():
 
 def test_numbers_do_not_depend_on_the_order_cells_finished_in():
     values = [0.1, 0.7, 0.2, 0.3, 1e-16, 0.6, 0.9]  # summed in order: 2.8; backwards: 2.8000000000000003
-    rows = series(values)
+    rows = result_series(values)
     # the premise, with a sum whose order IEEE 754 fixes (polars' or Python's own may be compensated)
     from functools import reduce
     from operator import add

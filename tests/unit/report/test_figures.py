@@ -1,4 +1,4 @@
-"""Report figures: facets, the line cap, one legend, log axes where they belong, clear refusals."""
+"""Report figures (ldpbench/report/figures.py): facets, the line cap, one legend, log axes where they belong, clear refusals."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import zlib
 import numpy as np
 import polars as pl
 import pytest
+from support import FIGURE_ORACLES, FIGURE_PIPELINES, figure_leaderboard
 
 from ldpbench.errors import UsageError
-from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS
 from ldpbench.leaderboard.identical import row_key
 from ldpbench.report.figures import (
     MAX_LINES,
@@ -24,85 +24,41 @@ from ldpbench.report.figures import (
     use_log_scale,
 )
 
-ORACLES = ("grr", "olh", "oue", "hr")
-PIPELINES = tuple(f"p{i:02d}" for i in range(26))  # more than two panels' worth
-
-
-def leaderboard(oracles=ORACLES, pipelines=PIPELINES, epsilons=(0.5, 2.0), datasets=("zipf",), scale=1.0):
-    """A synthetic leaderboard: mean = scale * (pipeline index + 1) / epsilon^2 (spans decades)."""
-    rows = []
-    for dataset in datasets:
-        for eps in epsilons:
-            for o, oracle in enumerate(oracles):
-                for p, pipeline in enumerate(pipelines):
-                    mean = scale * (p + 1 + o / 10) / eps**2
-                    rows.append(
-                        {
-                            "dataset": dataset,
-                            "users": "",
-                            "epsilon": eps,
-                            "oracle": oracle,
-                            "pipeline": pipeline,
-                            "metric": "mse",
-                            "greater_is_better": False,
-                            "mean": mean,
-                            "stderr": mean / 50,
-                            "ci_low": mean * 0.95,
-                            "ci_high": mean * 1.05,
-                            "repeats": 5,
-                            "failed": 0,
-                            "best": False,
-                        }
-                    )
-    frame = pl.DataFrame(rows)
-    missing = [pl.lit(None, dtype=t).alias(k) for k, t in LEADERBOARD_COLUMNS.items() if k not in frame.columns]
-    return frame.with_columns(missing).select(list(LEADERBOARD_COLUMNS))
-
 
 def test_every_panel_holds_at_most_a_dozen_lines_and_the_parts_are_balanced():
-    figure = plan_metric(leaderboard(), "mse", "")
+    figure = plan_metric(figure_leaderboard(), "mse", "")
     # 26 pipelines per (dataset, oracle): three parts of 9, 9 and 8 lines, not 12 + 12 + 2
-    assert [len(p.series) for p in figure.panels] == [9, 9, 8] * len(ORACLES)
+    assert [len(p.series) for p in figure.panels] == [9, 9, 8] * len(FIGURE_ORACLES)
     assert figure.panels[0].title == "zipf · grr (part 1 of 3)"
     assert all(len(p.series) <= MAX_LINES for p in figure.panels)
     # every series drawn exactly once per oracle
     names = [n for p in figure.panels[:3] for s in p.series for n in s.names]
-    assert names == list(PIPELINES)
+    assert names == list(FIGURE_PIPELINES)
 
 
 def test_one_shared_legend_per_file(tmp_path):
-    pipelines = PIPELINES[:14]  # two parts per oracle
-    lb = leaderboard(oracles=("grr", "oue"), pipelines=pipelines, epsilons=(1.0,))
+    pipelines = FIGURE_PIPELINES[:14]  # two parts per oracle
+    lb = figure_leaderboard(oracles=("grr", "oue"), pipelines=pipelines, epsilons=(1.0,))
     figure = plot_metric(lb, "mse", "", tmp_path / "fig-mse.png")
     assert [d.path.name for d in figure.drawn] == ["fig-mse.png"] and figure.drawn[0].panels == 4
     assert figure.drawn[0].legend == list(pipelines)  # one entry per pipeline, not per oracle x pipeline
     assert figure.drawn[0].path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.slow
-def test_more_files_past_sixteen_panels(tmp_path):
-    lb = leaderboard(pipelines=("a",), epsilons=(1.0,), datasets=tuple("abcde"))
-    many = plot_metric(lb, "mse", "", tmp_path / "fig-two.png")
-    assert [d.path.name for d in many.drawn] == ["fig-two.png", "fig-two-2.png"]
-    assert [d.panels for d in many.drawn] == [16, 4]
-    for d in many.drawn:
-        assert d.path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
 def test_facets_choose_panels_and_the_other_columns_name_the_lines():
-    lb = leaderboard(pipelines=("base", "norm-sub"))
+    lb = figure_leaderboard(pipelines=("base", "norm-sub"))
     by_pipeline = plan_metric(lb, "mse", "", facet=("pipeline",))
     assert [p.title for p in by_pipeline.panels] == ["base", "norm-sub"]
-    assert [s.label for s in by_pipeline.panels[0].series] == [f"zipf · {o}" for o in ORACLES]
+    assert [s.label for s in by_pipeline.panels[0].series] == [f"zipf · {o}" for o in FIGURE_ORACLES]
     transposed = plan_metric(lb, "mse", "", facet=("oracle", "dataset"))
-    assert [p.title for p in transposed.panels] == [f"{o} · zipf" for o in ORACLES]
+    assert [p.title for p in transposed.panels] == [f"{o} · zipf" for o in FIGURE_ORACLES]
     # one panel with every series: split, since 8 lines fit but 4 x 26 do not
-    single = plan_metric(leaderboard(), "mse", "", facet=())
-    assert len(single.panels) == math.ceil(len(ORACLES) * len(PIPELINES) / MAX_LINES)
+    single = plan_metric(figure_leaderboard(), "mse", "", facet=())
+    assert len(single.panels) == math.ceil(len(FIGURE_ORACLES) * len(FIGURE_PIPELINES) / MAX_LINES)
 
 
 def test_identical_series_are_drawn_once_and_named_together(tmp_path):
-    lb = leaderboard(oracles=("grr", "oue"), pipelines=("power", "calibrate", "base"))
+    lb = figure_leaderboard(oracles=("grr", "oue"), pipelines=("power", "calibrate", "base"))
     values = {}
     for r in lb.iter_rows(named=True):
         # calibrate repeats power's numbers on grr only; on oue it differs in one repeat
@@ -122,10 +78,13 @@ def test_identical_series_are_drawn_once_and_named_together(tmp_path):
 
 def test_log_y_where_the_metric_spans_decades_and_a_linear_epsilon_axis(tmp_path):
     wide = plot_metric(
-        leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(0.1, 1.0, 4.0)), "mse", "", tmp_path / "w.png"
+        figure_leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(0.1, 1.0, 4.0)),
+        "mse",
+        "",
+        tmp_path / "w.png",
     )
     assert wide.drawn[0].log_y
-    narrow = leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(3.0, 4.0))
+    narrow = figure_leaderboard(oracles=("grr",), pipelines=("a", "b"), epsilons=(3.0, 4.0))
     assert not plot_metric(narrow, "mse", "", tmp_path / "n.png").drawn[0].log_y
     # the x positions are the budgets themselves (linear), infinity one mean step past the largest
     positions = epsilon_positions([0.5, 1.0, 2.0, math.inf])
@@ -135,7 +94,7 @@ def test_log_y_where_the_metric_spans_decades_and_a_linear_epsilon_axis(tmp_path
 
 
 def test_failed_points_are_left_out_not_drawn_as_zero(tmp_path):
-    lb = leaderboard(oracles=("grr",), pipelines=("a",), epsilons=(1.0, 2.0))
+    lb = figure_leaderboard(oracles=("grr",), pipelines=("a",), epsilons=(1.0, 2.0))
     lb = lb.with_columns(mean=pl.when(pl.col("epsilon") == 2.0).then(math.nan).otherwise(pl.col("mean")))
     panels, _ = build_panels(lb.with_columns(_x=pl.col("epsilon")), ("oracle",), ("pipeline",), "_x")
     assert panels[0].series[0].x == [1.0]
@@ -162,14 +121,14 @@ def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
         parse_only(["oracle"])
     with pytest.raises(UsageError, match="unknown column 'metrics'"):
         parse_only(["metrics=mse"])
-    lb = leaderboard(pipelines=("base", "norm-sub"))
+    lb = figure_leaderboard(pipelines=("base", "norm-sub"))
     assert set(apply_only(lb, {"oracle": ["grr", "hr"]})["oracle"].to_list()) == {"grr", "hr"}
     with pytest.raises(UsageError, match="no such pipeline in these results \\(did you mean 'norm-sub'\\?\\)"):
         apply_only(lb, {"pipeline": ["norm_sub"]})
 
 
 def test_personalized_budgets_draw_bars_one_per_series(tmp_path):
-    lb = leaderboard(oracles=("grr", "oue"), pipelines=("base", "norm-sub"), epsilons=(1.0,))
+    lb = figure_leaderboard(oracles=("grr", "oue"), pipelines=("base", "norm-sub"), epsilons=(1.0,))
     lb = lb.with_columns(users=pl.lit("mixed"), epsilon=pl.lit(math.nan))  # no single epsilon
     figure = plot_metric(lb, "mse", "mixed", tmp_path / "fig.png")
     assert [p.title for p in figure.panels] == ["zipf · grr", "zipf · oue"]

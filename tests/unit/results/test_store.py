@@ -1,4 +1,4 @@
-"""ResultsStore: atomic appends, torn lines, schema versions, de-duplication, resume, manifest."""
+"""ResultsStore (ldpbench/results/store.py): atomic appends, torn lines, schema versions, de-duplication, resume, manifest."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from ldpbench.results.jsoncodec import dumps_json
 from ldpbench.results.status import cell_status
 from ldpbench.results.store import ResultsStore, ResultsWarning
 from ldpbench.results.versioning import SCHEMA_VERSION, ResultsSchemaError
+from support import done_cells, strict_loads
+
 
 KEYS = [("base", "mse"), ("norm-sub", "mse"), ("base", "l1")]
 
@@ -49,27 +51,10 @@ def row(cell="c0", pipeline="base", metric="mse", value=0.5, error=None, **kw):
     return out
 
 
-def done_cells(store, keys, fingerprint="f1"):
-    """The stored cells a run would reuse (:func:`~ldpbench.results.status.cell_status`): every
-    (pipeline, metric) of ``keys`` stored and finished; ``keys`` per cell when a mapping (only those
-    cells are considered). The rows here carry ``fingerprint`` and no code fingerprint."""
-    rows = store.load()
-    wanted = keys if isinstance(keys, dict) else dict.fromkeys(rows["cell_id"].unique().to_list(), keys)
-    expected = {cell: {tuple(k): (fingerprint, None) for k in pairs} for cell, pairs in wanted.items()}
-    return cell_status(rows, expected)[0]
-
 
 def cell_rows(cell, value=0.5, error=None, **kw):
     return [row(cell, p, m, value=value, error=error, **kw) for p, m in KEYS]
 
-
-def strict_loads(text):
-    """json.loads that refuses the non-standard NaN / Infinity tokens."""
-
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 # -- writing and reading -----------------------------------------------------------------------
@@ -192,44 +177,6 @@ def test_a_torn_header_means_an_empty_store_that_can_be_appended_to(tmp_path):
     assert store.skipped_lines == 0
 
 
-@pytest.mark.slow
-def test_sigkill_during_appends_loses_at_most_the_cell_being_written(tmp_path):
-    """A real SIGKILL of a process appending cells: every complete line survives intact."""
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.path[:0] = {sys.path!r}
-        from ldpbench.results.store import ResultsStore
-        store = ResultsStore({str(tmp_path)!r})
-        i = 0
-        while True:
-            store.append([dict(cell_id=f"c{{i}}", dataset="x" * 2000, users="", epsilon=1.0,
-                               oracle="grr", pipeline=f"p{{j}}", metric="mse",
-                               greater_is_better=False, repeat=0, value=float(i), error=None,
-                               simulation="aggregate", n=1, d=1, fingerprint="f", elapsed=0.0)
-                          for j in range(20)])
-            i += 1
-        """
-    )
-    proc = subprocess.Popen([sys.executable, "-c", script])
-    store = ResultsStore(tmp_path)
-    deadline = time.monotonic() + 30
-    while (not store.exists() or store.path.stat().st_size < 400_000) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResultsWarning)  # a torn last line is allowed, not required
-        df = store.load()
-    assert store.skipped_lines <= 1
-    per_cell = df.group_by("cell_id").len()
-    assert len(per_cell) > 5
-    # every cell but possibly the last one has all 20 rows
-    assert (per_cell["len"] < 20).sum() <= 1
-    done = done_cells(store, [(f"p{j}", "mse") for j in range(20)], fingerprint="f")
-    assert len(done) >= len(per_cell) - 1
-
-
 # -- schema versions ---------------------------------------------------------------------------
 
 
@@ -337,12 +284,6 @@ def test_export_parquet_matches_load_without_the_internal_columns(tmp_path):
     back = pl.read_parquet(out)
     assert list(back.columns) == list(COLUMNS)
     assert back.equals(store.load().select(list(COLUMNS)))
-
-
-def test_dumps_json_is_strict_and_keeps_infinity():
-    text = dumps_json({"a": math.nan, "b": [math.inf, -math.inf], "c": np.float32(0.5), "d": np.int64(3)})
-    assert strict_loads(text) == {"a": None, "b": [math.inf, -math.inf], "c": 0.5, "d": 3}
-    assert "1e999" in text and "NaN" not in text and "Infinity" not in text
 
 
 def test_a_rerun_of_a_protocol_cell_supersedes_rows_with_other_labels(tmp_path):

@@ -1,42 +1,18 @@
-"""Ranks across a grid: Demšar's average ranks, Friedman, critical difference, ``ldpbench rank``."""
+"""Ranks across a grid (ldpbench/stats/ranks.py): Demšar's average ranks, Friedman, critical difference."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import polars as pl
 import pytest
+from support import rank_board
 
 from ldpbench.stats.ranks import GridRanks, grid_ranks
-
-
-def _board(values: dict[str, list[float]]) -> pl.DataFrame:
-    rows = []
-    for method, means in values.items():
-        for cell, m in enumerate(means):
-            rows.append(
-                {
-                    "dataset": f"d{cell}",
-                    "users": "",
-                    "epsilon": 1.0,
-                    "oracle": "oue",
-                    "pipeline": method,
-                    "metric": "mse",
-                    "greater_is_better": False,
-                    "mean": m,
-                    "stderr": 0.1,
-                    "repeats": 5,
-                    "failed": 0,
-                }
-            )
-    return pl.DataFrame(rows)
 
 
 def test_average_ranks_friedman_and_the_nemenyi_cd_of_demsar():
     rng = np.random.default_rng(0)
     noise = rng.gamma(2.0, 1.0, 12)
-    lb = _board({"a": list(noise), "b": list(noise * 1.5), "c": list(noise * 1.5 + rng.normal(0, 0.01, 12))})
+    lb = rank_board({"a": list(noise), "b": list(noise * 1.5), "c": list(noise * 1.5 + rng.normal(0, 0.01, 12))})
     res = grid_ranks(lb)
     assert res.average_rank[0] == 1.0 and res.average_rank[1:].sum() == pytest.approx(5.0)
     # Demšar Table 5(a): q_0.05 = 2.343 for k = 3; CD = q sqrt(k(k+1)/(6N)), N = 12
@@ -44,20 +20,6 @@ def test_average_ranks_friedman_and_the_nemenyi_cd_of_demsar():
     assert res.friedman_p < 0.01
     adjusted = {(a, b): p for a, b, p in res.pairwise}
     assert adjusted[("oue · a", "oue · b")] < 0.05 and adjusted[("oue · b", "oue · c")] > 0.05
-
-
-@pytest.mark.slow
-def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
-    rows = [
-        {"schema_version": 1, **r} for r in _board({"a": [1, 2, 3, 4], "b": [2, 3, 4, 5], "c": [3, 4, 5, 6]}).to_dicts()
-    ]
-    (tmp_path / "leaderboard.json").write_text(json.dumps(rows))
-    out = run_cli("rank", "leaderboard.json", "--metric", "mse")
-    assert out.returncode == 0, out.stderr
-    assert "1.00  oue · a" in out.stdout and "Friedman chi2" in out.stdout
-    assert (tmp_path / "cd-mse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    bad = run_cli("rank", "leaderboard.json", "--metric", "nope")
-    assert bad.returncode != 0 and "no metric 'nope'" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def _grid(k: int, cd: float) -> GridRanks:
@@ -93,12 +55,12 @@ def test_methods_equal_in_every_cell_are_ranked_once_under_both_names():
     rng = np.random.default_rng(3)
     base = rng.gamma(2.0, 1.0, 10)
     same = base * 2.0
-    lb = _board({"a": list(base), "power": list(same), "calibrate": list(same * (1 + 1e-12)), "c": list(base * 3)})
+    lb = rank_board({"a": list(base), "power": list(same), "calibrate": list(same * (1 + 1e-12)), "c": list(base * 3)})
     res = grid_ranks(lb)
     assert res.methods == ["oue · a", "oue · power = oue · calibrate", "oue · c"]
     assert list(res.average_rank) == [1.0, 2.0, 3.0]
     # a method that differs in a single cell stays apart
     near = list(same)
     near[4] *= 1.001
-    res = grid_ranks(_board({"a": list(base), "power": list(same), "calibrate": near}))
+    res = grid_ranks(rank_board({"a": list(base), "power": list(same), "calibrate": near}))
     assert len(res.methods) == 3

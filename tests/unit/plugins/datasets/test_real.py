@@ -1,11 +1,10 @@
-"""Real datasets: the shipped FIMI histograms, the FIMI reader, and the full-Kosarak plugin."""
+"""Real datasets (plugins/datasets/real.py): the shipped FIMI histograms, a user's FIMI file, and the full-Kosarak plugin."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
 import lzma
-import re
 from importlib import resources
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from ldpbench import build_plugins
 from ldpbench.errors import UsageError
 from ldpbench_plugins.datasets import real
-from ldpbench_plugins.datasets._fimi import git_blob_sha1, parse_fimi
+from ldpbench_plugins.datasets._fimi import git_blob_sha1
 
 RNG = np.random.default_rng(0)
 
@@ -56,16 +55,6 @@ def test_provenance_note_matches_the_shipped_file(name):
     assert f"users n (item occurrences): {counts.sum():,}" in note
     if name == "kosarak-head":
         assert "PARTIAL" in note
-
-
-def test_fimi_parser():
-    stats = parse_fimi(b"1 2 3 \n\n4 5 6 7\n1 8 1")
-    assert stats.items.tolist() == [1, 2, 3, 4, 5, 6, 7, 1, 8, 1]
-    assert (stats.transactions, stats.empty_lines, stats.repeated_in_transaction) == (3, 1, 1)
-    with pytest.raises(UsageError, match=r":2: not a FIMI"):
-        parse_fimi(b"1 2\n3,4\n", "f.dat")
-    with pytest.raises(UsageError, match="empty"):
-        parse_fimi(b"")
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz", ".xz"])
@@ -116,9 +105,3 @@ def test_kosarak_accepts_a_verified_copy(plugins, tmp_path, monkeypatch):
     monkeypatch.setattr(real, "KOSARAK_STATS", {"transactions": 3, "n": 9, "d": 7})
     with pytest.raises(UsageError, match="expected"):
         load(plugins, "kosarak", {"path": str(path)})
-
-
-def test_git_blob_sha1_matches_git():
-    # `printf 'hello\n' | git hash-object --stdin`
-    assert git_blob_sha1(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"
-    assert re.fullmatch(r"[0-9a-f]{40}", real.KOSARAK_BLOB_SHA1)

@@ -1,4 +1,5 @@
-"""L1 (docs/algorithms.md §6.6, §5.6, §8.1): hand-computed examples."""
+"""The error metrics (plugins/metrics/error.py; docs/algorithms.md §6.6, §5.6, §8.1): L1 by hand,
+``mse`` with ``reduction: sum``, and ``scale: n``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 import numpy as np
 import pytest
 
+import ldpbench
+from ldpbench import build_plugins
 from ldpbench.errors import ParamError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.error import L1, MSE
@@ -89,3 +92,41 @@ def test_validate_refuses_a_metric_that_cannot_vary_at_its_line(tmp_path, plugin
         load_spec(spec, plugins)
     (problem,) = info.value.problems
     assert problem.startswith(f"{spec}:10: l1 with top: 1 and rescale: both is 0"), problem
+
+
+PLUGINS = build_plugins()
+
+
+# -- the paper's error measure -------------------------------------------------------------------
+
+
+def test_mse_sum_is_the_squared_l2_norm_of_the_error():
+    """[MHS18]'s MSE is E||theta_hat - theta||^2 (summed over items): ``mse: {reduction: sum}``."""
+    pop = Population(np.array([5, 3, 2, 0]))
+    est = Estimate(np.array([0.6, 0.1, 0.1, 0.2]), n=10, epsilon=1.0)
+    summed = PLUGINS.create("metric", "mse", {"reduction": "sum"}).score(pop, est, np.random.default_rng(0))
+    mean = PLUGINS.create("metric", "mse", {}).score(pop, est, np.random.default_rng(0))
+    expected = 0.1**2 + 0.2**2 + 0.1**2 + 0.2**2
+    assert summed == pytest.approx(expected, rel=1e-12)
+    assert mean == pytest.approx(expected / 4, rel=1e-12)
+
+
+def test_scale_n_makes_the_error_independent_of_the_number_of_users(tmp_path):
+    """n * MSE of Base is the per-user variance constant: equal at n = 10^4 and 10^5 (to noise)."""
+    spec = {
+        "name": "scale",
+        "seed": 5,
+        "repeats": 10,
+        "datasets": [{"zipf": {"d": 256, "n": 10000, "s": 1.1}}, {"zipf": {"d": 256, "n": 100000, "s": 1.1}}],
+        "epsilons": [1],
+        "oracles": ["oue"],
+        "pipelines": ["base"],
+        "metrics": ["mse", {"mse": {"scale": "n"}}, {"l1": {"scale": "n"}}],
+    }
+    lb = ldpbench.run(spec, tmp_path / "r", workers=1).leaderboard
+    means = {(r["dataset"], r["metric"]): r["mean"] for r in lb.iter_rows(named=True)}
+    datasets = list(dict.fromkeys(k[0] for k in means))  # spec order: n = 10^4, then 10^5
+    a, b = ({met: means[(ds, met)] for (d2, met) in means if d2 == ds} for ds in datasets)
+    assert a["mse"] / b["mse"] == pytest.approx(10, rel=0.1)
+    assert a["mse(scale=n)"] == pytest.approx(b["mse(scale=n)"], rel=0.05)
+    assert a["l1(scale=n)"] == pytest.approx(b["l1(scale=n)"], rel=0.05)

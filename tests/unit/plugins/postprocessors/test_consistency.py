@@ -2,7 +2,8 @@
 
 Run on 1,000 random vectors, d in {1, 2, 7, 100, 1000}, entries N(1/d, (3/d)^2), plus all-negative
 and all-positive cases, wrapped in hand-built Estimates with OUE's constants (the oracles are other
-plugins; these tests need none of them).
+plugins; these tests need none of them). The vectors, the estimates and the methods by [W20]'s
+names are in tests/support.py, shared with tests/statistical/test_consistency.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,24 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
+from support import (
+    EPS,
+    N_USERS,
+    RNG_UNUSED,
+    BaseCut,
+    BasePos,
+    MLEApx,
+    Norm,
+    NormCut,
+    NormMul,
+    NormSub,
+    PostPos,
+    make_estimate,
+    method_id,
+    oue_constants,
+    random_vectors,
+    run_method,
+)
 
 from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
@@ -20,60 +39,14 @@ from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.noise import significance_quantile, significance_threshold
 from ldpbench_plugins.numerics.simplex import (
     project_to_simplex,
-    project_to_simplex_iterative,
-    simplex_shift,
-    simplex_shift_iterative,
 )
 from ldpbench_plugins.postprocessors._mle_apx import mle_apx_generic, mle_apx_grr
 from ldpbench_plugins.postprocessors.consistency import norm_cut_paper, support_fractions
 
 RNG = np.random.default_rng(20200223)
+
+
 PLUGINS = build_plugins()
-
-
-def make(name: str, **params):
-    """A post-processor as the runner builds it (declared defaults filled in)."""
-    return PLUGINS.create("postprocessor", name, params)
-
-
-def BasePos():  # noqa: N802 — read like the class names of [W20]'s methods
-    return make("base-pos")
-
-
-def PostPos():  # noqa: N802
-    return make("post-pos")
-
-
-def BaseCut(**kw):  # noqa: N802
-    return make("base-cut", **kw)
-
-
-def Norm():  # noqa: N802
-    return make("norm")
-
-
-def NormMul():  # noqa: N802
-    return make("norm-mul")
-
-
-def NormCut(**kw):  # noqa: N802
-    return make("norm-cut", **kw)
-
-
-def NormSub(**kw):  # noqa: N802
-    return make("norm-sub", **kw)
-
-
-def MLEApx(**kw):  # noqa: N802
-    return make("mle-apx", **kw)
-
-
-EPS = 1.0
-N_USERS = 10_000
-
-
-def oue_constants(epsilon: float = EPS) -> tuple[float, float]:
-    return 0.5, 1.0 / (math.exp(epsilon) + 1.0)
 
 
 def grr_constants(d: int, epsilon: float = EPS) -> tuple[float, float]:
@@ -81,36 +54,10 @@ def grr_constants(d: int, epsilon: float = EPS) -> tuple[float, float]:
     return e / (e + d - 1), 1.0 / (e + d - 1)
 
 
-def make_estimate(f: np.ndarray, p: float | None = None, q: float | None = None, n: int = N_USERS, **kw) -> Estimate:
-    if p is None:
-        p, q = oue_constants()
-    f = np.asarray(f, dtype=float)
-    var = q * (1 - q) / (n * (p - q) ** 2)
-    return Estimate(
-        frequencies=f, n=n, epsilon=EPS, mechanism="hand", p_star=p, q_star=q, variance=np.full(f.size, var), **kw
-    )
+VECTORS = random_vectors(RNG)
 
 
-def random_vectors() -> list[np.ndarray]:
-    out = []
-    for d in (1, 2, 7, 100, 1000):
-        for _ in range(196):
-            out.append(RNG.normal(1.0 / d, 3.0 / d, size=d))
-        out.append(-np.abs(RNG.normal(1.0 / d, 3.0 / d, size=d)) - 1e-3)  # all negative
-        out.append(np.abs(RNG.normal(1.0 / d, 3.0 / d, size=d)) + 1e-6)  # all positive
-        out.append(np.full(d, 1.0 / d))  # already consistent
-        out.append(np.zeros(d))  # nothing positive, ties everywhere
-    return out
-
-
-VECTORS = random_vectors()
 assert len(VECTORS) == 1000
-
-RNG_UNUSED = np.random.default_rng(0)  # the methods are deterministic
-
-
-def run(pp, f: np.ndarray, **kw) -> np.ndarray:
-    return np.asarray(pp.apply(make_estimate(f, **kw), RNG_UNUSED).frequencies)
 
 
 NON_NEGATIVE = [
@@ -123,6 +70,8 @@ NON_NEGATIVE = [
     NormSub(algorithm="iterative"),
     MLEApx(variant="generic"),
 ]
+
+
 SUM_TO_ONE = [
     Norm(),
     NormMul(),
@@ -131,41 +80,27 @@ SUM_TO_ONE = [
     MLEApx(variant="generic"),
     NormCut(variant="code"),
 ]
-IDEMPOTENT = [BasePos(), BaseCut(alpha=0.05), Norm(), NormMul(), NormSub(algorithm="sort"), NormCut(variant="paper")]
-
-
-def _id(pp) -> str:
-    return repr(pp)
 
 
 # -- A8: the properties on 1,000 vectors ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("pp", NON_NEGATIVE, ids=_id)
+@pytest.mark.parametrize("pp", NON_NEGATIVE, ids=method_id)
 def test_outputs_are_non_negative(pp):
     for f in VECTORS:
-        assert run(pp, f).min() >= 0.0
+        assert run_method(pp, f).min() >= 0.0
 
 
-@pytest.mark.parametrize("pp", SUM_TO_ONE, ids=_id)
+@pytest.mark.parametrize("pp", SUM_TO_ONE, ids=method_id)
 def test_outputs_sum_to_one(pp):
     for f in VECTORS:
-        assert abs(run(pp, f).sum() - 1.0) <= 1e-9
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("pp", IDEMPOTENT, ids=_id)
-def test_idempotence(pp):
-    for f in VECTORS:
-        once = pp.apply(make_estimate(f), RNG_UNUSED)
-        twice = pp.apply(once, RNG_UNUSED)  # same estimate metadata, hence the same Base-Cut theta
-        np.testing.assert_allclose(twice.frequencies, once.frequencies, rtol=0, atol=1e-12)
+        assert abs(run_method(pp, f).sum() - 1.0) <= 1e-9
 
 
 def test_mle_apx_grr_is_non_negative_and_sums_to_one():
     pp = MLEApx(variant="grr")
     for f in VECTORS:
-        out = run(pp, f, p=grr_constants(f.size)[0], q=grr_constants(f.size)[1])
+        out = run_method(pp, f, p=grr_constants(f.size)[0], q=grr_constants(f.size)[1])
         assert out.min() >= 0.0
         assert abs(out.sum() - 1.0) <= 1e-9
 
@@ -191,11 +126,13 @@ def test_norm_cut_paper_edge_cases():
 
 
 def test_norm_cut_code_keeps_the_element_that_passes_one_and_rescales():
-    out = run(NormCut(variant="code"), np.array([0.5, 0.3, 0.25, 0.1, -0.2]))
+    out = run_method(NormCut(variant="code"), np.array([0.5, 0.3, 0.25, 0.1, -0.2]))
     np.testing.assert_allclose(out, np.array([0.5, 0.3, 0.25, 0, 0]) / 1.05, rtol=0, atol=1e-15)
     # Positives never reach 1: negatives dropped first, i.e. Norm-Mul.
     f = np.array([0.2, -0.3, 0.3, 0.1])
-    np.testing.assert_allclose(out := run(NormCut(variant="code"), f), run(NormMul(), f), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        out := run_method(NormCut(variant="code"), f), run_method(NormMul(), f), rtol=0, atol=1e-15
+    )
     assert abs(out.sum() - 1) < 1e-15
 
 
@@ -208,7 +145,7 @@ def test_norm_mul_and_norm_cut_code_fall_back_to_uniform_without_positives():
 
 def test_norm_adds_a_constant_and_sums_to_one():
     for f in VECTORS:
-        out = run(Norm(), f)
+        out = run_method(Norm(), f)
         diff = out - f
         np.testing.assert_allclose(diff, np.full(f.size, diff[0]), rtol=0, atol=1e-15)
         assert abs(out.sum() - 1) <= 1e-12
@@ -217,7 +154,7 @@ def test_norm_adds_a_constant_and_sums_to_one():
 def test_norm_is_a_no_op_on_a_vector_summing_to_one():
     f = RNG.dirichlet(np.ones(50)) - 0.01
     f = f + (1 - f.sum()) / f.size
-    np.testing.assert_allclose(run(Norm(), f), f, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(run_method(Norm(), f), f, rtol=0, atol=1e-15)
 
 
 # -- Norm-Sub = the Euclidean projection onto the simplex ----------------------------------------
@@ -237,45 +174,18 @@ def _generic_projection(y: np.ndarray) -> np.ndarray:
     return res.x
 
 
-def _bisection_shift(y: np.ndarray) -> float:
-    """lambda with sum(max(y - lambda, 0)) = 1, by bisection (another independent route)."""
-    lo, hi = y.min() - 1.0, y.max()
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if np.maximum(y - mid, 0).sum() > 1.0:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
-
-
 def test_norm_sub_equals_a_generic_solver_projection():
     small = [f for f in VECTORS if f.size <= 50][::4]
     assert len(small) > 100
     for f in small:
-        np.testing.assert_allclose(run(NormSub(), f), _generic_projection(f), rtol=0, atol=1e-8)
-
-
-def test_simplex_shift_equals_bisection():
-    for f in VECTORS[::5]:
-        assert simplex_shift(f) == pytest.approx(_bisection_shift(f), abs=1e-12)
-
-
-def test_sort_based_and_iterative_projections_agree():
-    for f in VECTORS:
-        assert abs(simplex_shift(f) - simplex_shift_iterative(f)) <= 1e-12
-        np.testing.assert_allclose(project_to_simplex(f), project_to_simplex_iterative(f), rtol=0, atol=1e-12)
-    for total in (0.3, 7.0):
-        f = RNG.normal(0, 1, 100)
-        np.testing.assert_allclose(project_to_simplex(f, total).sum(), total, rtol=1e-12)
-        np.testing.assert_allclose(project_to_simplex_iterative(f, total), project_to_simplex(f, total), atol=1e-12)
+        np.testing.assert_allclose(run_method(NormSub(), f), _generic_projection(f), rtol=0, atol=1e-8)
 
 
 def test_norm_sub_is_shift_invariant_and_order_preserving():
     for f in VECTORS[::3]:
-        out = run(NormSub(), f)
+        out = run_method(NormSub(), f)
         for c in (-0.37, 1e-3, 5.0):
-            np.testing.assert_allclose(run(NormSub(), f + c), out, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(run_method(NormSub(), f + c), out, rtol=0, atol=1e-12)
         order = np.argsort(f, kind="stable")
         assert np.all(np.diff(out[order]) >= 0)
 
@@ -283,7 +193,7 @@ def test_norm_sub_is_shift_invariant_and_order_preserving():
 def test_norm_sub_toy_example_of_the_slides():
     # [W20] slides, "Toy example": Base-Pos then Norm-Sub on a small vector.
     f = np.array([0.40, 0.35, 0.24, 0.05, 0.03, -0.02, -0.02, -0.03])
-    out = run(NormSub(), f)
+    out = run_method(NormSub(), f)
     lam = (0.40 + 0.35 + 0.24 + 0.05 + 0.03 - 1.0) / 5
     np.testing.assert_allclose(out, np.r_[f[:5] - lam, 0, 0, 0], atol=1e-15)
 
@@ -327,8 +237,8 @@ def test_mle_apx_generic_is_norm_sub_without_the_f_term():
     cases = [f for f in VECTORS if np.maximum(f, 0).sum() >= 1.0]
     assert len(cases) > 300
     for f in cases:
-        out = run(MLEApx(), f, p=p, q=q)
-        np.testing.assert_allclose(out, run(NormSub(), f), rtol=0, atol=1e-12)
+        out = run_method(MLEApx(), f, p=p, q=q)
+        np.testing.assert_allclose(out, run_method(NormSub(), f), rtol=0, atol=1e-12)
 
 
 def test_mle_apx_generic_is_close_to_norm_sub_at_moderate_epsilon():
@@ -339,8 +249,8 @@ def test_mle_apx_generic_is_close_to_norm_sub_at_moderate_epsilon():
         p, q = oue_constants(eps)
         sigma = math.sqrt(q * (1 - q) / (n * (p - q) ** 2))
         f = truth + RNG.normal(0, sigma, d)
-        out = run(MLEApx(), f, p=p, q=q, n=n)
-        assert np.max(np.abs(out - run(NormSub(), f, p=p, q=q, n=n))) < sigma
+        out = run_method(MLEApx(), f, p=p, q=q, n=n)
+        assert np.max(np.abs(out - run_method(NormSub(), f, p=p, q=q, n=n))) < sigma
 
 
 def test_mle_apx_uses_support_counts_only_while_they_match_the_vector():
@@ -413,7 +323,7 @@ def test_post_pos_clips_answers_and_equals_base_pos_on_single_values():
     f = RNG.normal(0.01, 0.05, 200)
     est = PostPos().apply(make_estimate(f), RNG_UNUSED)
     np.testing.assert_array_equal(est.frequencies, f)  # the vector is untouched
-    np.testing.assert_array_equal(est.item_answers(), run(BasePos(), f))
+    np.testing.assert_array_equal(est.item_answers(), run_method(BasePos(), f))
     sums = np.array([-0.3, 0.0, 0.2])
     np.testing.assert_array_equal(est.answer(sums), [0.0, 0.0, 0.2])
 

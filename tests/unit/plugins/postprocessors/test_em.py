@@ -1,71 +1,29 @@
 """EM reconstruction and its corrections (plugins/postprocessors/em.py; docs/algorithms.md §8.1, §8.5).
 
 - with one budget and an interior solution, EM equals GRR's matrix-inversion estimate;
-- the log-likelihood never decreases; every output lies on the simplex;
+- the log-likelihood never decreases;
 - the fixed point satisfies the KKT conditions of the constrained MLE;
 - eps = inf users are handled without division by zero (pure exact users give their histogram);
-- the structured (GRR) and generic (channel operator) code paths agree, for EM and for the
-  Newton step behind em-corrected, and the Newton step equals a dense solve;
+- the Newton step behind em-corrected equals a dense solve;
 - oracles without a finite channel are refused with a clear error.
+
+The slow checks (outputs on the simplex, structured = generic paths) are in tests/statistical/test_em.py.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
+from support import grr, mixed_estimate, postprocessor, zipf_population
 
 from ldpbench import build_plugins
-from ldpbench.engine.groups import exact_estimate, simulate_groups
+from ldpbench.engine.groups import exact_estimate
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
-from ldpbench.types import Channel, Estimate, Population
-from ldpbench_plugins.postprocessors._em import Group, Information, groups_of, newton_step, run_em
+from ldpbench.types import Estimate, Population
+from ldpbench_plugins.postprocessors._em import Information, groups_of, newton_step, run_em
 
 PLUGINS = build_plugins()
-
-
-def grr(d, eps):
-    return PLUGINS.create("oracle", "grr", {}, d=d, epsilon=eps)
-
-
-def post(name, **params):
-    return PLUGINS.create("postprocessor", name, params)
-
-
-def zipf_population(d: int, n: int, s: float = 1.0) -> Population:
-    w = np.arange(1, d + 1, dtype=float) ** -s
-    counts = np.floor(n * w / w.sum()).astype(np.int64)
-    counts[0] += n - counts.sum()
-    return Population(counts)
-
-
-def mixed_estimate(d=40, seed=0, mix=(300, 300, 30, 12)) -> Estimate:
-    """A small-sample, mixed-budget GRR estimate in the [MHS18] shape (many boundary zeros)."""
-    pop = zipf_population(d, 100_000)
-    groups = [(0.1, mix[0]), (2.0, mix[1]), (math.log(d), mix[2]), (math.inf, mix[3])]
-    return simulate_groups(lambda e: grr(d, e), pop, groups, np.random.default_rng(seed))
-
-
-class Opaque(Channel):
-    """A channel seen only through forward/backward (forces the generic code path)."""
-
-    def __init__(self, inner: Channel):
-        self.inner = inner
-        self.n_items, self.n_reports = inner.n_items, inner.n_reports
-
-    def forward(self, theta):
-        return self.inner.forward(theta)
-
-    def backward(self, w):
-        return self.inner.backward(w)
-
-
-def opaque(groups):
-    """The finite-budget groups behind opaque channels (exact users keep the identity channel,
-    whose observed information the structured path uses on purpose)."""
-    return [g if g.exact else Group(g.histogram, Opaque(g.channel), g.n, g.epsilon) for g in groups]
 
 
 # -- A16 --------------------------------------------------------------------------------------
@@ -76,7 +34,7 @@ def test_single_budget_interior_em_equals_matrix_inversion():
     pop = Population(np.array([24_000, 22_000, 20_000, 18_000, 16_000]))
     est = simulate(grr(d, 2.0), pop.counts, np.random.default_rng(1))
     assert np.all(est.frequencies > 0.05)  # interior
-    out = post("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    out = postprocessor("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
     assert out.info["em_converged"]
     assert np.max(np.abs(out.frequencies - est.frequencies)) <= 1e-6
 
@@ -94,17 +52,6 @@ def test_loglikelihood_never_decreases_and_iterates_stay_on_the_simplex():
         for accelerate in (False, True):
             theta = run_em(groups, tol=0.0, max_iter=steps, accelerate=accelerate).theta
             assert np.all(theta >= 0) and abs(theta.sum() - 1) <= 1e-12
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["em", "em-corrected", "em-bootstrap"])
-def test_outputs_lie_on_the_simplex(name):
-    params = {"replicates": 3} if name == "em-bootstrap" else {}
-    for seed in range(3):
-        out = post(name, **params).apply(mixed_estimate(seed=seed), np.random.default_rng(seed))
-        f = out.frequencies
-        assert np.all(f >= 0) and abs(f.sum() - 1) <= 1e-12
-        assert out.info["em_iterations"] >= 1 and "em_loglik" in out.info
 
 
 def test_fixed_point_satisfies_kkt():
@@ -136,15 +83,15 @@ def test_exact_users_only_give_their_histogram():
     counts = np.array([5, 0, 3, 2, 0])
     est = exact_estimate(counts)
     with np.errstate(all="raise"):
-        out = post("em").apply(est, np.random.default_rng(0))
-        corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+        out = postprocessor("em").apply(est, np.random.default_rng(0))
+        corrected = postprocessor("em-corrected").apply(est, np.random.default_rng(0))
     assert np.allclose(out.frequencies, counts / 10, atol=1e-12)
     assert np.allclose(corrected.frequencies, counts / 10, atol=1e-12)
 
 
 def test_exact_users_mixed_with_grr_need_no_division_by_zero():
     with np.errstate(divide="raise", invalid="raise"):
-        out = post("em-corrected").apply(mixed_estimate(seed=4), np.random.default_rng(0))
+        out = postprocessor("em-corrected").apply(mixed_estimate(seed=4), np.random.default_rng(0))
     assert np.all(np.isfinite(out.frequencies))
 
 
@@ -152,26 +99,8 @@ def test_exact_users_pin_their_items():
     # An exact report of item v means theta_v >= (its count) / N at the MLE.
     est = mixed_estimate(seed=5)
     exact = est.parts[-1].report_histogram
-    theta = post("em").apply(est, np.random.default_rng(0)).frequencies
+    theta = postprocessor("em").apply(est, np.random.default_rng(0)).frequencies
     assert np.all(theta[exact > 0] >= exact[exact > 0] / est.n - 1e-12)
-
-
-# -- code paths ----------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_generic_channel_path_equals_the_grr_path():
-    groups = groups_of(mixed_estimate(seed=6))
-    a = run_em(groups, tol=1e-10, accelerate=False)
-    b = run_em(opaque(groups), tol=1e-10, accelerate=False)
-    assert a.iterations == b.iterations
-    assert np.allclose(a.theta, b.theta, atol=1e-13)
-    c = run_em(opaque(groups), tol=1e-10)
-    assert np.allclose(a.theta, c.theta, atol=1e-7)
-    da, la, _ = newton_step(groups, a.theta, a.m)
-    db, lb, _ = newton_step(opaque(groups), a.theta, a.m)
-    assert la == pytest.approx(lb, rel=1e-7)
-    assert np.allclose(da, db, atol=1e-7 * np.max(np.abs(da)))
 
 
 def test_newton_step_equals_a_dense_constrained_solve():
@@ -212,8 +141,8 @@ def test_hr_reports_are_reconstructed():
     hr = PLUGINS.create("oracle", "hr", {}, d=d, epsilon=2.0)
     pop = zipf_population(d, 50_000)
     est = simulate(hr, pop.counts, np.random.default_rng(3))
-    out = post("em", tol=1e-10).apply(est, np.random.default_rng(0))
-    corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+    out = postprocessor("em", tol=1e-10).apply(est, np.random.default_rng(0))
+    corrected = postprocessor("em-corrected").apply(est, np.random.default_rng(0))
     assert np.abs(out.frequencies - pop.frequencies).sum() < 0.1
     assert abs(corrected.frequencies.sum() - 1) <= 1e-12 and np.all(corrected.frequencies >= 0)
 
@@ -225,7 +154,7 @@ def test_oracle_without_channel_is_refused_clearly():
     est = Estimate(np.full(4, 0.25), n=100, epsilon=1.0, mechanism="oue", p_star=0.5, q_star=0.27)
     for name in ("em", "em-corrected", "em-bootstrap"):
         with pytest.raises(NotApplicable, match="finite report space"):
-            post(name).apply(est, np.random.default_rng(0))
+            postprocessor(name).apply(est, np.random.default_rng(0))
 
 
 def test_groups_of_uses_parts_or_the_estimate_itself():
@@ -251,15 +180,15 @@ def test_correction_vanishes_at_an_interior_mle():
     d = 5
     pop = Population(np.array([24_000, 22_000, 20_000, 18_000, 16_000]))
     est = simulate(grr(d, 2.0), pop.counts, np.random.default_rng(2))
-    em = post("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
-    corrected = post("em-corrected", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    em = postprocessor("em", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
+    corrected = postprocessor("em-corrected", tol=1e-13, max_iter=100_000).apply(est, np.random.default_rng(0))
     assert np.max(np.abs(corrected.frequencies - em.frequencies)) <= 1e-10
 
 
 def test_correction_lifts_the_boundary_and_lowers_the_rest():
     est = mixed_estimate(d=40, seed=10)
-    em = post("em").apply(est, np.random.default_rng(0)).frequencies
-    corrected = post("em-corrected").apply(est, np.random.default_rng(0))
+    em = postprocessor("em").apply(est, np.random.default_rng(0)).frequencies
+    corrected = postprocessor("em-corrected").apply(est, np.random.default_rng(0))
     change = corrected.frequencies - em
     boundary = em < 1e-6
     assert boundary.sum() >= 3 and corrected.info["correction_l1"] > 0
@@ -267,17 +196,6 @@ def test_correction_lifts_the_boundary_and_lowers_the_rest():
     assert change[boundary].sum() > 0 and np.mean(change[boundary] > 0) >= 0.5
     assert np.all(change[boundary] >= -1e-7)
     assert change[em > 0.05].sum() < 0
-
-
-@pytest.mark.slow
-def test_scale_multiplies_the_correction_before_projection():
-    est = mixed_estimate(d=40, seed=11)
-    em = post("em").apply(est, np.random.default_rng(0)).frequencies
-    one = post("em-corrected").apply(est, np.random.default_rng(0)).frequencies - em
-    three = post("em-corrected", scale=3.0).apply(est, np.random.default_rng(0)).frequencies - em
-    zero = post("em-corrected", scale=0.0).apply(est, np.random.default_rng(0)).frequencies - em
-    assert np.allclose(zero, 0, atol=1e-15)
-    assert np.allclose(three, 3 * one, rtol=1e-6, atol=1e-12)  # no clipping at these sizes
 
 
 def test_rilstone_plug_in_reduces_to_minus_q_times_mean_score():
@@ -346,23 +264,9 @@ def test_hr_fixed_point_satisfies_kkt_and_likelihood_never_decreases():
 
 def test_info_records_iterations_convergence_and_the_stopping_rule():
     est = mixed_estimate(seed=15)
-    capped = post("em", max_iter=3).apply(est, np.random.default_rng(0)).info
+    capped = postprocessor("em", max_iter=3).apply(est, np.random.default_rng(0)).info
     assert capped["em_iterations"] == 3 and capped["em_converged"] is False
-    full = post("em").apply(est, np.random.default_rng(0)).info
+    full = postprocessor("em").apply(est, np.random.default_rng(0)).info
     assert full["em_converged"] is True and 3 < full["em_iterations"] <= 10_000
     assert full["em_stopping_rule"] == "max |theta change| < 1e-08/d, at most 10000 iterations"
     assert full["em_kkt_dual"] <= 1e-6 and full["em_kkt_slack"] <= 1e-8
-
-
-# -- the paper's error measure -------------------------------------------------------------------
-
-
-def test_mse_sum_is_the_squared_l2_norm_of_the_error():
-    """[MHS18]'s MSE is E||theta_hat - theta||^2 (summed over items): ``mse: {reduction: sum}``."""
-    pop = Population(np.array([5, 3, 2, 0]))
-    est = Estimate(np.array([0.6, 0.1, 0.1, 0.2]), n=10, epsilon=1.0)
-    summed = PLUGINS.create("metric", "mse", {"reduction": "sum"}).score(pop, est, np.random.default_rng(0))
-    mean = PLUGINS.create("metric", "mse", {}).score(pop, est, np.random.default_rng(0))
-    expected = 0.1**2 + 0.2**2 + 0.1**2 + 0.2**2
-    assert summed == pytest.approx(expected, rel=1e-12)
-    assert mean == pytest.approx(expected / 4, rel=1e-12)

@@ -1,8 +1,8 @@
-"""ibu: the likelihood it reads from each oracle, its fixed point (the MLE), the simplex, em on GRR.
+"""ibu: the likelihood it reads from each oracle, its fixed point (the MLE), no loop over items.
 
 The fixed point is checked against an independent maximizer (scipy's SLSQP on the simplex, from
 several starts) of log-likelihoods written out here from their definitions, not through the
-channels ibu uses.
+channels ibu uses. The simplex and em on GRR: tests/statistical/test_ibu.py.
 """
 
 from __future__ import annotations
@@ -15,32 +15,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from support import ibu_postprocessor, simulated_estimate, zipf_counts
 
 import ldpbench
 import ldpbench_plugins
 from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.postprocessors._likelihood import SupportBitsChannel
 
 PLUGINS = build_plugins()
+
+
 ORACLES = ("grr", "oue", "olh", "hr")
-
-
-def _ibu(**params):
-    return PLUGINS.create("postprocessor", "ibu", params)
-
-
-def _estimate(oracle, counts, epsilon, seed, simulation="aggregate", **params):
-    o = PLUGINS.create("oracle", oracle, params, d=len(counts), epsilon=epsilon)
-    return simulate(o, np.asarray(counts), np.random.default_rng(seed), simulation)
-
-
-def _zipf(d, n, s=1.3, seed=0):
-    w = 1.0 / np.arange(1, d + 1) ** s
-    return np.random.default_rng(seed).multinomial(n, w / w.sum())
 
 
 # -- what each oracle gives ibu, on both paths ---------------------------------------------------------
@@ -49,65 +37,33 @@ def _zipf(d, n, s=1.3, seed=0):
 @pytest.mark.parametrize("simulation", ["aggregate", "per-user"])
 @pytest.mark.parametrize("oracle, kind", [("grr", "full"), ("hr", "full"), ("oue", "per-item"), ("olh", "per-item")])
 def test_the_likelihood_ibu_uses_is_what_the_path_gives(oracle, kind, simulation):
-    est = _estimate(oracle, _zipf(24, 3000), 1.0, seed=1, simulation=simulation)
+    est = simulated_estimate(oracle, zipf_counts(24, 3000), 1.0, seed=1, simulation=simulation)
     # GRR and HR: the report histogram on both paths; OUE and OLH: the support counts only
     assert (est.report_histogram is not None) == (kind == "full")
     assert est.bernoulli_support and est.support_counts is not None
-    out = _ibu().apply(est, np.random.default_rng(0))
+    out = ibu_postprocessor().apply(est, np.random.default_rng(0))
     assert out.info["diagnostics"] == {"likelihood": kind}
     assert out.info["ibu_likelihood"].startswith(kind)
 
 
 def test_an_estimate_without_a_declared_likelihood_is_declined_with_a_reason():
-    est = _estimate("oue", _zipf(16, 2000), 1.0, seed=2).replace(bernoulli_support=False)
+    est = simulated_estimate("oue", zipf_counts(16, 2000), 1.0, seed=2).replace(bernoulli_support=False)
     with pytest.raises(UsageError, match="bernoulli_support"):
-        _ibu().apply(est, np.random.default_rng(0))
+        ibu_postprocessor().apply(est, np.random.default_rng(0))
 
 
 def test_support_counts_outside_zero_n_are_declined():
-    est = _estimate("oue", _zipf(16, 2000), 1.0, seed=3)
+    est = simulated_estimate("oue", zipf_counts(16, 2000), 1.0, seed=3)
     bad = est.replace(support_counts=np.asarray(est.support_counts) + 5000)
     with pytest.raises(UsageError, match=r"\[0, n=2000\]"):
-        _ibu().apply(bad, np.random.default_rng(0))
-
-
-# -- the simplex ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("oracle", ORACLES)
-def test_every_iterate_stays_on_the_simplex(oracle):
-    est = _estimate(oracle, _zipf(40, 800, seed=4), 0.5, seed=5)  # sparse: many negative base entries
-    assert np.min(est.frequencies) < 0
-    for maps in (1, 2, 3, 7, 50, 10_000):
-        theta = _ibu(tol=0.0, max_iter=maps).apply(est, np.random.default_rng(0)).frequencies
-        assert np.all(theta >= 0) and abs(theta.sum() - 1.0) <= 1e-12, maps
-
-
-# -- ibu on GRR and HR is em ----------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("oracle", ["grr", "hr"])
-@pytest.mark.parametrize("seed", [10, 11])
-def test_ibu_on_a_finite_output_oracle_equals_em(oracle, seed):
-    est = _estimate(oracle, _zipf(30, 4000, seed=seed), 1.0, seed=seed)
-    tight = {"tol": 1e-11, "max_iter": 100_000}
-    a = _ibu(**tight).apply(est, np.random.default_rng(0))
-    b = PLUGINS.create("postprocessor", "em", tight).apply(est, np.random.default_rng(0))
-    assert a.info["ibu_converged"] and b.info["em_converged"]
-    # both stop when no component moves by tol/d; the fixed point is unique (L strictly concave here)
-    np.testing.assert_allclose(a.frequencies, b.frequencies, rtol=0, atol=1e-7)
-    # the per-item likelihood of the same counts has another maximizer: the test tells them apart
-    per_item = _ibu().apply(est.replace(report_histogram=None, channel=None), np.random.default_rng(0))
-    assert np.max(np.abs(per_item.frequencies - a.frequencies)) > 1e-4
+        ibu_postprocessor().apply(bad, np.random.default_rng(0))
 
 
 def test_personalized_budgets_sum_the_groups_log_likelihoods():
-    pop = Population(counts=_zipf(12, 50_000, seed=8))
+    pop = Population(counts=zipf_counts(12, 50_000, seed=8))
     make = lambda eps: PLUGINS.create("oracle", "oue", {}, d=12, epsilon=eps)  # noqa: E731
     est = simulate_groups(make, pop, [(0.5, 300), (2.0, 300), (math.inf, 20)], np.random.default_rng(9))
-    out = _ibu(tol=1e-11, max_iter=100_000).apply(est, np.random.default_rng(0))
+    out = ibu_postprocessor(tol=1e-11, max_iter=100_000).apply(est, np.random.default_rng(0))
     assert out.info["diagnostics"]["likelihood"] == "mixed"  # two OUE groups per item, one exact
     parts = est.parts
 
@@ -169,8 +125,8 @@ def _assert_is_the_maximizer(theta, loglik, d):
 def test_the_fixed_point_is_the_mle(oracle, sparse):
     d = 6
     counts = np.array([0, 0, 1, 3, 20, 60]) if sparse else np.array([80, 60, 40, 30, 20, 10])
-    est = _estimate(oracle, counts, 1.0, seed=10)
-    out = _ibu(tol=1e-12, max_iter=100_000).apply(est, np.random.default_rng(0))
+    est = simulated_estimate(oracle, counts, 1.0, seed=10)
+    out = ibu_postprocessor(tol=1e-12, max_iter=100_000).apply(est, np.random.default_rng(0))
     theta = out.frequencies
     if oracle in ("grr", "hr"):
         # the full likelihood: sum_y h_y log sum_x P(y|x) theta_x, P read from the exact output table
@@ -255,10 +211,10 @@ def _lines_executed(fn, skip=()):
 )
 def test_no_python_loop_over_items(oracle, domains, skip):
     # the iteration, a fixed number of maps: the same lines at both domain sizes
-    ibu = _ibu(tol=0.0, max_iter=30, accelerate=False, solver="iterate")
+    ibu = ibu_postprocessor(tol=0.0, max_iter=30, accelerate=False, solver="iterate")
     lines = []
     for d in domains:
-        est = _estimate(oracle, _zipf(d, 200_000), 1.0, seed=11)
+        est = simulated_estimate(oracle, zipf_counts(d, 200_000), 1.0, seed=11)
         lines.append(_lines_executed(lambda est=est: ibu.apply(est, np.random.default_rng(0)), skip))
     assert lines[0] == lines[1], lines
 
@@ -269,12 +225,12 @@ def test_the_direct_solve_has_no_python_loop_over_items(oracle):
     # far below one per item at d = 5,000 (a loop over items would run at least 5,000).
     lines = []
     for d in (50, 5000):
-        est = _estimate(oracle, _zipf(d, 200_000), 1.0, seed=11)
-        lines.append(_lines_executed(lambda est=est: _ibu().apply(est, np.random.default_rng(0)), ()))
+        est = simulated_estimate(oracle, zipf_counts(d, 200_000), 1.0, seed=11)
+        lines.append(_lines_executed(lambda est=est: ibu_postprocessor().apply(est, np.random.default_rng(0)), ()))
     assert max(lines) < 2500, lines
 
 
 def test_estimate_without_support_counts_is_declined():
     bare = Estimate(frequencies=np.full(4, 0.25), n=100, epsilon=1.0, mechanism="hand-built", p_star=0.5, q_star=0.2)
     with pytest.raises(UsageError, match="provides neither"):
-        _ibu().apply(bare, np.random.default_rng(0))
+        ibu_postprocessor().apply(bare, np.random.default_rng(0))

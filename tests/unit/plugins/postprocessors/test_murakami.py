@@ -8,7 +8,6 @@ to round-off.
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -22,6 +21,8 @@ from ldpbench_plugins.postprocessors import _murakami
 from ldpbench_plugins.postprocessors._em import groups_of, sample_histograms
 
 PLUGINS = build_plugins()
+
+
 MIX = [(0.5, 40), (2.0, 40), (math.inf, 10)]
 
 
@@ -151,32 +152,6 @@ def test_old_name_runs_the_rilstone_step():
     old = PLUGINS.create("postprocessor", "em-corrected", {}).apply(est, np.random.default_rng(0))
     new = PLUGINS.create("postprocessor", "em-rilstone", {}).apply(est, np.random.default_rng(0))
     np.testing.assert_array_equal(old.frequencies, new.frequencies)
-
-
-SPEC = """\
-name: alpha
-seed: 5
-repeats: 2
-datasets: [adult]
-users: [{epsilon: 0.5, count: 300}, {epsilon: inf, count: 20}]
-oracles: [grr]
-pipelines: [em, em-murakami]
-metrics: [mse]
-executor: in-process
-"""
-
-
-@pytest.mark.slow
-def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
-    (tmp_path / "spec.yaml").write_text(SPEC)
-    out = run_cli("run", "spec.yaml", "--out", "res")
-    assert out.returncode == 0, out.stderr
-    rows = [json.loads(line) for line in (tmp_path / "res" / "results.jsonl").read_text().splitlines()[1:]]
-    infos = {(r["pipeline"], r["repeat"]): r["info"] for r in rows}
-    assert infos[("em", 0)] is None
-    for rep in (0, 1):
-        alpha = json.loads(infos[("em-murakami", rep)])["alpha"]
-        assert math.log10(alpha) == round(math.log10(alpha))
 
 
 def test_the_diagnostics_script_computes_the_plugins_a_hat():

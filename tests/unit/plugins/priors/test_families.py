@@ -1,5 +1,5 @@
-"""Prior families ([JG19] §III-C): the law, its moments, the mean-variance fit (docs/algorithms.md §8.1),
-the engine's sums against exact ones, and a third-party family through the same hook."""
+"""Prior families ([JG19] §III-C; plugins/priors/families.py): the law, its moments, the
+mean-variance fit (docs/algorithms.md §8.1), the engine's sums against exact ones."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench import build_plugins, hookimpl
+from ldpbench import build_plugins
 from ldpbench_plugins.numerics.posterior import prior_sums
-from ldpbench_plugins.priors import PriorFamilyBase
 from ldpbench_plugins.priors.families import (
     ALPHA_MAX,
     TINY_SCALE,
@@ -23,6 +22,8 @@ from ldpbench_plugins.priors.families import (
 )
 
 N = 50_000
+
+
 CASES = [
     (PowerLaw(), (1.7,), (1, N)),
     (PowerLaw(), (0.6,), (1, N)),
@@ -154,47 +155,3 @@ def test_grad_log_weight_matches_finite_differences():
             dn[j] -= h
             fd = (prior.log_weight(k, up) - prior.log_weight(k, dn)) / (2 * h)
             np.testing.assert_allclose(g[j], fd, rtol=1e-5, atol=1e-7)
-
-
-class Triangular(PriorFamilyBase):
-    """A third-party family: weight falling linearly from lo to ``top``."""
-
-    name = "triangular"
-    parameter_names = ("top",)
-
-    def log_weight(self, k, theta):
-        k = np.asarray(k, dtype=float)
-        with np.errstate(divide="ignore"):
-            return np.log(np.clip(1.0 - k / float(theta[0]), 0.0, None))
-
-    def rough_points(self, theta):
-        return (float(theta[0]),)
-
-    def fit_mean_variance(self, estimates, noise_var, support):
-        return (3.0 * max(float(np.mean(estimates)), 1.0),)  # mean of the law is top / 3
-
-
-class TriangularPlugin:
-    __name__ = "triangular-plugin"
-
-    @staticmethod
-    @hookimpl
-    def ldpbench_register_prior_families(registry):
-        registry.register(Triangular)
-
-
-def test_a_third_party_family_plugs_into_calibrate():
-    from ldpbench.types import Estimate
-
-    plugins = build_plugins(extra=[TriangularPlugin()])
-    assert "triangular" in plugins.registry("prior")
-    cal = plugins.create("postprocessor", "calibrate", {"prior": "triangular"})
-    n, d = 100_000, 400
-    rng = np.random.default_rng(3)
-    true = rng.integers(0, 500, d)
-    var = 40.0**2 / n**2
-    est = Estimate(true / n + rng.normal(0, math.sqrt(var), d), n, 2.0, "hand", 0.5, 0.1, np.full(d, var))
-    out = cal.apply(est, rng)
-    assert out.info["calibrate"]["prior"] == "triangular"
-    counts = out.frequencies * n
-    assert counts.min() >= 0 and counts.max() <= out.info["calibrate"]["params"]["top"]

@@ -1,28 +1,19 @@
-"""The conformance kit catches broken plugins (a check that cannot fail is a defect).
-
-Each broken plugin below has one realistic bug; the test asserts that the named check fails with a
-readable message, and that the correct built-in passes the same check.
-"""
+"""The conformance kit's oracle checks (ldpbench/testing/checks/oracle.py) catch broken oracles (a
+check that cannot fail is a defect), including tags that claim a missing method (issue 11)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
+from support import SMALL, GRRPerUserOnly, Leaky, Wasteful, run_check
 
-from ldpbench.testing import CheckSkipped, check_oracle, check_postprocessor, oracle_checks, postprocessor_checks
-from ldpbench.types import Estimate, PostProcessor
-from ldpbench_plugins.oracles._common import independent_binomials
+from ldpbench.testing import check_oracle, oracle_checks
+from ldpbench.types import OracleTags
 from ldpbench_plugins.oracles.grr import GRR
 from ldpbench_plugins.oracles.oue import OUE
-
-SMALL = dict(d=8, epsilons=(1.0, 4.0), n=2000, trials=120, law_samples=3000)
-
-
-def run(obj, check, **kw):
-    return dict(oracle_checks(obj, **{**SMALL, **kw}))[check]()
-
 
 # -- broken oracles ----------------------------------------------------------------------------
 
@@ -35,35 +26,6 @@ class TypoQ(GRR):
     @property
     def q_star(self):
         return 1 / (math.exp(self.epsilon) + self.d)
-
-
-class Leaky(GRR):
-    """Spends 1.5 epsilon: keeps the true value more often than its budget allows."""
-
-    name = "leaky"
-
-    def __init__(self, d, epsilon, **params):
-        super().__init__(d, 1.5 * epsilon, **params)
-        self.epsilon = epsilon
-
-
-class Wasteful(GRR):
-    """Spends only epsilon / 2 while declaring epsilon (valid LDP, but the bound is not attained)."""
-
-    name = "wasteful"
-
-    def __init__(self, d, epsilon, **params):
-        super().__init__(d, epsilon / 2, **params)
-        self.epsilon = epsilon
-
-
-class IndependentGRR(GRR):
-    """The tempting wrong shortcut: independent binomials per value. Right marginals, wrong joint law."""
-
-    name = "independent-grr"
-
-    def sample_report_histogram(self, true_counts, rng):
-        return independent_binomials(np.asarray(true_counts), self.p_star, self.q_star, rng)
 
 
 class GlobalOUE(OUE):
@@ -97,186 +59,52 @@ class BiasedPerUser(GRR):
 
 def test_typo_in_q_star_fails_the_table_and_the_z_test():
     with pytest.raises(AssertionError, match="P\\(v in Support \\| v'\\)"):
-        run(TypoQ, "check_output_table_support")
+        run_check(TypoQ, "check_output_table_support")
     with pytest.raises(AssertionError, match="unbiasedness"):
-        run(TypoQ, "check_unbiased_aggregate")
-    run(GRR, "check_output_table_support")
-    run(GRR, "check_unbiased_aggregate")
+        run_check(TypoQ, "check_unbiased_aggregate")
+    run_check(GRR, "check_output_table_support")
+    run_check(GRR, "check_unbiased_aggregate")
 
 
 def test_privacy_audit_catches_leaks_and_waste():
     with pytest.raises(AssertionError, match="not epsilon-LDP"):
-        run(Leaky, "check_output_table_ldp")
+        run_check(Leaky, "check_output_table_ldp")
     with pytest.raises(AssertionError, match="not attained"):
-        run(Wasteful, "check_output_table_ldp")
-    run(GRR, "check_output_table_ldp")
-
-
-@pytest.mark.slow
-def test_exact_law_catches_the_independent_binomial_shortcut():
-    # Marginals are right, so unbiasedness and the variance formula pass ...
-    run(IndependentGRR, "check_unbiased_aggregate")
-    # ... but the joint law is not GRR's (the histogram no longer sums to n).
-    with pytest.raises(AssertionError, match="exact distribution"):
-        run(IndependentGRR, "check_exact_law_aggregate")
-    run(GRR, "check_exact_law_aggregate")
+        run_check(Wasteful, "check_output_table_ldp")
+    run_check(GRR, "check_output_table_ldp")
 
 
 def test_global_random_state_is_caught():
     with pytest.raises(AssertionError, match="global random state"):
-        run(GlobalOUE, "check_no_global_random_state")
+        run_check(GlobalOUE, "check_no_global_random_state")
     with pytest.raises(AssertionError, match="same seed"):
-        run(GlobalOUE, "check_reproducible")
-    run(OUE, "check_no_global_random_state")
+        run_check(GlobalOUE, "check_reproducible")
+    run_check(OUE, "check_no_global_random_state")
 
 
 def test_missing_f_term_fails_the_formula_and_the_simulation():
     with pytest.raises(AssertionError, match="V-exact"):
-        run(NoFTerm, "check_constants")
+        run_check(NoFTerm, "check_constants")
     with pytest.raises(AssertionError, match="variance ratio"):
-        run(NoFTerm, "check_variance_aggregate", epsilons=(4.0,))
-    run(OUE, "check_variance_aggregate", epsilons=(4.0,))
+        run_check(NoFTerm, "check_variance_aggregate", epsilons=(4.0,))
+    run_check(OUE, "check_variance_aggregate", epsilons=(4.0,))
 
 
 def test_per_user_sampler_bug_is_caught():
     with pytest.raises(AssertionError, match="exact distribution"):
-        run(BiasedPerUser, "check_perturb_follows_output_table")
+        run_check(BiasedPerUser, "check_perturb_follows_output_table")
     with pytest.raises(AssertionError, match="exact distribution"):
-        run(BiasedPerUser, "check_exact_law_per_user")
-
-
-@pytest.mark.slow
-def test_check_oracle_reports_expected_failures_and_skips():
-    result = check_oracle(
-        Wasteful,
-        **SMALL,
-        expected_failed_checks={"check_output_table_ldp": "spends half the budget on purpose"},
-    )
-    assert result["check_output_table_ldp"].startswith("expected failure")
-    assert result["check_constants"] == "passed"
-    assert check_oracle("oue", **SMALL)["check_channel"].startswith("skipped")
-    with pytest.raises(AssertionError, match="check_output_table_ldp failed"):
-        check_oracle(Leaky, **SMALL)
-    with pytest.raises(ValueError, match="unknown checks"):
-        check_oracle(GRR, **SMALL, expected_failed_checks={"check_nonsense": "?"})
+        run_check(BiasedPerUser, "check_exact_law_per_user")
 
 
 def test_checks_accept_names_parameters_and_instances():
     names = [name for name, _ in oracle_checks(("olh", {"g": 3}), **SMALL)]
     assert names[0] == "check_constants" and "check_variance_per_user" in names
-    run(GRR(d=4, epsilon=1.0), "check_constants")
+    run_check(GRR(d=4, epsilon=1.0), "check_constants")
     with pytest.raises(TypeError):
         list(oracle_checks("norm-sub"))
     with pytest.raises(ValueError, match="no oracle"):
         list(oracle_checks("no-such-oracle"))
-
-
-# -- broken post-processors --------------------------------------------------------------------
-
-
-class ClipInPlace(PostProcessor):
-    """Clips negatives by writing into the input's array."""
-
-    name = "clip-in-place"
-
-    def apply(self, estimate, rng):
-        f = np.asarray(estimate.frequencies)
-        np.maximum(f, 0, out=f)
-        return estimate.replace(frequencies=f)
-
-
-class Jitter(PostProcessor):
-    """Adds noise from the global random state."""
-
-    name = "jitter"
-
-    def apply(self, estimate, rng):
-        return estimate.replace(frequencies=estimate.frequencies + np.random.normal(0, 1e-9, estimate.d))
-
-
-class Rescale(PostProcessor):
-    """Forgets n (returns a count-scale estimate with n = 1)."""
-
-    name = "rescale"
-
-    def apply(self, estimate, rng):
-        return estimate.replace(frequencies=estimate.counts, n=1)
-
-
-class Truncate(PostProcessor):
-    """Drops the last item."""
-
-    name = "truncate"
-
-    def apply(self, estimate, rng):
-        return estimate.replace(frequencies=estimate.frequencies[:-1])
-
-
-class QueryNoAnswer(PostProcessor):
-    """Declares it acts on queries but never implements answer()."""
-
-    name = "query-no-answer"
-    acts_on = "queries"
-
-
-class Good(PostProcessor):
-    name = "good"
-
-    def apply(self, estimate, rng):
-        return estimate.replace(frequencies=np.maximum(estimate.frequencies, 0), steps=estimate.steps + (self.name,))
-
-
-PP_SMALL = dict(d=8, epsilons=(1.0,))
-
-
-def run_pp(obj, check):
-    return dict(postprocessor_checks(obj, **PP_SMALL))[check]()
-
-
-@pytest.mark.parametrize(
-    ("broken", "check", "message"),
-    [
-        (ClipInPlace, "check_postprocessor_does_not_mutate_input", "modified its input"),
-        (Jitter, "check_postprocessor_no_global_random_state", "global random state"),
-        (Jitter, "check_postprocessor_deterministic", "same seed"),
-        (Rescale, "check_postprocessor_keeps_metadata", "n or epsilon changed"),
-        (Truncate, "check_postprocessor_returns_estimate", "output length"),
-        (QueryNoAnswer, "check_postprocessor_query_answers", "answer"),
-    ],
-)
-def test_postprocessor_bugs_are_caught(broken, check, message):
-    with pytest.raises((AssertionError, NotImplementedError), match=message):
-        run_pp(broken, check)
-
-
-def test_a_correct_postprocessor_passes_everything():
-    result = check_postprocessor(Good, **PP_SMALL)
-    assert result["check_postprocessor_query_answers"].startswith("skipped")
-    assert all(v == "passed" for k, v in result.items() if k != "check_postprocessor_query_answers")
-
-
-def test_a_postprocessor_may_decline_some_inputs_but_not_all():
-    from ldpbench.errors import UsageError
-
-    class NeedsHistogram(PostProcessor):
-        name = "needs-histogram"
-
-        def apply(self, estimate: Estimate, rng):
-            if estimate.report_histogram is None:
-                raise UsageError("needs a report histogram")
-            return estimate
-
-    class DeclinesAll(PostProcessor):
-        name = "declines-all"
-
-        def apply(self, estimate, rng):
-            raise UsageError("never")
-
-    run_pp(NeedsHistogram, "check_postprocessor_returns_estimate")
-    with pytest.raises(AssertionError, match="declined every input"):
-        run_pp(DeclinesAll, "check_postprocessor_returns_estimate")
-    with pytest.raises(CheckSkipped):
-        run_pp(Good, "check_postprocessor_query_answers")
 
 
 # -- a biased oracle declares its bias, and the kit tests the declaration -----------------------
@@ -313,23 +141,23 @@ class ClaimsUnbiased(CMS):
 
 
 def test_a_declared_bias_is_tested_against_the_table_and_the_simulations():
-    run(apple(), "check_output_table_moments")
-    run(apple(), "check_declared_mean_aggregate")
-    run(apple(), "check_constants")
-    run(apple(), "check_tags")
+    run_check(apple(), "check_output_table_moments")
+    run_check(apple(), "check_declared_mean_aggregate")
+    run_check(apple(), "check_constants")
+    run_check(apple(), "check_tags")
     with pytest.raises(AssertionError, match="expected_estimate\\(f\\) differs from the table"):
-        run(apple(ForgetsItsBias), "check_output_table_moments")
+        run_check(apple(ForgetsItsBias), "check_output_table_moments")
     with pytest.raises(AssertionError, match="unbiasedness"):
-        run(apple(ForgetsItsBias), "check_declared_mean_aggregate")
+        run_check(apple(ForgetsItsBias), "check_declared_mean_aggregate")
 
 
 def test_a_biased_oracle_claiming_to_be_unbiased_fails():
     with pytest.raises(AssertionError, match="expected_estimate\\(f\\) is not f"):
-        run(apple(ClaimsUnbiased), "check_tags")
+        run_check(apple(ClaimsUnbiased), "check_tags")
     with pytest.raises(AssertionError, match="P\\(v in Support"):
-        run(apple(ClaimsUnbiased), "check_output_table_support")
+        run_check(apple(ClaimsUnbiased), "check_output_table_support")
     with pytest.raises(AssertionError, match="unbiasedness"):
-        run(apple(ClaimsUnbiased), "check_unbiased_aggregate")
+        run_check(apple(ClaimsUnbiased), "check_unbiased_aggregate")
 
 
 def test_tags_choose_the_mean_checks():
@@ -353,4 +181,35 @@ def test_a_biased_tag_without_its_mean_is_refused():
             return dataclasses.replace(super().tags(), unbiased=False)
 
     with pytest.raises(AssertionError, match="unbiased=False without the methods"):
-        run(NoMean, "check_tags")
+        run_check(NoMean, "check_tags")
+
+
+def test_the_kit_catches_tags_that_claim_a_missing_method():
+    class ClaimsATable(GRRPerUserOnly):
+        name = "claims-a-table"
+
+        def tags(self) -> OracleTags:
+            return dataclasses.replace(super().tags(), aggregate=True)
+
+    with pytest.raises(AssertionError, match="check_tags failed.*aggregate without the methods"):
+        check_oracle(ClaimsATable, **SMALL)
+
+
+def test_the_kit_checks_a_declared_support_matrix_against_support_counts():
+    class WrongMatrix(GRR):
+        name = "wrong-matrix"
+
+        def support_matrix(self, reports):
+            return np.zeros((np.asarray(reports).size, self.d), dtype=bool)
+
+    class RightMatrix(GRR):
+        name = "right-matrix"
+
+        def support_matrix(self, reports):
+            return np.asarray(reports)[:, None] == np.arange(self.d)[None, :]
+
+    from ldpbench.testing import oracle_checks
+
+    dict(oracle_checks(RightMatrix, **SMALL))["check_tags"]()
+    with pytest.raises(AssertionError, match="support_matrix"):
+        dict(oracle_checks(WrongMatrix, **SMALL))["check_tags"]()
