@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS
 from ldpbench.loading.manager import Plugins
 from ldpbench.results.status import cell_status
 from ldpbench.results.store import ResultsStore
+from ldpbench.results.versioning import SCHEMA_VERSION
 from ldpbench.testing import oracle_checks
 from ldpbench.types import Estimate, Oracle, Population
 from ldpbench_plugins.metrics.ranking import NDCG
@@ -316,6 +319,171 @@ def pairing_rows(root: Path) -> pl.DataFrame:
 def pairing_values(df: pl.DataFrame, users: str, metric: str) -> dict[tuple[int, str], float]:
     sel = df.filter((pl.col("users") == users) & (pl.col("metric") == metric))
     return {(r["repeat"], r["oracle"]): r["value"] for r in sel.iter_rows(named=True)}
+
+
+# -- hand-made leaderboards for compare (tests/cli/, tests/system/test_compare_*.py, unit/leaderboard/) --
+
+
+def leaderboard_row(oracle="grr", mean=1.0, stderr=0.01, gib=False, failed=0, repeats=10, **over):
+    """One row of a leaderboard JSON, as ``ldpbench compare`` reads it."""
+    row = dict(
+        dataset="zipf",
+        users="",
+        epsilon=1.0,
+        oracle=oracle,
+        pipeline="base",
+        metric="mse",
+        greater_is_better=gib,
+        mean=mean,
+        stderr=stderr,
+        ci_low=None,
+        ci_high=None,
+        repeats=repeats,
+        failed=failed,
+        best=False,
+        fingerprint="f1",
+        error=None,
+    )
+    row.update(over)
+    return row
+
+
+def write_json(tmp_path, name, rows):
+    """Write ``rows`` as ``tmp_path/name``; returns the name (a path relative to ``tmp_path``)."""
+    (tmp_path / name).write_text(json.dumps(rows))
+    return name
+
+
+def run_ldpbench(cwd, *args):
+    """The real ``ldpbench`` command, in a subprocess, in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "ldpbench", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+# -- resume (tests/cli/test_resume_identity.py, tests/system/test_resume_identity.py) -------------
+
+RESUME_PLUGIN = '''\
+from ldpbench import hookimpl
+from ldpbench.types import PostProcessor
+
+FACTOR = {factor}
+
+
+class Shrink(PostProcessor):
+    """Scales the estimate by FACTOR."""
+
+    name = "shrink"
+    algorithm_version = "{version}"
+
+    def apply(self, estimate, rng):
+        return estimate.replace(frequencies=estimate.frequencies * FACTOR)
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(Shrink)
+'''
+
+
+RESUME_SPEC = """\
+name: resume
+seed: 3
+repeats: 3
+datasets:
+  - zipf: {d: 16, n: 2000, s: 1.3}
+epsilons: [1, 2]
+oracles: [grr, oue]
+pipelines: [base, shrink]
+metrics: [mse]
+"""
+
+
+RESUME_CELLS = 2 * 2 * 3
+
+
+def resume_project(root: Path) -> Path:
+    """A spec and a plugins folder (``pl/``) with the ``shrink`` post-processor, in ``root``."""
+    (root / "pl").mkdir()
+    (root / "pl" / "shrink.py").write_text(RESUME_PLUGIN.format(factor=1.0, version="1"))
+    (root / "spec.yaml").write_text(RESUME_SPEC)
+    return root
+
+
+def run_resume(capsys, project, *extra):
+    """``ldpbench run`` of the project's spec into ``out/``: (exit code, JSON leaderboard, stderr)."""
+    capsys.readouterr()
+    code = main(
+        [
+            "run",
+            str(project / "spec.yaml"),
+            "--out",
+            str(project / "out"),
+            "--workers",
+            "1",
+            "--plugins-dir",
+            str(project / "pl"),
+            "--no-progress",
+            "--format",
+            "json",
+            *extra,
+        ]
+    )
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+# -- audits and the leaderboard gate on the command line (tests/cli/, tests/system/) ---------------
+
+LEAKY_ORACLES = ("leaky-grr-2eps", "leaky-ss-2eps", "leaky-ss-window", "leaky-ue-bug")
+
+
+def audit_cli(capsys, *args):
+    """``ldpbench ARGS --plugins-dir tests/fixtures`` in this process: (exit code, stdout, stderr)."""
+    code = main([*args, "--plugins-dir", str(TESTS / "fixtures")])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+GATE_SPEC = """\
+name: gate
+seed: 21
+repeats: 3
+datasets:
+  - zipf: {d: 16, n: 2000, s: 1.2}
+epsilons: [1, 4]
+oracles: [grr]
+pipelines: [base, norm-sub]
+metrics: [mse]
+"""
+
+
+def write_gate_spec(root: Path, text: str = GATE_SPEC, name: str = "gate.yaml") -> Path:
+    path = root / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def newer_baseline(path: Path) -> Path:
+    """A baseline row as a future ldpbench might write it: another version, another layout."""
+    path.write_text(json.dumps([{"schema_version": SCHEMA_VERSION + 1, "dataset": "zipf", "score": 1.0}]))
+    return path
+
+
+# -- the wheel (tests/meta/test_wheel.py, tests/system/test_wheel.py) ------------------------------
+
+#: Source folder of each top-level package (pyproject's package-dir).
+PACKAGE_DIRS = {"ldpbench": "ldpbench", "ldpbench_plugins": "plugins", "ldpbench_data": "datasets"}
+
+
+def source_packages() -> set[str]:
+    """Every folder with an ``__init__.py`` under the package folders, as a dotted package name."""
+    found = set()
+    for package, folder in PACKAGE_DIRS.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *rel)))
+    return found
 
 
 # -- the results folder (tests/unit/results/, tests/hardening/test_store.py) ---------------------

@@ -19,40 +19,13 @@ import subprocess
 import sys
 
 import pytest
+from support import leaderboard_row, write_json
 
 
 def ldpbench(cwd, *args, timeout=60):
     return subprocess.run(
         [sys.executable, "-m", "ldpbench", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
-
-
-def lb_row(oracle="grr", mean=1.0, stderr=0.01, gib=False, failed=0, repeats=10, **over):
-    row = dict(
-        dataset="zipf",
-        users="",
-        epsilon=1.0,
-        oracle=oracle,
-        pipeline="base",
-        metric="mse",
-        greater_is_better=gib,
-        mean=mean,
-        stderr=stderr,
-        ci_low=None,
-        ci_high=None,
-        repeats=repeats,
-        failed=failed,
-        best=False,
-        fingerprint="f1",
-        error=None,
-    )
-    row.update(over)
-    return row
-
-
-def write(tmp_path, name, rows):
-    (tmp_path / name).write_text(json.dumps(rows))
-    return name
 
 
 def one_line_error(out):
@@ -65,8 +38,8 @@ def one_line_error(out):
 @pytest.mark.slow
 @pytest.mark.parametrize("gib", [False, True])
 def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
-    write(tmp_path, "base.json", [lb_row(gib=gib)])
-    write(tmp_path, "cur.json", [lb_row(mean=None, stderr=None, gib=gib)])  # null: NaN in JSON
+    write_json(tmp_path, "base.json", [leaderboard_row(gib=gib)])
+    write_json(tmp_path, "cur.json", [leaderboard_row(mean=None, stderr=None, gib=gib)])  # null: NaN in JSON
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--format", "table")
     assert out.returncode == 1, out.stdout
     assert out.stdout.startswith("REGRESSION: 1 worse") and "no mean now (NaN)" in out.stdout
@@ -75,8 +48,8 @@ def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
 @pytest.mark.slow
 @pytest.mark.parametrize(("gib", "inf"), [(False, "1e999"), (True, "1e999"), (True, "-1e999")])
 def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_path, gib, inf):
-    write(tmp_path, "base.json", [lb_row(gib=gib)])
-    (tmp_path / "cur.json").write_text(json.dumps([lb_row(gib=gib, mean="INF")]).replace('"INF"', inf))
+    write_json(tmp_path, "base.json", [leaderboard_row(gib=gib)])
+    (tmp_path / "cur.json").write_text(json.dumps([leaderboard_row(gib=gib, mean="INF")]).replace('"INF"', inf))
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--format", "table")
     assert out.returncode == 1, out.stdout
     assert out.stdout.startswith("REGRESSION: 1 worse") and "the mean is" in out.stdout
@@ -85,9 +58,9 @@ def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_pa
 @pytest.mark.slow
 @pytest.mark.parametrize("mean", [None, "1e999"])
 def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
-    text = json.dumps([lb_row(mean="M")]).replace('"M"', json.dumps(mean) if mean is None else mean)
+    text = json.dumps([leaderboard_row(mean="M")]).replace('"M"', json.dumps(mean) if mean is None else mean)
     (tmp_path / "base.json").write_text(text)
-    write(tmp_path, "cur.json", [lb_row()])
+    write_json(tmp_path, "cur.json", [leaderboard_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "base.json", "cur.json"))
     assert "cannot be a baseline" in err
 
@@ -95,8 +68,8 @@ def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
 @pytest.mark.slow
 def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     # null mean with failed > 0: a legitimate "failed in the baseline" row, compared as such.
-    write(tmp_path, "base.json", [lb_row(mean=None, stderr=None, failed=10, repeats=0, error="E: x")])
-    write(tmp_path, "cur.json", [lb_row()])
+    write_json(tmp_path, "base.json", [leaderboard_row(mean=None, stderr=None, failed=10, repeats=0, error="E: x")])
+    write_json(tmp_path, "cur.json", [leaderboard_row()])
     out = ldpbench(tmp_path, "compare", "base.json", "cur.json", "--format", "table")
     assert out.returncode == 0 and out.stdout.startswith("OK: 1 fixed"), out.stdout + out.stderr
 
@@ -116,8 +89,8 @@ def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     ],
 )
 def test_wrong_field_types_exit_2_with_one_line(tmp_path, field, value, message):
-    write(tmp_path, "base.json", [lb_row()])
-    write(tmp_path, "cur.json", [lb_row(**{field: value})])
+    write_json(tmp_path, "base.json", [leaderboard_row()])
+    write_json(tmp_path, "cur.json", [leaderboard_row(**{field: value})])
     err = one_line_error(ldpbench(tmp_path, "compare", "base.json", "cur.json"))
     assert f"current cur.json: row 0: {message}" in err
 
@@ -126,7 +99,7 @@ def test_wrong_field_types_exit_2_with_one_line(tmp_path, field, value, message)
 @pytest.mark.parametrize("side", ["baseline", "current"])
 def test_deeply_nested_json_exits_2(tmp_path, side):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    write(tmp_path, "ok.json", [lb_row()])
+    write_json(tmp_path, "ok.json", [leaderboard_row()])
     args = ("deep.json", "ok.json") if side == "baseline" else ("ok.json", "deep.json")
     err = one_line_error(ldpbench(tmp_path, "compare", *args))
     assert f"{side} deep.json" in err and "nested too deeply" in err
@@ -134,7 +107,7 @@ def test_deeply_nested_json_exits_2(tmp_path, side):
 
 @pytest.mark.slow
 def test_dev_zero_exits_2_at_once(tmp_path):
-    write(tmp_path, "ok.json", [lb_row()])
+    write_json(tmp_path, "ok.json", [leaderboard_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "/dev/zero", "ok.json", timeout=30))
     assert "baseline /dev/zero: is a device" in err
 
@@ -142,7 +115,7 @@ def test_dev_zero_exits_2_at_once(tmp_path):
 @pytest.mark.slow
 def test_a_fifo_exits_2_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "pipe.json")
-    write(tmp_path, "ok.json", [lb_row()])
+    write_json(tmp_path, "ok.json", [leaderboard_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "ok.json", "pipe.json", timeout=30))
     assert "current pipe.json: is a FIFO" in err
 
@@ -150,16 +123,6 @@ def test_a_fifo_exits_2_without_blocking(tmp_path):
 @pytest.mark.slow
 def test_a_directory_without_results_exits_2(tmp_path):
     (tmp_path / "dir").mkdir()
-    write(tmp_path, "ok.json", [lb_row()])
+    write_json(tmp_path, "ok.json", [leaderboard_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "dir", "ok.json"))
     assert "baseline dir: a directory with neither" in err
-
-
-def test_a_huge_leaderboard_is_refused_before_reading(tmp_path, monkeypatch):
-    from ldpbench.errors import UsageError
-    from ldpbench.leaderboard import load as leaderboard_file
-
-    write(tmp_path, "big.json", [lb_row()] * 50)
-    monkeypatch.setattr(leaderboard_file, "MAX_LEADERBOARD_BYTES", 1000)
-    with pytest.raises(UsageError, match="bytes, more than the 1,000"):
-        leaderboard_file.load_leaderboard(tmp_path / "big.json", "baseline")

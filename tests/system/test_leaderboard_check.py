@@ -20,26 +20,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import GATE_SPEC, newer_baseline, write_gate_spec
 
-from ldpbench.errors import ExitCode, UsageError
+from ldpbench.errors import ExitCode
 from ldpbench.results.versioning import SCHEMA_VERSION
-from ldpbench.testing.gate import BaselineRefused, check_leaderboard, main
+from ldpbench.testing.gate import BaselineRefused, check_leaderboard
 
 pytest_plugins = ["pytester"]
 
+
 FIXTURES = Path(__file__).parent / "fixtures"  # flaky_plugins.py: post-processors halve, explode
 
-SPEC = """\
-name: gate
-seed: 21
-repeats: 3
-datasets:
-  - zipf: {d: 16, n: 2000, s: 1.2}
-epsilons: [1, 4]
-oracles: [grr]
-pipelines: [base, norm-sub]
-metrics: [mse]
-"""
 
 BROKEN_PLUGINS = {
     "import": (
@@ -76,12 +67,6 @@ BROKEN_PLUGINS = {
 }
 
 
-def write_spec(root: Path, text: str = SPEC, name: str = "gate.yaml") -> Path:
-    path = root / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
 def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "ldpbench.testing.gate", *args],
@@ -92,37 +77,9 @@ def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-# -- exit codes of the module ------------------------------------------------------------------
-
-
-def test_module_exit_0_and_its_outputs(tmp_path, capsys):
-    write_spec(tmp_path)
-    assert main([str(tmp_path / "gate.yaml"), "--out", str(tmp_path / "ci"), "--workers", "1"]) == 0
-    rows = json.loads((tmp_path / "ci" / "leaderboard.json").read_text())
-    assert len(rows) == 2 * 2 and all(r["failed"] == 0 for r in rows)
-    assert "4 leaderboard rows" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (["bad.yaml"], "bad.yaml:2: "),
-        (["gate.yaml", "--workers", "-1"], "--workers must be 0"),
-        (["gate.yaml", "gate.yaml"], "two specs share a name"),
-    ],
-)
-def test_module_exit_2_on_spec_and_usage_errors(tmp_path, capsys, args, message):
-    write_spec(tmp_path)
-    write_spec(tmp_path, SPEC.replace("seed: 21", "seed: [21]"), name="bad.yaml")
-    code = main([str(tmp_path / a) if a.endswith(".yaml") else a for a in args] + ["--out", str(tmp_path / "ci")])
-    err = capsys.readouterr().err
-    assert code == ExitCode.USAGE == 2, err
-    assert message in err and "Traceback" not in err
-
-
 @pytest.mark.slow
 def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
-    write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
+    write_gate_spec(tmp_path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     proc = run_module(tmp_path, "gate.yaml", "--out", "ci", "--workers", "1", "--plugins-dir", str(FIXTURES))
     assert proc.returncode == 3, proc.stderr
     assert "6 rows failed" in proc.stderr and "pipeline 'explode': RuntimeError: deliberate failure" in proc.stderr
@@ -141,7 +98,7 @@ def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, 
     source, message = BROKEN_PLUGINS[kind]
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "broken.py").write_text(source)
-    write_spec(tmp_path)
+    write_gate_spec(tmp_path)
     for proc in (
         run_cli("run", "gate.yaml", "--plugins-dir", "plugs", "--workers", "1"),
         run_module(tmp_path, "gate.yaml", "--out", "ci", "--plugins-dir", "plugs"),
@@ -157,7 +114,7 @@ def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, 
 
 @pytest.mark.slow
 def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
-    spec = write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
+    spec = write_gate_spec(tmp_path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     baseline = tmp_path / "baseline" / "leaderboard.json"
     with pytest.raises(BaselineRefused) as info:
         check_leaderboard(spec, baseline, out=tmp_path / "run", update=True, plugins_dirs=[FIXTURES])
@@ -172,14 +129,14 @@ def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     ]
     assert not baseline.parent.exists()  # neither the leaderboard nor its manifest
     # Without the failing pipeline the same call writes the baseline.
-    clean = write_spec(tmp_path, name="clean.yaml")
+    clean = write_gate_spec(tmp_path, name="clean.yaml")
     check_leaderboard(clean, baseline, out=tmp_path / "run2", update=True)
     assert len(json.loads(baseline.read_text())) == 4 and (baseline.parent / "manifest.json").is_file()
 
 
 @pytest.mark.slow
 def test_missing_baseline_rows_fail_the_check_unless_allowed(tmp_path):
-    spec = write_spec(tmp_path)
+    spec = write_gate_spec(tmp_path)
     baseline = tmp_path / "baseline.json"
     check_leaderboard(spec, baseline, out=tmp_path / "first", update=True)
     rows = json.loads(baseline.read_text())
@@ -200,7 +157,7 @@ def test_gate(ldpbench_leaderboard):
 @pytest.mark.slow
 def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
     # The fixture as a plugin repository uses it, in a pytest of its own.
-    write_spec(pytester.path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
+    write_gate_spec(pytester.path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     pytester.makepyfile(test_gate=GATE_TEST.format(plugs=str(FIXTURES)))
     result = pytester.runpytest_subprocess("--ldpbench-update-baseline", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
@@ -225,7 +182,7 @@ def test_relaxed(ldpbench_leaderboard):
 
 @pytest.mark.slow
 def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
-    spec = write_spec(pytester.path)
+    spec = write_gate_spec(pytester.path)
     baseline = pytester.path / "baseline.json"
     check_leaderboard(spec, baseline, out=pytester.path / "first", update=True)
     rows = json.loads(baseline.read_text())
@@ -244,20 +201,6 @@ def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
     )
 
 
-def _newer_baseline(path: Path) -> Path:
-    """A baseline row as a future ldpbench might write it: another version, another layout."""
-    path.write_text(json.dumps([{"schema_version": SCHEMA_VERSION + 1, "dataset": "zipf", "score": 1.0}]))
-    return path
-
-
-def test_a_baseline_of_another_schema_is_refused_before_anything_runs(tmp_path):
-    spec = write_spec(tmp_path)
-    baseline = _newer_baseline(tmp_path / "baseline.json")
-    with pytest.raises(UsageError, match="newer than the version .*written by a newer ldpbench.*update ldpbench"):
-        check_leaderboard(spec, baseline, out=tmp_path / "out")
-    assert not (tmp_path / "out").exists()  # no cell ran
-
-
 NEWER_TEST = """\
 def test_gate(ldpbench_leaderboard):
     ldpbench_leaderboard("gate.yaml", "baseline.json")
@@ -266,8 +209,8 @@ def test_gate(ldpbench_leaderboard):
 
 @pytest.mark.slow
 def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(pytester):
-    write_spec(pytester.path)
-    _newer_baseline(pytester.path / "baseline.json")
+    write_gate_spec(pytester.path)
+    newer_baseline(pytester.path / "baseline.json")
     pytester.makepyfile(test_newer=NEWER_TEST)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)

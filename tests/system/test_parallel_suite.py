@@ -14,11 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_suite_is_distributed_by_default():
-    addopts = [line for line in (ROOT / "pyproject.toml").read_text().splitlines() if line.startswith("addopts")]
-    assert len(addopts) == 1 and "-n auto" in addopts[0] and "--maxprocesses" in addopts[0]
-
-
 @pytest.mark.slow
 def test_a_benchmark_run_uses_no_workers_and_times_its_benchmarks():
     # pytest-benchmark disables itself under xdist; tests/conftest.py asks xdist for no workers.

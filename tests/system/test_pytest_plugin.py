@@ -30,7 +30,10 @@ import ldpbench.testing.gate  # noqa: F401,E402
 from ldpbench import build_plugins
 
 pytest_plugins = ["pytester"]
+
+
 build_plugins()  # imports every built-in plugin module
+
 
 SPEC = """\
 name: thirdparty
@@ -44,11 +47,13 @@ pipelines: [base, norm-sub]
 metrics: [mse]
 """
 
+
 LEADERBOARD_TEST = """\
 def test_leaderboard(ldpbench_leaderboard):
     ldpbench_leaderboard("specs/thirdparty.yaml", "reports/baseline/leaderboard.json",
                          thresholds=["mse:5%"])
 """
+
 
 RNG_TEST = """\
 import json
@@ -76,11 +81,6 @@ def project(pytester):
     (pytester.path / "specs" / "thirdparty.yaml").write_text(textwrap.dedent(SPEC))
     pytester.makepyfile(test_leaderboard_gate=LEADERBOARD_TEST)
     return pytester
-
-
-def test_the_plugin_is_registered_through_its_entry_point(pytester):
-    result = pytester.runpytest("--help")
-    result.stdout.fnmatch_lines(["*--ldpbench-seed*", "*--ldpbench-update-baseline*"])
 
 
 @pytest.mark.slow

@@ -16,28 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import tomllib
+from support import source_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Source folder of each top-level package (pyproject's package-dir).
-PACKAGE_DIRS = {"ldpbench": "ldpbench", "ldpbench_plugins": "plugins", "ldpbench_data": "datasets"}
-
-
-def _source_packages() -> set[str]:
-    """Every folder with an ``__init__.py`` under the package folders, as a dotted package name."""
-    found = set()
-    for package, folder in PACKAGE_DIRS.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder).parts
-            found.add(".".join((package, *rel)))
-    return found
-
-
-def test_every_package_is_listed_in_pyproject():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    assert config["package-dir"] == PACKAGE_DIRS
-    missing = _source_packages() - set(config["packages"])
-    assert not missing, f"packages missing from [tool.setuptools] packages (not in a wheel): {sorted(missing)}"
 
 
 def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
@@ -55,7 +36,7 @@ def test_the_quick_start_runs_from_an_installed_wheel(tmp_path):
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)], tmp_path)
     (wheel,) = wheels.glob("ldpbench-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for package in _source_packages():
+    for package in source_packages():
         assert package.replace(".", "/") + "/__init__.py" in names, f"{package} is not in the wheel"
     shipped = {p.name for p in (ROOT / "datasets").iterdir() if p.suffix in (".gz", ".csv", ".md")}
     assert {n.split("/", 1)[1] for n in names if n.startswith("ldpbench_data/")} >= shipped

@@ -1,0 +1,78 @@
+"""``ldpbench audit`` and the audit inside ``ldpbench check-plugin``, with default settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import LEAKY_ORACLES, audit_cli, plugins_with_fixtures
+
+
+@pytest.mark.parametrize("name", LEAKY_ORACLES)
+def test_audit_catches_every_leaky_oracle(capsys, name):
+    code, out, err = audit_cli(capsys, "audit", name, "--json")
+    assert code == 3, out + err
+    report = json.loads(out)
+    assert report["failed"] and report["verdict"].startswith("LEAK")
+    assert report["empirical"]["tests"] == 48
+    assert any(b["leak"] for b in report["empirical"]["budgets"])  # the empirical audit alone catches it
+    assert report["exact"]["passed"] is False
+
+
+def test_audit_options_are_used(capsys):
+    code, out, _ = audit_cli(
+        capsys,
+        "audit",
+        "olh",
+        "--param",
+        "g=3",
+        "--domain",
+        "40",
+        "--epsilon",
+        "2",
+        "--trials",
+        "3000",
+        "--alpha",
+        "0.01",
+        "--seed",
+        "5",
+        "--json",
+    )
+    assert code == 0
+    report = json.loads(out)
+    emp = report["empirical"]
+    assert report["params"] == {"g": 3}
+    assert (emp["d"], emp["trials"], emp["alpha"], emp["tests"]) == (40, 3000, 0.01, 16)
+    assert [b["epsilon"] for b in emp["budgets"]] == [2.0]
+
+
+def test_an_oracle_with_nothing_to_audit_says_so(capsys):
+    code, out, err = audit_cli(capsys, "audit", "opaque-grr")
+    assert code == 3  # an audit that looked at nothing is not a pass
+    assert "cannot audit empirically: Opaque has neither support_matrix nor a report density" in out
+    assert "verdict: not audited" in out and "nothing was audited" in err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["audit", "gr"], "did you mean 'grr'"),
+        (["audit", "grr", "--alpha", "1.5"], "--alpha must lie in (0, 1)"),
+        (["audit", "grr", "--trials", "1"], "--trials must lie in"),
+        (["audit", "grr", "--domain", "1"], "--domain must lie in [2, 1048576]"),
+        (["audit", "grr", "--domain", "1000000000"], "--domain must lie in [2, 1048576]"),
+        (["audit", "grr", "--epsilon", "nan"], "--epsilon must be a positive finite number"),
+        (["audit", "olh", "--param", "gg=2"], "did you mean 'g'"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, args, message):
+    code, _, err = audit_cli(capsys, *args)
+    assert code == 2 and message in err
+
+
+def test_check_oracle_names_the_exception_and_the_plugin_line():
+    from ldpbench.testing import check_oracle
+
+    plugins = plugins_with_fixtures()  # the built-ins and tests/fixtures' raising oracles
+    with pytest.raises(AssertionError, match=r"check_\w+ failed: IndexError: .*raising_oracles\.py:23"):
+        check_oracle("raise-in-support-counts", plugins=plugins)

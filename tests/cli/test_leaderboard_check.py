@@ -1,0 +1,57 @@
+"""``python -m ldpbench.testing.gate`` and the gate behind the pytest plugin.
+
+- the module's exit codes, as documented in docs/ci.md: 0 ok, 2 spec or usage error, 3 a plugin
+  raised in some cells or failed to load;
+- ``ldpbench run`` exits 3 too when a plugin fails to load (an import error, a name clash, a
+  registration hook that raises), with the plugin's message and no traceback;
+- refreshing a baseline (``--ldpbench-update-baseline``) is refused when a plugin failed in the
+  run, with the failed rows listed, and nothing is written;
+- baseline rows the run no longer produces fail the check unless ``allow_missing``;
+- a baseline of another schema version is refused before anything runs, and the fixture fails
+  with the message, not a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import GATE_SPEC, newer_baseline, write_gate_spec
+
+from ldpbench.errors import ExitCode, UsageError
+from ldpbench.testing.gate import check_leaderboard, main
+
+# -- exit codes of the module ------------------------------------------------------------------
+
+
+def test_module_exit_0_and_its_outputs(tmp_path, capsys):
+    write_gate_spec(tmp_path)
+    assert main([str(tmp_path / "gate.yaml"), "--out", str(tmp_path / "ci"), "--workers", "1"]) == 0
+    rows = json.loads((tmp_path / "ci" / "leaderboard.json").read_text())
+    assert len(rows) == 2 * 2 and all(r["failed"] == 0 for r in rows)
+    assert "4 leaderboard rows" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["bad.yaml"], "bad.yaml:2: "),
+        (["gate.yaml", "--workers", "-1"], "--workers must be 0"),
+        (["gate.yaml", "gate.yaml"], "two specs share a name"),
+    ],
+)
+def test_module_exit_2_on_spec_and_usage_errors(tmp_path, capsys, args, message):
+    write_gate_spec(tmp_path)
+    write_gate_spec(tmp_path, GATE_SPEC.replace("seed: 21", "seed: [21]"), name="bad.yaml")
+    code = main([str(tmp_path / a) if a.endswith(".yaml") else a for a in args] + ["--out", str(tmp_path / "ci")])
+    err = capsys.readouterr().err
+    assert code == ExitCode.USAGE == 2, err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_baseline_of_another_schema_is_refused_before_anything_runs(tmp_path):
+    spec = write_gate_spec(tmp_path)
+    baseline = newer_baseline(tmp_path / "baseline.json")
+    with pytest.raises(UsageError, match="newer than the version .*written by a newer ldpbench.*update ldpbench"):
+        check_leaderboard(spec, baseline, out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # no cell ran
