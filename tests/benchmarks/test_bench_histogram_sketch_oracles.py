@@ -41,7 +41,6 @@ def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:
 KOSARAK = zipf_counts(KOSARAK_D, KOSARAK_N)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_per_user(benchmark, name):
     n = PER_USER_N[name]
@@ -53,7 +52,6 @@ def test_bench_per_user(benchmark, name):
     assert est.n == n
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_aggregate_kosarak(benchmark, name, eps):

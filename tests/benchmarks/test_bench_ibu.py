@@ -34,7 +34,6 @@ def _estimate(oracle: str, d: int, epsilon: float = 4.0):
     return simulate(o, counts, np.random.default_rng(1))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("d", sorted(SIZES))
 @pytest.mark.parametrize(
     ("oracle", "solver"),

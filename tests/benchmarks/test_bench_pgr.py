@@ -39,7 +39,6 @@ def test_bench_pgr_per_user(benchmark, eps):
     assert est.n == n
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 def test_bench_pgr_aggregate_kosarak(benchmark, eps):
     oracle = PLUGINS.create("oracle", "pgr", d=KOSARAK_D, epsilon=eps)

@@ -8,8 +8,6 @@ exception (EM without a report histogram).
 
 from __future__ import annotations
 
-import pytest
-
 from ldpbench import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
@@ -25,7 +23,6 @@ _BUILTIN = [
 ]
 
 
-@pytest.mark.slow
 @parametrize_with_checks(_BUILTIN, plugins=_PLUGINS)
 def test_builtin_postprocessor_conforms(plugin, check):
     check()

@@ -81,8 +81,7 @@ def _runs(tmp_path, simulation):
         yield tmp_path / f"spec{k}.yaml", tmp_path / f"out{k}"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("simulation", ["aggregate", pytest.param("per-user", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("simulation", ["aggregate", "per-user"])
 def test_every_builtin_oracle_post_processor_and_metric_leaves_its_inputs_alone(tmp_path, capsys, simulation):
     for spec, out in _runs(tmp_path, simulation):
         code = main(["run", str(spec), "--out", str(out), "--workers", "1", "--no-progress"])

@@ -9,13 +9,11 @@ import textwrap
 import time
 import warnings
 
-import pytest
 from support import done_cells
 
 from ldpbench.results.store import ResultsStore, ResultsWarning
 
 
-@pytest.mark.slow
 def test_sigkill_during_appends_loses_at_most_the_cell_being_written(tmp_path):
     """A real SIGKILL of a process appending cells: every complete line survives intact."""
     script = textwrap.dedent(

@@ -24,7 +24,6 @@ def zero_below_threshold(x: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(x > significance_threshold(sigma, x.size), x, 0.0)
 
 
-@pytest.mark.slow
 def test_d1_posterior_mean_reaches_the_bayes_risk():
     rng = np.random.default_rng(101)
     d, mu, tau, sigma = 20_000, 1_000.0, 200.0, 300.0
@@ -50,7 +49,6 @@ def test_d1_posterior_mean_reaches_the_bayes_risk():
         assert best < value / 1.10, name
 
 
-@pytest.mark.slow
 def test_d1_power_law_prior_against_oue_zero():
     # One run is dominated by a few large items (docs/algorithms.md §8.4): assert on the average of 50 runs.
     rng = np.random.default_rng(102)
@@ -119,7 +117,6 @@ TOLERANCE = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_fit_recovers_the_prior(family, method):
@@ -136,7 +133,6 @@ def test_d2_d3_fit_recovers_the_prior(family, method):
         assert ll(theta) >= ll(mv) - 1e-6
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [2.0, 2.5])
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_power_law_exponent(alpha, method):
@@ -158,7 +154,6 @@ def test_d2_d3_power_law_exponent(alpha, method):
         assert ll(theta) >= ll(mv) - 1e-6
 
 
-@pytest.mark.slow
 def test_mle_fit_never_loses_likelihood(plugins):
     rng = np.random.default_rng(12)
     n, d = 1_000_000, 1_500

@@ -43,7 +43,6 @@ def run_retail(plugins, retail, eps: float, repeats: int = 10):
     return {k: np.asarray(v) for k, v in out.items()}, {k: np.asarray(v) for k, v in prf.items()}
 
 
-@pytest.mark.slow
 def test_d4_retail_calibrate_vs_oue_zero(plugins, retail):
     improvement = {}
     for eps in (1, 4, 5):

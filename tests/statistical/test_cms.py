@@ -8,7 +8,6 @@ import pytest
 from ldpbench_plugins.oracles.cms import CMS
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("core", [1e-13, 0.3], ids=["default-core", "narrow-core"])
 def test_cms_aggregate_has_the_exact_law_with_stray_users(core, monkeypatch):
     """The aggregate sampler's tail path (users whose K falls outside the core window) is exact:

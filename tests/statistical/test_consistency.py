@@ -30,7 +30,6 @@ VECTORS = random_vectors(RNG)
 IDEMPOTENT = [BasePos(), BaseCut(alpha=0.05), Norm(), NormMul(), NormSub(algorithm="sort"), NormCut(variant="paper")]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("pp", IDEMPOTENT, ids=method_id)
 def test_idempotence(pp):
     for f in VECTORS:

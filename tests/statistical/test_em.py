@@ -32,7 +32,6 @@ def opaque(groups):
     return [g if g.exact else Group(g.histogram, Opaque(g.channel), g.n, g.epsilon) for g in groups]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["em", "em-corrected", "em-bootstrap"])
 def test_outputs_lie_on_the_simplex(name):
     params = {"replicates": 3} if name == "em-bootstrap" else {}
@@ -46,7 +45,6 @@ def test_outputs_lie_on_the_simplex(name):
 # -- code paths ----------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_generic_channel_path_equals_the_grr_path():
     groups = groups_of(mixed_estimate(seed=6))
     a = run_em(groups, tol=1e-10, accelerate=False)
@@ -61,7 +59,6 @@ def test_generic_channel_path_equals_the_grr_path():
     assert np.allclose(da, db, atol=1e-7 * np.max(np.abs(da)))
 
 
-@pytest.mark.slow
 def test_scale_multiplies_the_correction_before_projection():
     est = mixed_estimate(d=40, seed=11)
     em = postprocessor("em").apply(est, np.random.default_rng(0)).frequencies

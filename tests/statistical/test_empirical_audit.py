@@ -13,7 +13,6 @@ def plugins():
     return plugins_with_fixtures()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILTIN + ("ss",))
 def test_correct_oracles_are_consistent_with_their_claim(plugins, name):
     audit = audit_oracle(plugins, name)

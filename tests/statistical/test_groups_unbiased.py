@@ -103,7 +103,6 @@ def frequencies(oracle: str) -> np.ndarray:
     return np.array([e.frequencies for e in runs(oracle)])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_weights_are_the_inverse_reference_variances(oracle):
     est = runs(oracle)[0]
@@ -116,7 +115,6 @@ def test_weights_are_the_inverse_reference_variances(oracle):
     assert np.allclose(est.frequencies, combined, rtol=0, atol=1e-12)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_combined_estimate_is_unbiased(oracle):
     est, T = frequencies(oracle), REPEATS[oracle]

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from ldpbench_plugins.oracles import _hadamard
 
 
-@pytest.mark.slow
 def test_binomial_half_edge_sizes():
     rng = np.random.default_rng(5)
     n = np.array([0, 1, 63, 64, 65, 128, 129, 640, 641, 10_000], dtype=np.int32)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from ldpbench_plugins.oracles.hcms import HCMS
 
 
-@pytest.mark.slow
 def test_hcms_apple_splitting_sampler_has_the_exact_law(monkeypatch):
     """Apple's HCMS aggregate path through HR's splitting sampler (forced for a tiny population,
     which would otherwise have its reports drawn) against the law enumerated from the table."""

@@ -67,7 +67,6 @@ def test_ten_percent_is_many_standard_deviations(name):
         assert 0.10 >= 5 * 1.9 * sd, f"{name} eps={eps}: 10% is only {0.10 / sd:.1f} sigma"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_mse_matches_the_variance_formula(name, path, ldpbench_rng):
@@ -94,7 +93,6 @@ QUICK = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("label", sorted(QUICK))
 def test_unbiased_on_a_small_domain_aggregate(label, ldpbench_rng):
     name, params = QUICK[label]

@@ -18,7 +18,6 @@ ORACLES = ("grr", "oue", "olh", "hr")
 # -- the simplex ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_every_iterate_stays_on_the_simplex(oracle):
     est = simulated_estimate(oracle, zipf_counts(40, 800, seed=4), 0.5, seed=5)  # sparse: many negative base entries
@@ -31,7 +30,6 @@ def test_every_iterate_stays_on_the_simplex(oracle):
 # -- ibu on GRR and HR is em ----------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ["grr", "hr"])
 @pytest.mark.parametrize("seed", [10, 11])
 def test_ibu_on_a_finite_output_oracle_equals_em(oracle, seed):

@@ -80,7 +80,6 @@ def test_the_ten_percent_tolerance_is_at_least_five_sigma(name):
         assert 0.10 >= 5 * sd, f"{name} eps={eps}: 10% is only {0.10 / sd:.1f} sigma"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_mse_matches_the_variance_formula(name, path, ldpbench_rng):

@@ -21,7 +21,6 @@ class IndependentGRR(GRR):
         return independent_binomials(np.asarray(true_counts), self.p_star, self.q_star, rng)
 
 
-@pytest.mark.slow
 def test_exact_law_catches_the_independent_binomial_shortcut():
     # Marginals are right, so unbiasedness and the variance formula pass ...
     run_check(IndependentGRR, "check_unbiased_aggregate")
@@ -31,7 +30,6 @@ def test_exact_law_catches_the_independent_binomial_shortcut():
     run_check(GRR, "check_exact_law_aggregate")
 
 
-@pytest.mark.slow
 def test_check_oracle_reports_expected_failures_and_skips():
     result = check_oracle(
         Wasteful,

@@ -56,7 +56,6 @@ def test_b1_thresholds_are_the_documented_ones():
     assert 7.8 * math.sqrt(2 / (399 * 64)) == pytest.approx(0.069, abs=5e-4)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_b1_unbiased_with_the_exact_variance(name, path, ldpbench_rng):
@@ -130,7 +129,6 @@ def test_issue_mse_tolerance_is_at_least_five_sigma(name):
             assert 0.10 >= 5 * sd, f"{name} {path} eps={eps}: 10% is only {0.10 / sd:.1f} sigma"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_issue_mse_matches_the_formula(name, path, ldpbench_rng):

@@ -26,7 +26,6 @@ A13_CASES = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("prior", "theta", "support", "sigma"), A13_CASES, ids=lambda v: getattr(v, "name", None))
 def test_posterior_mean_monotone_in_support_and_window_exact_a13(prior, theta, support, sigma):
     x = np.linspace(-10 * sigma, SMALL_N + 10 * sigma, 10_000)
@@ -39,7 +38,6 @@ def test_posterior_mean_monotone_in_support_and_window_exact_a13(prior, theta, s
     np.testing.assert_allclose(fast.log_marginal[::10], ref.log_marginal, rtol=1e-9)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("prior", "theta", "support", "sigma"), A13_CASES, ids=lambda v: getattr(v, "name", None))
 def test_interpolation_used_by_calibrate_and_power_matches_the_windowed_sums(prior, theta, support, sigma):
     # Calibrate and Power evaluate the posterior on Chebyshev nodes and interpolate (10x faster at

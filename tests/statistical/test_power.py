@@ -19,7 +19,6 @@ def a8_vectors():
         yield np.abs(rng.normal(1 / d, 3 / d, d))
 
 
-@pytest.mark.slow
 def test_power_and_power_ns_a8_properties(plugins):
     power = plugins.create("postprocessor", "power", {})
     power_ns = plugins.create("postprocessor", "power-ns", {})
@@ -33,7 +32,6 @@ def test_power_and_power_ns_a8_properties(plugins):
         assert abs(ns.sum() - 1) <= 1e-9
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("d,n,eps", [(300, 100_000, 0.5), (1024, 200_000, 2.0), (500, 50_000, 4.0)])
 def test_power_plugin_equals_the_naive_posterior_sum(plugins, d, n, eps):
     """The plugin's real path (interpolated posterior on Chebyshev nodes, fitted alpha) against the

@@ -11,7 +11,6 @@ from ldpbench_plugins.metrics.ranking import ndcg
 RNG = np.random.default_rng(0)
 
 
-@pytest.mark.slow
 def test_random_ties_do_not_reward_an_order_the_estimate_does_not_have():
     truth = popularity_numbered()
     flat = ranking_estimate(np.zeros(truth.d))  # no information at all

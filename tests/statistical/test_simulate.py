@@ -4,14 +4,12 @@ path, and the kit checks it there (issue 11: the kit accepted it, then every agg
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from support import SMALL, GRRNoHistogramSampler
 
 from ldpbench.engine.simulate import simulate
 from ldpbench.testing import check_oracle
 
 
-@pytest.mark.slow
 def test_a_finite_oracle_without_a_histogram_sampler_runs_on_the_aggregate_path():
     counts = np.array([500, 300, 200, 0])
     est = simulate(GRRNoHistogramSampler(d=4, epsilon=1.0), counts, np.random.default_rng(0), "aggregate")

@@ -12,7 +12,6 @@ import ldpbench
 from ldpbench.leaderboard.theory import far_from_theory, theory_warnings
 
 
-@pytest.mark.slow
 def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_the_quickstart(tmp_path):
     spec = Path(__file__).resolve().parents[2] / "specs" / "quickstart.yaml"
     lb = ldpbench.run(spec, tmp_path / "qs", workers=1).leaderboard
@@ -24,7 +23,6 @@ def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_th
     assert all(math.isnan(t) for t in lb.filter(lb["pipeline"] != "base")["theory"].to_list())
 
 
-@pytest.mark.slow
 def test_theory_under_personalized_budgets_and_sampling(tmp_path):
     spec = {
         "name": "mix",
@@ -92,7 +90,6 @@ WRONG_ORACLE = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.slow
 def test_a_wrong_variance_formula_is_flagged_in_the_run_summary(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "wrong.py").write_text(WRONG_ORACLE)

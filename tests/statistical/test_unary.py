@@ -8,7 +8,6 @@ import pytest
 from ldpbench_plugins.oracles.oue import bernoulli_positions
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.05, 0.3])  # geometric gaps / one uniform per position
 def test_bernoulli_positions_hit_each_position_with_probability_q(q):
     rng = np.random.default_rng(1)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 from support import NOTEBOOK_SPEC
 
 import ldpbench
 
 
-@pytest.mark.slow
 def test_a_mapping_runs_like_the_same_spec_file(tmp_path, run_cli):
     outcome = ldpbench.run(NOTEBOOK_SPEC, tmp_path / "api", workers=1)
     assert outcome.failed_rows == 0 and outcome.leaderboard.height == 2 * 2 * 2

@@ -14,7 +14,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BUILTIN = ("grr", "olh", "oue", "hr", "ss", "sue", "blh", "adp")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILTIN)
 def test_audit_passes_every_correct_oracle(capsys, name):
     code, out, err = audit_cli(capsys, "audit", name)
@@ -25,7 +24,6 @@ def test_audit_passes_every_correct_oracle(capsys, name):
         assert f"\n  {eps:>8}  " in out  # one row per claimed epsilon
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", LEAKY_ORACLES)
 def test_check_plugin_catches_every_leaky_oracle(capsys, name):
     code, out, err = audit_cli(capsys, "check-plugin", name, "--json")
@@ -35,7 +33,6 @@ def test_check_plugin_catches_every_leaky_oracle(capsys, name):
     assert outcomes["empirical_privacy_audit"] == "FAILED"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["grr", "oue", "ss"])
 def test_check_plugin_passes_correct_oracles_with_the_quick_audit(capsys, name):
     code, out, err = audit_cli(capsys, "check-plugin", name, "--json")
@@ -45,7 +42,6 @@ def test_check_plugin_passes_correct_oracles_with_the_quick_audit(capsys, name):
     assert audit["outcome"] == "passed" and "5000 reports per input" in audit["detail"]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, exc, line",
     [
@@ -67,14 +63,12 @@ def test_check_plugin_reports_a_raising_plugin_as_failed_checks(run_cli, name, e
     assert "FAILED" in rows.values()
 
 
-@pytest.mark.slow
 def test_audit_reports_a_raising_plugin(run_cli):
     out = run_cli("audit", "raise-in-perturb", "--plugins-dir", FIXTURES)
     assert out.returncode == 3 and "Traceback" not in out.stderr
     assert "error: empirical audit: ValueError: deliberate failure in perturb (raised at" in out.stdout
 
 
-@pytest.mark.slow
 def test_check_plugin_no_audit_leaves_the_audit_out(capsys):
     code, out, _ = audit_cli(capsys, "check-plugin", "hr", "--no-audit", "--json")
     assert code == 0

@@ -62,7 +62,6 @@ def _summary(output: str, lines: int = 60) -> str:
 
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(bool(os.environ.get(GUARD)), reason="already the baseline-dispatch run"),
 ]
 
@@ -88,7 +87,6 @@ def test_dispatch_can_be_limited_to_the_baseline():
         assert set(X86_GROUPS) & set(dispatched_features())
 
 
-@pytest.mark.slow
 def test_unit_tests_pass_with_baseline_dispatch():
     if not dispatched_features():
         pytest.skip("this numpy build dispatches nothing beyond its baseline")

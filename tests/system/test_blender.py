@@ -10,7 +10,6 @@ from ldpbench import build_plugins
 from ldpbench.spec.validate import load_spec_text
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["avent2017_blender.yaml", "avent2017_blender_repeats.yaml"])
 def test_the_reproduction_specs_state_delta_and_project_the_blend_only(name):
     # [A17] Fig. 7 step 5 projects the blended estimate only; both reproduction specs must say so

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 import textwrap
 
-import pytest
-
 # -- refused at validation time ------------------------------------------------------------------
 
 PER_USER_ONLY = textwrap.dedent(
@@ -52,7 +50,6 @@ def _validate(tmp_path, run_cli, oracle="grr", em="em", simulation=""):
     return run_cli("validate", "spec.yaml", "--plugins-dir", "plugs")
 
 
-@pytest.mark.slow
 def test_aggregate_simulation_of_an_oracle_without_an_aggregate_path_is_refused(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, oracle="per-user-only", em="base-pos")
     assert out.returncode == 2, out.stdout + out.stderr
@@ -62,7 +59,6 @@ def test_aggregate_simulation_of_an_oracle_without_an_aggregate_path_is_refused(
     assert ok.returncode == 0, ok.stderr
 
 
-@pytest.mark.slow
 def test_em_after_an_oracle_without_a_channel_is_refused(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, oracle="oue", em="em")
     assert out.returncode == 2, out.stdout + out.stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
-
 BROKEN = textwrap.dedent(
     '''
     from ldpbench import hookimpl
@@ -29,7 +27,6 @@ BROKEN = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
 def test_a_builtin_oracle_passes_with_a_parameter(run_cli):
     out = run_cli("check-plugin", "olh", "--param", "g=2", "--json")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -41,7 +38,6 @@ def test_a_builtin_oracle_passes_with_a_parameter(run_cli):
     assert "FAILED" not in outcomes.values()
 
 
-@pytest.mark.slow
 def test_a_broken_postprocessor_exits_3_naming_the_check(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "drop_last.py").write_text(BROKEN)
@@ -53,7 +49,6 @@ def test_a_broken_postprocessor_exits_3_naming_the_check(tmp_path, run_cli):
     assert "Traceback" not in out.stderr
 
 
-@pytest.mark.slow
 def test_unknown_names_and_parameters_are_usage_errors(run_cli):
     out = run_cli("check-plugin", "norm_sub")
     assert out.returncode == 2 and "did you mean 'norm-sub'" in out.stderr

@@ -7,15 +7,12 @@ regenerates the baseline in the same commit: ``scripts/update_ci_baseline.sh``.
 
 from __future__ import annotations
 
-import pytest
-
 CI_SPECS = ["specs/ci.yaml", "specs/ci-em.yaml", "specs/ci-blender.yaml"]
 
 
 BASELINE = "reports/ci-baseline/leaderboard.json"
 
 
-@pytest.mark.slow
 def test_the_ci_leaderboard_has_not_regressed(ldpbench_leaderboard):
     result = ldpbench_leaderboard(CI_SPECS, BASELINE, workers=2)  # fails the test on a regression
     # Every baseline row is found again and comparable (a renamed pipeline or metric, or a changed

@@ -14,7 +14,6 @@ BASELINE = [
 ]
 
 
-@pytest.mark.slow
 def test_identical_leaderboards_exit_0(tmp_path):
     write_json(tmp_path, "base.json", BASELINE)
     out = run_ldpbench(tmp_path, "compare", "base.json", "base.json")
@@ -25,7 +24,6 @@ def test_identical_leaderboards_exit_0(tmp_path):
     assert len(lines) == 2 + 2 + 3
 
 
-@pytest.mark.slow
 def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     write_json(tmp_path, "base.json", BASELINE)
     current = [
@@ -55,7 +53,6 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     assert len(lines) == 6  # --only-changed: the unchanged olh row is left out
 
 
-@pytest.mark.slow
 def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):
     write_json(tmp_path, "base.json", [leaderboard_row("grr", 1.0, stderr=0.05)])
     write_json(tmp_path, "cur.json", [leaderboard_row("grr", 1.15, stderr=0.05)])  # +15%, but only 2.1 σ
@@ -67,7 +64,6 @@ def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):
     assert strict.stdout.startswith("REGRESSION: 1 worse")
 
 
-@pytest.mark.slow
 def test_more_failed_repeats_exit_1(tmp_path):
     # 1 of 20 repeats failed in the baseline, all 20 now: no successful repeat is left to compare,
     # but the row got worse all the same.
@@ -83,7 +79,6 @@ def test_more_failed_repeats_exit_1(tmp_path):
     assert "more failures: 20 of 20 repeats fail, 1 of 20 in the baseline: RuntimeError: boom" in out.stdout
 
 
-@pytest.mark.slow
 def test_an_emptied_leaderboard_exits_1_unless_missing_rows_are_allowed(tmp_path):
     write_json(tmp_path, "base.json", BASELINE)
     write_json(tmp_path, "empty.json", [])
@@ -99,7 +94,6 @@ def test_an_emptied_leaderboard_exits_1_unless_missing_rows_are_allowed(tmp_path
     assert grown.returncode == 0 and grown.stdout.startswith("**OK**: 3 new")
 
 
-@pytest.mark.slow
 def test_results_directories_are_aggregated(tmp_path):
     for name, shift in (("a", 0.0), ("b", 1.0)):
         lines = [json.dumps({"schema_version": 1, "kind": "ldpbench-results"})]
@@ -133,7 +127,6 @@ def test_results_directories_are_aggregated(tmp_path):
     assert out.returncode == 1 and "| +  | zipf" in out.stdout and "+100.0%" in out.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, message",
     [

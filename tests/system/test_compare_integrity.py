@@ -35,7 +35,6 @@ def one_line_error(out):
     return out.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("gib", [False, True])
 def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
     write_json(tmp_path, "base.json", [leaderboard_row(gib=gib)])
@@ -45,7 +44,6 @@ def test_a_mean_that_became_nan_is_a_regression(tmp_path, gib):
     assert out.stdout.startswith("REGRESSION: 1 worse") and "no mean now (NaN)" in out.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("gib", "inf"), [(False, "1e999"), (True, "1e999"), (True, "-1e999")])
 def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_path, gib, inf):
     write_json(tmp_path, "base.json", [leaderboard_row(gib=gib)])
@@ -55,7 +53,6 @@ def test_an_infinite_mean_is_a_regression_whichever_way_the_metric_points(tmp_pa
     assert out.stdout.startswith("REGRESSION: 1 worse") and "the mean is" in out.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mean", [None, "1e999"])
 def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
     text = json.dumps([leaderboard_row(mean="M")]).replace('"M"', json.dumps(mean) if mean is None else mean)
@@ -65,7 +62,6 @@ def test_a_nan_or_infinite_baseline_mean_is_refused(tmp_path, mean):
     assert "cannot be a baseline" in err
 
 
-@pytest.mark.slow
 def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     # null mean with failed > 0: a legitimate "failed in the baseline" row, compared as such.
     write_json(tmp_path, "base.json", [leaderboard_row(mean=None, stderr=None, failed=10, repeats=0, error="E: x")])
@@ -74,7 +70,6 @@ def test_a_baseline_row_whose_every_repeat_failed_is_still_a_baseline(tmp_path):
     assert out.returncode == 0 and out.stdout.startswith("OK: 1 fixed"), out.stdout + out.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
@@ -95,7 +90,6 @@ def test_wrong_field_types_exit_2_with_one_line(tmp_path, field, value, message)
     assert f"current cur.json: row 0: {message}" in err
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("side", ["baseline", "current"])
 def test_deeply_nested_json_exits_2(tmp_path, side):
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
@@ -105,14 +99,12 @@ def test_deeply_nested_json_exits_2(tmp_path, side):
     assert f"{side} deep.json" in err and "nested too deeply" in err
 
 
-@pytest.mark.slow
 def test_dev_zero_exits_2_at_once(tmp_path):
     write_json(tmp_path, "ok.json", [leaderboard_row()])
     err = one_line_error(ldpbench(tmp_path, "compare", "/dev/zero", "ok.json", timeout=30))
     assert "baseline /dev/zero: is a device" in err
 
 
-@pytest.mark.slow
 def test_a_fifo_exits_2_without_blocking(tmp_path):
     os.mkfifo(tmp_path / "pipe.json")
     write_json(tmp_path, "ok.json", [leaderboard_row()])
@@ -120,7 +112,6 @@ def test_a_fifo_exits_2_without_blocking(tmp_path):
     assert "current pipe.json: is a FIFO" in err
 
 
-@pytest.mark.slow
 def test_a_directory_without_results_exits_2(tmp_path):
     (tmp_path / "dir").mkdir()
     write_json(tmp_path, "ok.json", [leaderboard_row()])

@@ -110,7 +110,6 @@ def runs(tmp_path_factory):
     return root
 
 
-@pytest.mark.slow
 def test_a_worse_post_processor_exits_1_with_a_readable_table(runs):
     # The real command, as a CI step runs it: JSON leaderboards in, Markdown out, exit status.
     res = subprocess.run(
@@ -143,7 +142,6 @@ def test_a_worse_post_processor_exits_1_with_a_readable_table(runs):
     assert " ± " in mse[6] and " ± " in mse[7]  # mean ± standard error on both sides
 
 
-@pytest.mark.slow
 def test_noise_alone_is_not_a_regression(runs, capsys):
     code, out, err = cli(capsys, "compare", runs / "baseline", runs / "noise-run", *GATE)
     assert code == 0, out + err
@@ -154,7 +152,6 @@ def test_noise_alone_is_not_a_regression(runs, capsys):
     assert code == 1 and "worse" in out.splitlines()[0]
 
 
-@pytest.mark.slow
 def test_per_metric_thresholds(runs, capsys):
     base, worse = runs / "baseline", runs / "worse-run"
     code, out, _ = cli(capsys, "compare", base, worse, *GATE, "--format", "json")
@@ -185,7 +182,6 @@ def test_per_metric_thresholds(runs, capsys):
     assert code == 2 and "bad threshold" in err
 
 
-@pytest.mark.slow
 def test_a_declared_version_change_is_not_comparable(runs, capsys):
     # A row the gate cannot compare is a row it is blind to: exit 1 unless allowed.
     code, out, err = cli(capsys, "compare", runs / "baseline", runs / "bumped-run", *GATE, "--only-changed")
@@ -210,7 +206,6 @@ def test_a_declared_version_change_is_not_comparable(runs, capsys):
     assert (shrink_version("baseline"), shrink_version("bumped-run")) == ("1", "2")
 
 
-@pytest.mark.slow
 def test_a_new_release_with_a_2x_regression_is_worse_not_blind(runs, tmp_path, capsys, monkeypatch):
     # Reproduction (issue 10): any release of the plugin's distribution (or of ldpbench) changed
     # every row's fingerprint, so `compare` said "OK: N not comparable" and exit 0 while the

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from ldpbench.cli import main
 
 
-@pytest.mark.slow
 def test_datasets_table(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("LDPBENCH_CACHE", str(tmp_path))
     assert main(["datasets"]) == 0

@@ -11,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "plugins" / "tutorial.md"
@@ -21,7 +20,6 @@ def _blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
-@pytest.mark.slow
 def test_the_worked_example_passes_the_kit_and_runs(tmp_path, run_cli):
     module = next(b for b in _blocks("python") if "ldpbench_register_postprocessors" in b)
     (tmp_path / "plugs").mkdir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from support import figure_leaderboard
 
 from ldpbench.report.figures import (
@@ -10,7 +9,6 @@ from ldpbench.report.figures import (
 )
 
 
-@pytest.mark.slow
 def test_more_files_past_sixteen_panels(tmp_path):
     lb = figure_leaderboard(pipelines=("a",), epsilons=(1.0,), datasets=tuple("abcde"))
     many = plot_metric(lb, "mse", "", tmp_path / "fig-two.png")

@@ -91,7 +91,6 @@ def _chromium() -> str:
     pytest.skip("chromium is not installed (apt-get install chromium); under CI=true as root the test installs it")
 
 
-@pytest.mark.slow
 def test_html_report_in_headless_chromium(tmp_path):
     browser = _chromium()
     spec = {

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import ldpbench
 
 
-@pytest.mark.slow
 def test_html_report_is_self_contained_with_tie_marks_ranks_failures_and_provenance(tmp_path, run_cli):
     spec = {
         "name": "page",

@@ -64,14 +64,12 @@ def test_ibu_after_an_oracle_without_a_likelihood_is_refused_with_its_line(tmp_p
     assert "oracle 'grr'" not in out.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ["oue", "olh", "hr"])
 def test_ibu_after_every_builtin_oracle_validates(tmp_path, run_cli, oracle):
     out = _validate(tmp_path, run_cli, oracle, "ibu")
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.slow
 def test_mle_rr_is_refused_after_a_channel_that_is_not_randomized_response(tmp_path, run_cli):
     out = _validate(tmp_path, run_cli, "hr", "mle-rr")
     assert out.returncode == 2, out.stdout + out.stderr
@@ -83,7 +81,6 @@ def test_mle_rr_is_refused_after_a_channel_that_is_not_randomized_response(tmp_p
     assert _validate(tmp_path, run_cli, "grr", "mle-rr").returncode == 0
 
 
-@pytest.mark.slow
 def test_mle_rr_is_refused_with_personalized_budgets(tmp_path, run_cli):
     users = "users: [{epsilon: 1, count: 200}, {epsilon: 3, count: 100}]"
     out = _validate(tmp_path, run_cli, "grr", "mle-rr", budget=users)
@@ -95,7 +92,7 @@ def test_mle_rr_is_refused_with_personalized_budgets(tmp_path, run_cli):
     assert ok.returncode == 0, ok.stderr
 
 
-@pytest.mark.slow  # 4 oracles x 2 budgets x 3 repeats through the runner: ~15 s each on a busy box
+# 4 oracles x 2 budgets x 3 repeats through the runner: ~15 s each on a busy box
 @pytest.mark.parametrize("simulation", ["aggregate", "per-user"])
 def test_a_spec_runs_ibu_after_oue_olh_grr_and_hr(tmp_path, simulation):
     spec = {

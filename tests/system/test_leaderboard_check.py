@@ -77,7 +77,6 @@ def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.slow
 def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
     write_gate_spec(tmp_path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     proc = run_module(tmp_path, "gate.yaml", "--out", "ci", "--workers", "1", "--plugins-dir", str(FIXTURES))
@@ -92,7 +91,6 @@ def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
     ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BROKEN_PLUGINS))
 def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, run_cli, kind):
     source, message = BROKEN_PLUGINS[kind]
@@ -112,7 +110,6 @@ def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, 
 # -- the gate: refreshing a baseline, missing rows ---------------------------------------------
 
 
-@pytest.mark.slow
 def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     spec = write_gate_spec(tmp_path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     baseline = tmp_path / "baseline" / "leaderboard.json"
@@ -134,7 +131,6 @@ def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
     assert len(json.loads(baseline.read_text())) == 4 and (baseline.parent / "manifest.json").is_file()
 
 
-@pytest.mark.slow
 def test_missing_baseline_rows_fail_the_check_unless_allowed(tmp_path):
     spec = write_gate_spec(tmp_path)
     baseline = tmp_path / "baseline.json"
@@ -154,7 +150,6 @@ def test_gate(ldpbench_leaderboard):
 """
 
 
-@pytest.mark.slow
 def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
     # The fixture as a plugin repository uses it, in a pytest of its own.
     write_gate_spec(pytester.path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
@@ -180,7 +175,6 @@ def test_relaxed(ldpbench_leaderboard):
 """
 
 
-@pytest.mark.slow
 def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
     spec = write_gate_spec(pytester.path)
     baseline = pytester.path / "baseline.json"
@@ -207,7 +201,6 @@ def test_gate(ldpbench_leaderboard):
 """
 
 
-@pytest.mark.slow
 def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(pytester):
     write_gate_spec(pytester.path)
     newer_baseline(pytester.path / "baseline.json")

@@ -53,7 +53,6 @@ def run_dir(tmp_path):
     return path
 
 
-@pytest.mark.slow
 def test_table_is_the_default(run_dir, tmp_path):
     out = ldpbench(tmp_path, "leaderboard", str(run_dir))
     assert out.returncode == 0, out.stderr
@@ -67,7 +66,6 @@ def test_table_is_the_default(run_dir, tmp_path):
     assert "(1 failed)" in lines[5]
 
 
-@pytest.mark.slow
 def test_json_output_feeds_compare(run_dir, tmp_path):
     jsonl = str(run_dir / "results.jsonl")
     out = ldpbench(tmp_path, "leaderboard", jsonl, "--format", "json", "-o", "lb.json")
@@ -83,7 +81,6 @@ def test_json_output_feeds_compare(run_dir, tmp_path):
     assert same.returncode == 0 and same.stdout.startswith("OK: 4 unchanged")
 
 
-@pytest.mark.slow
 def test_markdown_and_csv(run_dir, tmp_path):
     md = ldpbench(tmp_path, "leaderboard", str(run_dir), "--format", "markdown").stdout
     assert md.startswith("### zipf · mse (lower is better)\n\n| oracle   | pipeline   |")
@@ -96,7 +93,6 @@ def test_markdown_and_csv(run_dir, tmp_path):
     assert [line.split(",")[3] for line in csv[1:]] == ["grr", "oue", "grr", "oue"]
 
 
-@pytest.mark.slow
 def test_a_torn_last_line_is_skipped_with_a_warning(run_dir, tmp_path):
     path = run_dir / "results.jsonl"
     path.write_bytes(path.read_bytes() + b'{"cell_id": "oue-1.0-9", "datas')
@@ -105,7 +101,6 @@ def test_a_torn_last_line_is_skipped_with_a_warning(run_dir, tmp_path):
     assert out.stderr.startswith("ldpbench: warning:") and "skipped 1" in out.stderr
 
 
-@pytest.mark.slow
 def test_errors_exit_2_without_a_traceback(run_dir, tmp_path):
     missing = ldpbench(tmp_path, "leaderboard", "nowhere")
     assert missing.returncode == 2 and "no results.jsonl" in missing.stderr

@@ -7,12 +7,9 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from ldpbench.results import machine
 
 
-@pytest.mark.slow
 def test_dispatched_features_follow_what_numpy_runs_here():
     # Disabling every dispatched kernel (as tests/system/test_baseline_dispatch.py does) must show
     # in the manifest: same numpy, other kernels, so not the same machine for the promise.

@@ -13,7 +13,6 @@ def rows(tmp_path_factory) -> pl.DataFrame:
     return pairing_rows(tmp_path_factory.mktemp("pairing"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("users", ["mixed", "exact"])
 def test_every_oracle_of_a_repeat_sees_the_same_users(rows, users):
     digest = pairing_values(rows, users, "inf-users")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 SPEC = """\
 name: alpha
 seed: 5
@@ -20,7 +18,6 @@ executor: in-process
 """
 
 
-@pytest.mark.slow
 def test_the_chosen_alpha_reaches_every_result_row(tmp_path, run_cli):
     (tmp_path / "spec.yaml").write_text(SPEC)
     out = run_cli("run", "spec.yaml", "--out", "res")

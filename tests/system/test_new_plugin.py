@@ -11,13 +11,10 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS
 
 
-@pytest.mark.slow
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     repos = []
     for kind in sorted(KINDS):

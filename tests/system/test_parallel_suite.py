@@ -9,12 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.slow
 def test_a_benchmark_run_uses_no_workers_and_times_its_benchmarks():
     # pytest-benchmark disables itself under xdist; tests/conftest.py asks xdist for no workers.
     # The child must not look like a worker itself (this test may run in one).

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 SPEC = """\
 name: notes
 seed: 5
@@ -19,7 +17,6 @@ executor: in-process
 """
 
 
-@pytest.mark.slow
 def test_a_capped_em_run_is_noted_in_its_rows_and_on_stderr(tmp_path, run_cli):
     (tmp_path / "spec.yaml").write_text(SPEC)
     out = run_cli("run", "spec.yaml", "--out", "res")

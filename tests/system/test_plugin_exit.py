@@ -25,7 +25,6 @@ metrics: [mse]
 """
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sys_exit_in_a_plugin_fails_its_rows_and_the_run_goes_on(tmp_path, run_cli, workers):
     (tmp_path / "plugs").mkdir()

@@ -83,7 +83,6 @@ def project(pytester):
     return pytester
 
 
-@pytest.mark.slow
 def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
     baseline = project.path / "reports" / "baseline" / "leaderboard.json"
 
@@ -168,7 +167,6 @@ def _draws(pytester, *args, tests=2):
     return {r["test"]: (r["seed"], r["draws"]) for r in map(json.loads, path.read_text().splitlines())}
 
 
-@pytest.mark.slow
 def test_ldpbench_rng_is_reproducible_and_distinct_per_test_and_seed(pytester):
     pytester.makepyfile(test_rng=RNG_TEST)
     first = _draws(pytester)
@@ -181,7 +179,6 @@ def test_ldpbench_rng_is_reproducible_and_distinct_per_test_and_seed(pytester):
     assert other["one"] != first["one"] and other["two"] != first["two"]
 
 
-@pytest.mark.slow
 def test_loading_the_plugin_does_not_load_the_conformance_kit():
     # Every pytest session in an environment with ldpbench installed imports the plugin; the kit
     # (SciPy stats, hypothesis: about 2 s) loads only when a test uses it.

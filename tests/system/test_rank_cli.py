@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from support import rank_board
 
 
-@pytest.mark.slow
 def test_rank_cli_prints_ranks_and_writes_the_cd_png(tmp_path, run_cli):
     rows = [
         {"schema_version": 1, **r}

@@ -77,7 +77,6 @@ def two_report(results):
     return code, out
 
 
-@pytest.mark.slow
 def test_report_writes_markdown_and_one_png_per_metric(two_report):
     code, out = two_report
     assert code == 0
@@ -101,7 +100,6 @@ def test_report_writes_markdown_and_one_png_per_metric(two_report):
     assert "seed 8" in md and "Failures" not in md
 
 
-@pytest.mark.slow
 def test_one_row_of_panels_per_dataset_and_default_out(results, two_report, capsys):
     # Without --out the report goes to RESULTS/report.
     code, _, err = cli(capsys, "report", results / "one")
@@ -116,7 +114,6 @@ def test_one_row_of_panels_per_dataset_and_default_out(results, two_report, caps
     assert two_w == one_w and two_h > one_h * 1.4
 
 
-@pytest.mark.slow
 def test_a_leaderboard_json_also_makes_a_report(results, capsys):
     code, _, err = cli(capsys, "report", results / "one" / "leaderboard.json", "--out", results / "from-json")
     assert code == 0, err
@@ -124,7 +121,6 @@ def test_a_leaderboard_json_also_makes_a_report(results, capsys):
     assert "fig-mse.png" in (results / "from-json" / "report.md").read_text()
 
 
-@pytest.mark.slow
 def test_the_real_command_exit_2_no_traceback(tmp_path):
     res = subprocess.run(
         [sys.executable, "-m", "ldpbench", "report", str(tmp_path / "missing"), "--out", str(tmp_path / "out")],
@@ -159,7 +155,6 @@ def ldpbench_register_postprocessors(registry):
 '''
 
 
-@pytest.mark.slow
 def test_the_failures_section_lists_every_failed_row(tmp_path, capsys):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "fragile_report.py").write_text(FRAGILE)

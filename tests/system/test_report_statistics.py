@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ldpbench
 from ldpbench.report.markdown import write_report
 
 
-@pytest.mark.slow
 def test_report_states_baseline_theory_and_ranks(tmp_path):
     spec = {
         "name": "sections",

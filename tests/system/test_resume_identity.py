@@ -24,7 +24,6 @@ def shrink_means(board):
     return sorted(r["mean"] for r in board if r["pipeline"] == "shrink")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("version", "why"), [("1", "(source)"), ("2", "(algorithm_version 1 -> 2, source)")])
 def test_an_edited_plugin_reruns_its_cells_and_says_why(project, capsys, version, why):
     code, first, _ = run_resume(capsys, project)
@@ -44,7 +43,6 @@ def test_an_edited_plugin_reruns_its_cells_and_says_why(project, capsys, version
     assert third == second
 
 
-@pytest.mark.slow
 def test_no_recompute_refuses_stale_cells_and_leaves_the_folder_alone(project, capsys):
     assert run_resume(capsys, project)[0] == 0
     before = {p.name: p.read_bytes() for p in (project / "out").iterdir() if p.is_file()}
@@ -63,7 +61,6 @@ def test_no_recompute_refuses_stale_cells_and_leaves_the_folder_alone(project, c
     assert code == 0 and f"(0 run, {RESUME_CELLS} already done)" in err
 
 
-@pytest.mark.slow
 def test_only_the_cells_of_a_changed_mechanism_rerun(project, capsys):
     # A --plugins-dir oracle subclassing a built-in: editing it reruns its cells only.
     (project / "pl" / "mine.py").write_text(
@@ -80,7 +77,6 @@ def test_only_the_cells_of_a_changed_mechanism_rerun(project, capsys):
     assert f"ldpbench: {RESUME_CELLS // 2} cells rerun: oracle 'mine' changed (source)" in err
 
 
-@pytest.mark.slow
 def test_a_dataset_file_edited_in_place_reruns_its_cells(tmp_path, capsys):
     (tmp_path / "counts.csv").write_text("item,count\n" + "".join(f"{i},{100 - 5 * i}\n" for i in range(16)))
     (tmp_path / "spec.yaml").write_text(
@@ -98,7 +94,6 @@ def test_a_dataset_file_edited_in_place_reruns_its_cells(tmp_path, capsys):
     assert {r["n"] for r in board} == {sum(200 - 5 * i for i in range(16))}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["null", "NaN", "1e999", "-1e999"])
 def test_hand_edited_non_finite_rows_are_not_finished_cells(project, capsys, bad):
     assert run_resume(capsys, project)[0] == 0
@@ -113,7 +108,6 @@ def test_hand_edited_non_finite_rows_are_not_finished_cells(project, capsys, bad
     assert all(math.isfinite(r["mean"]) for r in board)
 
 
-@pytest.mark.slow
 def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
     # Results written before plugin identities were recorded: their code is unknown, so they are
     # not served as today's numbers.

@@ -7,8 +7,6 @@ import shutil
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from ldpbench.results.versioning import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -34,7 +32,6 @@ def write(tmp_path, text, name="spec.yaml"):
     return path
 
 
-@pytest.mark.slow
 def test_run_json_then_resume(tmp_path, run_cli):
     write(tmp_path, SPEC)
     first = run_cli("run", "spec.yaml", "--format", "json", "--out", "out", "--workers", "1")
@@ -57,7 +54,6 @@ def test_run_json_then_resume(tmp_path, run_cli):
     assert json.loads(second.stdout) == rows
 
 
-@pytest.mark.slow
 def test_same_numbers_for_any_worker_count(tmp_path, run_cli):
     write(tmp_path, SPEC)
     one = run_cli("run", "spec.yaml", "--format", "json", "--out", "a", "--workers", "1")
@@ -66,7 +62,6 @@ def test_same_numbers_for_any_worker_count(tmp_path, run_cli):
     assert json.loads(one.stdout) == json.loads(two.stdout)
 
 
-@pytest.mark.slow
 def test_formats(tmp_path, run_cli):
     write(tmp_path, SPEC)
     md = run_cli("run", "spec.yaml", "--format", "markdown", "--out", "o", "--workers", "1")
@@ -77,7 +72,6 @@ def test_formats(tmp_path, run_cli):
     assert table.returncode == 0 and "oue" in table.stdout
 
 
-@pytest.mark.slow
 def test_failing_plugin_fails_only_its_rows(tmp_path, run_cli):
     shutil.copy(FIXTURES / "flaky_plugins.py", tmp_path / "flaky_plugins.py")
     (tmp_path / "plugs").mkdir()
@@ -93,7 +87,6 @@ def test_failing_plugin_fails_only_its_rows(tmp_path, run_cli):
     assert good and all(r["failed"] == 0 and r["mean"] is not None for r in good)
 
 
-@pytest.mark.slow
 def test_spec_cannot_load_code_by_itself(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     shutil.copy(FIXTURES / "flaky_plugins.py", tmp_path / "plugs" / "flaky_plugins.py")
@@ -107,7 +100,6 @@ def test_spec_cannot_load_code_by_itself(tmp_path, run_cli):
     assert trusted.returncode == 0, trusted.stderr
 
 
-@pytest.mark.slow
 def test_validate_reports_line_and_suggestion(tmp_path, run_cli):
     write(tmp_path, SPEC.replace("[base, base-pos]", "[base, base_pos]"))
     res = run_cli("validate", "spec.yaml")
@@ -118,7 +110,6 @@ def test_validate_reports_line_and_suggestion(tmp_path, run_cli):
     assert ok.returncode == 0 and "ok — 12 cells" in ok.stdout
 
 
-@pytest.mark.slow
 def test_user_mistakes_never_print_tracebacks(tmp_path, run_cli):
     for args in (
         ["run", "missing.yaml"],
@@ -132,7 +123,6 @@ def test_user_mistakes_never_print_tracebacks(tmp_path, run_cli):
         assert "Traceback" not in res.stderr, args
 
 
-@pytest.mark.slow
 def test_plugins_listing(run_cli):
     res = run_cli("plugins", "--json")
     assert res.returncode == 0
@@ -145,7 +135,6 @@ def test_plugins_listing(run_cli):
     assert table.returncode == 0 and "grr" in table.stdout and "distribution" in table.stdout
 
 
-@pytest.mark.slow
 def test_describe(run_cli):
     res = run_cli("describe", "zipf")
     assert res.returncode == 0 and "Zipf" in res.stdout and "domain size" in res.stdout

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
-
 SPEC = """\
 name: portable
 seed: 3
@@ -30,7 +28,6 @@ def _project(root):
     return root
 
 
-@pytest.mark.slow
 def test_same_spec_in_two_folders_gives_the_same_rows(tmp_path, run_cli):
     # The path stays as written in labels and seeds; only the plugin sees it resolved.
     runs = []
@@ -43,7 +40,6 @@ def test_same_spec_in_two_folders_gives_the_same_rows(tmp_path, run_cli):
     assert {r["dataset"] for r in runs[0]} == {"histogram(path=data/counts.csv)"}
 
 
-@pytest.mark.slow
 def test_a_missing_data_file_is_a_located_spec_error(tmp_path, run_cli):
     root = _project(tmp_path / "p")
     (root / "data" / "counts.csv").unlink()
@@ -55,7 +51,6 @@ def test_a_missing_data_file_is_a_located_spec_error(tmp_path, run_cli):
     assert not (root / "out").exists()  # nothing ran
 
 
-@pytest.mark.slow
 def test_progress_bar_goes_to_stderr_and_stdout_stays_json(tmp_path, run_cli):
     root = _project(tmp_path / "p")
     done = run_cli("run", "spec.yaml", "--format", "json", "--out", "out", "--workers", "1", "--progress", cwd=root)

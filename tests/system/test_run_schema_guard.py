@@ -33,7 +33,6 @@ metrics: [mse]
         (SCHEMA_VERSION - 1, "older than the version"),
     ],
 )
-@pytest.mark.slow
 def test_run_refuses_another_schema_before_writing_anything(tmp_path, run_cli, version, message):
     (tmp_path / "spec.yaml").write_text(textwrap.dedent(SPEC))
     out = tmp_path / "out"

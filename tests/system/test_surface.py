@@ -14,7 +14,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.name)
 def test_every_shipped_spec_validates(spec, plugins):
     # results go to results/<name>/ by default, so a spec's name matches its file's

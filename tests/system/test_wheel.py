@@ -15,7 +15,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
 from support import source_packages
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +29,6 @@ def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complet
     return proc
 
 
-@pytest.mark.slow
 def test_the_quick_start_runs_from_an_installed_wheel(tmp_path):
     wheels = tmp_path / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)], tmp_path)

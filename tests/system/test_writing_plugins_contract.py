@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -25,7 +24,6 @@ def _worked_oracle() -> str:
     return next(b for b in _blocks("python") if "ldpbench_register_oracles" in b)
 
 
-@pytest.mark.slow
 def test_the_worked_oracle_passes_the_kit_as_the_page_says(tmp_path, run_cli):
     command = next(b for b in _blocks("bash") if "check-plugin my-sue" in b).split()
     assert command[:2] == ["ldpbench", "check-plugin"]
