@@ -12,10 +12,11 @@ instead of the checks of a pure, unbiased protocol.
 
 from __future__ import annotations
 
-from ldpbench import build_plugins
+from support import builtin_plugins
+
 from ldpbench.testing import parametrize_with_checks
 
-_PLUGINS = build_plugins()
+_PLUGINS = builtin_plugins()
 _BUILTIN = [info.name for info in _PLUGINS.registry("oracle") if info.origin.distribution == "ldpbench"]
 
 _APPLE = {"estimator": "apple", "m": 4, "k": 3}

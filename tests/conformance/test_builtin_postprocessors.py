@@ -8,10 +8,11 @@ exception (EM without a report histogram).
 
 from __future__ import annotations
 
-from ldpbench import build_plugins
+from support import builtin_plugins
+
 from ldpbench.testing import parametrize_with_checks
 
-_PLUGINS = build_plugins()
+_PLUGINS = builtin_plugins()
 
 #: Parameters that keep a slow plugin's checks quick without changing what is checked.
 _QUICK_PARAMS = {"em-bootstrap": {"replicates": 2}}

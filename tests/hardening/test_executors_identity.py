@@ -22,8 +22,8 @@ import time
 
 import polars as pl
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.rows import COLUMNS
 from ldpbench.results.store import ResultsStore
 from ldpbench.runner import run_spec
@@ -82,7 +82,7 @@ def spec(tmp_path_factory):
 
 
 def _run(spec_path, out_dir, **executor):
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     spec = load_spec(spec_path, plugins)
     started = time.perf_counter()
     outcome = run_spec(spec, plugins, out_dir, progress=False, **executor)

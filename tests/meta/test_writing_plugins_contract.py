@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.params import Param
 from ldpbench.types import (
     KINDS,
@@ -136,7 +136,7 @@ def _worked_oracle() -> str:
 def test_the_worked_oracle_does_not_take_a_builtin_name():
     namespace: dict = {}
     exec(compile(_worked_oracle(), "sue.py", "exec"), namespace)  # noqa: S102 - our own docs
-    builtin = {info.name for info in build_plugins().registry("oracle")}
+    builtin = {info.name for info in builtin_plugins().registry("oracle")}
     assert "sue" in builtin and namespace["SUE"].name not in builtin
 
 

@@ -11,14 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench import build_plugins
-
 PAPER_IMPROVEMENT = {1: 2.4, 5: 65.0}  # [JG19] §IV-B, Retail, % over OUE-Zero
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    return build_plugins()
 
 
 @pytest.fixture(scope="module")

@@ -25,13 +25,13 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.engine.simulate import simulate
 from ldpbench.spec.seeding import rng_for
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 if "olh" not in PLUGINS.registry("oracle"):
     pytest.skip("the 'olh' oracle is not registered yet", allow_module_level=True)
 

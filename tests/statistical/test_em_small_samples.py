@@ -23,13 +23,13 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.types import Population
 from ldpbench_plugins.postprocessors._em import groups_of, newton_step, run_em
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def apportion(weights: np.ndarray, n: int) -> np.ndarray:

@@ -39,12 +39,12 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.types import Population
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 POP = Population(np.array([400_000, 250_000, 150_000, 100_000, 50_000, 30_000, 15_000, 5_000]))
 GROUPS = [(0.5, 80), (2.0, 40), (math.inf, 8)]
 ORACLES = ("grr", "oue", "olh", "hr")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import ibu_postprocessor, simulated_estimate, zipf_counts
+from support import builtin_plugins, ibu_postprocessor, simulated_estimate, zipf_counts
 
-from ldpbench import build_plugins
-
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 ORACLES = ("grr", "oue", "olh", "hr")

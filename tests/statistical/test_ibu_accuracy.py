@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 #: The four first oracles, and the others that declare ``bernoulli_support`` (or a channel).
 ORACLES = ("grr", "oue", "olh", "hr", "ss", "sue", "blh", "the", "pgr", "cms", "hcms")
 

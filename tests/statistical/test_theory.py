@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import builtin_plugins
 
 import ldpbench
 from ldpbench.leaderboard.theory import far_from_theory, theory_warnings
@@ -58,9 +59,8 @@ def test_a_declared_bias_enters_theory(tmp_path):
     }
     out = ldpbench.run(spec, tmp_path / "apple", workers=1)
     assert theory_warnings(out.leaderboard) == []
-    from ldpbench import build_plugins
 
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     f = plugins.create("dataset", "zipf", {"d": 64, "n": 20000, "s": 1.1}).load(None).frequencies
     for r in out.leaderboard.iter_rows(named=True):
         assert r["mean"] / r["theory"] == pytest.approx(1.0, abs=0.10), r

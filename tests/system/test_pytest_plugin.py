@@ -24,15 +24,15 @@ import textwrap
 # run re-importing hypothesis, whose pytest plugin imports it at the end of every session).
 import hypothesis  # noqa: F401,E402
 import pytest
+from support import builtin_plugins
 
 import ldpbench.runner  # noqa: F401,E402
 import ldpbench.testing.gate  # noqa: F401,E402
-from ldpbench import build_plugins
 
 pytest_plugins = ["pytester"]
 
 
-build_plugins()  # imports every built-in plugin module
+builtin_plugins()  # imports every built-in plugin module
 
 
 SPEC = """\

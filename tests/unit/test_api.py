@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 import pytest
-from support import GIVEN_SPEC, NOTEBOOK_SPEC
+from support import GIVEN_SPEC, NOTEBOOK_SPEC, builtin_plugins
 
 import ldpbench
 from ldpbench import build_plugins, hookimpl
@@ -132,7 +132,7 @@ def test_user_mistakes_raise_clear_errors(args, message):
 
 
 def test_with_the_built_in_oracles():
-    registered = build_plugins().registry("oracle")
+    registered = builtin_plugins().registry("oracle")
     oracles = [o for o in ("grr", "oue", "olh", "hr") if o in registered]
     if "grr" not in oracles:
         pytest.skip("the built-in oracles are not registered yet")
@@ -166,4 +166,4 @@ def test_the_api_writes_every_file_of_the_results_folder(tmp_path):
 
 def test_plugins_and_plugins_dirs_are_exclusive(tmp_path):
     with pytest.raises(UsageError, match="not both"):
-        ldpbench.run(GIVEN_SPEC, tmp_path, plugins=build_plugins(), plugins_dirs=[tmp_path])
+        ldpbench.run(GIVEN_SPEC, tmp_path, plugins=builtin_plugins(), plugins_dirs=[tmp_path])

@@ -10,9 +10,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from support import builtin_plugins
 
 import ldpbench
-from ldpbench import build_plugins
 from ldpbench.leaderboard.load import run_leaderboard
 from ldpbench.results.read import read_run
 
@@ -59,6 +59,6 @@ def test_a_rerun_supersedes_the_stored_rows(tmp_path, workers):
 def test_executor_defaults_are_declared_by_the_executors():
     from ldpbench.runner import default_executor
 
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     assert default_executor(plugins, "serial") == "in-process"
     assert default_executor(plugins, "parallel") == "process-pool"

@@ -6,22 +6,20 @@ import math
 
 import numpy as np
 import pytest
-from support import TESTS
+from support import plugins_with_fixtures
 
-from ldpbench import build_plugins
 from ldpbench.audit import exact_audit
 from ldpbench.audit.exact import sample_params, worst_ratio
 from ldpbench.params import Param
 from ldpbench.testing import check_oracle
 from ldpbench_plugins.oracles.grr import GRR
 
-FIXTURES = TESTS / "fixtures"
 EPSILONS = (0.5, 1.0, 4.0)
 
 
 @pytest.fixture(scope="module")
 def fixture_plugins():
-    return build_plugins([FIXTURES])
+    return plugins_with_fixtures()  # the built-ins and the leaky oracles of tests/fixtures/
 
 
 def test_worst_ratio_finds_the_row_and_the_inputs():

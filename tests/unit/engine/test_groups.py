@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import (
     IdentityChannel,
     combine,
@@ -19,7 +19,7 @@ from ldpbench.engine.groups import (
 )
 from ldpbench.types import Population
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 POP = Population(np.array([500, 300, 120, 50, 20, 10, 0, 0]), name="toy")
 
 

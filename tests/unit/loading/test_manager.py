@@ -112,14 +112,14 @@ def test_trace_env_writes_hook_calls_to_stderr(monkeypatch, capsys):
 
 def test_no_trace_without_the_env(monkeypatch, capsys):
     monkeypatch.delenv(TRACE_ENV, raising=False)
-    build_plugins()
+    build_plugins()  # a build of its own: the environment is read while the plugins are built
     assert "ldpbench_register_metrics" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["0", ""])
 def test_trace_only_for_1(monkeypatch, capsys, value):
     monkeypatch.setenv(TRACE_ENV, value)
-    build_plugins()
+    build_plugins()  # a build of its own: the environment is read while the plugins are built
     assert "ldpbench_register" not in capsys.readouterr().err
 
 

@@ -8,9 +8,8 @@ import math
 
 import numpy as np
 import pytest
-from support import assert_ldp_table, assert_support_constants
+from support import assert_ldp_table, assert_support_constants, builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.errors import ParamError
 from ldpbench_plugins.oracles._sketch import CountMeanSketch
 from ldpbench_plugins.oracles.adp import Adaptive
@@ -251,7 +250,7 @@ def test_ss_with_k_1_is_grr_and_blh_is_olh_with_two_buckets():
 
 def test_every_new_oracle_is_registered():
 
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     for name, cls in NEW.items():
         assert plugins.get("oracle", name).cls is cls
 

@@ -6,14 +6,14 @@ import itertools
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench_plugins.datasets.census import FACTORS
 
 
 @pytest.fixture(scope="module")
 def adult():
-    return build_plugins().create("dataset", "adult", {}).load(np.random.default_rng(0))
+    return builtin_plugins().create("dataset", "adult", {}).load(np.random.default_rng(0))
 
 
 def test_adult_has_224_categories_and_every_record(adult):

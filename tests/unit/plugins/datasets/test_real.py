@@ -10,17 +10,11 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from ldpbench import build_plugins
 from ldpbench.errors import UsageError
 from ldpbench_plugins.datasets import real
 from ldpbench_plugins.datasets._fimi import git_blob_sha1
 
 RNG = np.random.default_rng(0)
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    return build_plugins()
 
 
 def load(plugins, name, params=None):

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
 import ldpbench
-from ldpbench import build_plugins
 from ldpbench.errors import ParamError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.error import L1, MSE
@@ -94,7 +94,7 @@ def test_validate_refuses_a_metric_that_cannot_vary_at_its_line(tmp_path, plugin
     assert problem.startswith(f"{spec}:10: l1 with top: 1 and rescale: both is 0"), problem
 
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 # -- the paper's error measure -------------------------------------------------------------------

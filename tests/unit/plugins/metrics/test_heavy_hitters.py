@@ -7,18 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench import build_plugins
 from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.metrics.heavy_hitters import precision_recall_f
 from ldpbench_plugins.numerics.noise import significance_threshold
 
 RNG = np.random.default_rng(0)
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    return build_plugins()
 
 
 def scores(plugins, truth_counts, est_counts, **params):

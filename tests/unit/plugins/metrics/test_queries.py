@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
 import ldpbench_plugins.metrics.queries as queries
-from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.types import Estimate, Population
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def metric(name: str, **params):

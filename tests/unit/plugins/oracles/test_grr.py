@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 from ldpbench_plugins.oracles.grr import GRR, mixture_histograms
 
@@ -27,7 +27,7 @@ def test_a6_round_trip_with_hand_made_reports():
 
 
 def test_a7_grr_estimates_sum_to_one_and_norm_is_a_no_op():
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     rng = np.random.default_rng(7)
     counts = rng.multinomial(5000, rng.dirichlet(np.ones(40)))
     norm = plugins.create("postprocessor", "norm") if "norm" in plugins.registry("postprocessor") else None

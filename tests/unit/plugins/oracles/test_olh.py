@@ -7,9 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from support import assert_ldp_table, assert_support_constants
+from support import assert_ldp_table, assert_support_constants, builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.errors import ParamError
 from ldpbench_plugins.oracles import _hashing
 from ldpbench_plugins.oracles.hr import HR
@@ -65,7 +64,7 @@ def test_a2_olh_default_range_and_explicit_g():
 
 
 def test_registry_validates_the_olh_parameter():
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     assert plugins.create("oracle", "olh", {"g": 5}, d=10, epsilon=1.0).buckets == 5
     with pytest.raises(ParamError):
         plugins.create("oracle", "olh", {"g": -2}, d=10, epsilon=1.0)

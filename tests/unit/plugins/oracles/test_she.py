@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.audit import empirical_audit
 from ldpbench.boundary.values import PluginOutputError
 from ldpbench.engine.simulate import simulate
@@ -29,7 +29,7 @@ def test_she_estimate_is_the_mean_report_and_carries_no_pure_constants():
 
 
 def test_mle_apx_declines_she_as_not_applicable():
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     est = simulate(SHE(d=5, epsilon=1.0), np.array([3, 0, 1, 0, 2]), np.random.default_rng(0), "aggregate")
     with pytest.raises(NotApplicable, match="pure oracle"):
         plugins.create("postprocessor", "mle-apx").apply(est, np.random.default_rng(0))

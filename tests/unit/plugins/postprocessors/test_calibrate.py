@@ -8,19 +8,12 @@ import numpy as np
 import pytest
 from support import hand_estimate
 
-from ldpbench import build_plugins
 from ldpbench.errors import NotApplicable, ParamError
 from ldpbench.types import Estimate
 from ldpbench_plugins.numerics.noise import (
     significance_threshold,
 )
 from ldpbench_plugins.priors.families import PowerLaw
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    return build_plugins()
-
 
 # -- the plugin -----------------------------------------------------------------------------------
 

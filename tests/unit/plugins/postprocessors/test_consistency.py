@@ -25,6 +25,7 @@ from support import (
     NormMul,
     NormSub,
     PostPos,
+    builtin_plugins,
     make_estimate,
     method_id,
     oue_constants,
@@ -32,7 +33,6 @@ from support import (
     run_method,
 )
 
-from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate
@@ -46,7 +46,7 @@ from ldpbench_plugins.postprocessors.consistency import norm_cut_paper, support_
 RNG = np.random.default_rng(20200223)
 
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def grr_constants(d: int, epsilon: float = EPS) -> tuple[float, float]:

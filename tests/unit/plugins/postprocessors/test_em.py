@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support import grr, mixed_estimate, postprocessor, zipf_population
+from support import builtin_plugins, grr, mixed_estimate, postprocessor, zipf_population
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import exact_estimate
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.postprocessors._em import Information, groups_of, newton_step, run_em
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 # -- A16 --------------------------------------------------------------------------------------

@@ -15,17 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import minimize
-from support import ibu_postprocessor, simulated_estimate, zipf_counts
+from support import builtin_plugins, ibu_postprocessor, simulated_estimate, zipf_counts
 
 import ldpbench
 import ldpbench_plugins
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.errors import UsageError
 from ldpbench.types import Estimate, Population
 from ldpbench_plugins.postprocessors._likelihood import SupportBitsChannel
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 ORACLES = ("grr", "oue", "olh", "hr")

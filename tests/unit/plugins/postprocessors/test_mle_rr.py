@@ -6,15 +6,15 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.errors import UsageError
 from ldpbench.types import Population
 from ldpbench_plugins.postprocessors.mle_rr import rr_mle
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def _grr_estimate(counts, epsilon, seed):

@@ -12,15 +12,14 @@ import math
 
 import numpy as np
 import pytest
-from support import ROOT
+from support import ROOT, builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.types import Population
 from ldpbench_plugins.postprocessors import _murakami
 from ldpbench_plugins.postprocessors._em import groups_of, sample_histograms
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 MIX = [(0.5, 40), (2.0, 40), (math.inf, 10)]

@@ -12,14 +12,14 @@ import itertools
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import combine
 from ldpbench.engine.simulate import simulate
 from ldpbench_plugins.postprocessors._likelihood import likelihood_groups
 from ldpbench_plugins.postprocessors._separable import per_item_mle
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 PER_ITEM = [("oue", {}), ("sue", {}), ("olh", {}), ("blh", {}), ("ss", {}), ("the", {}), ("pgr", {}), ("cms", {"m": 8})]
 
 

@@ -3,16 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import ldpbench
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    from ldpbench import build_plugins
-
-    return build_plugins(())
 
 
 def test_uniform_is_one_over_d_whatever_was_reported(plugins):

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench_plugins.numerics.posterior import prior_sums
 from ldpbench_plugins.priors.families import (
     ALPHA_MAX,
@@ -48,7 +48,7 @@ def brute(prior, theta, support):
 
 
 def test_builtin_families_are_registered():
-    names = build_plugins().registry("prior").names()
+    names = builtin_plugins().registry("prior").names()
     for name in ("power-law", "zipf", "gaussian", "laplace", "poisson", "exponential"):
         assert name in names
 

@@ -9,9 +9,9 @@ import json
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
 import ldpbench
-from ldpbench import build_plugins
 from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.errors import ParamError
 from ldpbench.spec.expand import expand
@@ -268,7 +268,7 @@ def test_the_manifest_records_each_groups_guarantee(tmp_path):
 
 
 def test_the_spec_simulation_mode_drives_blenders_client_sampler():
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     text = json.dumps({**TINY, "simulation": "per-user", "epsilons": [4], "oracles": ["blender"]})
     spec = load_spec_text(text, plugins, "<spec>")
     cell = next(iter(expand(spec)))
