@@ -35,6 +35,7 @@ from ldpbench.testing import oracle_checks
 from ldpbench.types import Estimate, Oracle, Population
 from ldpbench_plugins.metrics.ranking import NDCG
 from ldpbench_plugins.oracles.grr import GRR
+from ldpbench_plugins.protocols._blender_headlist import HeadList
 
 #: This folder (tests/) and the repository's root: a test names files from these, wherever it lives.
 TESTS = Path(__file__).resolve().parent
@@ -114,6 +115,29 @@ def simulated_estimate(oracle, counts, epsilon, seed, simulation="aggregate", **
     """A built-in oracle's estimate of these counts (ibu's tests)."""
     o = builtin_plugins().create("oracle", oracle, params, d=len(counts), epsilon=epsilon)
     return simulate(o, np.asarray(counts), np.random.default_rng(seed), simulation)
+
+
+# -- Blender's head lists (tests/unit/plugins/protocols/test_blender_{client,headlist}.py) ------------
+
+# A head list with k = 4 queries (incl. <*,*>) and k_q = 4, 3, 5, 1 (A14 / F1): queries 0, 1, 2 hold
+# 3, 2 and 4 head-list records; records 9-12 are outside the list (two of them under listed queries).
+HL_PARENTS = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 0, 1, 3, 4])
+HL_RECORDS = np.arange(9)
+
+
+def head_list() -> HeadList:
+    return HeadList.build(HL_RECORDS, HL_PARENTS)
+
+
+# Queries 0-3; records 0 = (q0, u), 1 = (q0, *), 2 = (q0, u'), 3 = (q1, *), 4 = (q1, u), 5 = (q2, u),
+# 6 = (q3, *). Listed: 0, 1, 3, 5 (records 1 and 3 are their query's wildcard record).
+W_PARENTS = np.array([0, 0, 0, 1, 1, 2, 3])
+W_RECORDS = np.array([0, 1, 3, 5])
+W_MASK = np.array([False, True, True, False])
+
+
+def wildcard_head_list() -> HeadList:
+    return HeadList.build(W_RECORDS, W_PARENTS, wildcard=W_MASK)
 
 
 # -- result rows and leaderboards (tests/unit/leaderboard/, report/, stats/) --------------------

@@ -1,14 +1,6 @@
-"""``python -m ldpbench.testing.gate`` and the gate behind the pytest plugin.
-
-- the module's exit codes, as documented in docs/ci.md: 0 ok, 2 spec or usage error, 3 a plugin
-  raised in some cells or failed to load;
-- ``ldpbench run`` exits 3 too when a plugin fails to load (an import error, a name clash, a
-  registration hook that raises), with the plugin's message and no traceback;
-- refreshing a baseline (``--ldpbench-update-baseline``) is refused when a plugin failed in the
-  run, with the failed rows listed, and nothing is written;
-- baseline rows the run no longer produces fail the check unless ``allow_missing``;
-- a baseline of another schema version is refused before anything runs, and the fixture fails
-  with the message, not a traceback.
+"""``python -m ldpbench.testing.gate``: the module's exit codes as documented in docs/ci.md (0 ok,
+2 spec or usage error), and a baseline of another schema version refused before anything runs.
+The gate end to end, with failing plugins and the pytest fixture: tests/system/test_leaderboard_check.py.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Resume never serves stale numbers (issue 10).
-
-Reproduction on the code before the fix: run a spec, edit a plugin (even bumping its
-``algorithm_version``), run again into the same folder: ``12 cells (0 run, 12 already done)`` and
-the old numbers. The same for a dataset file edited in place, and for result rows edited by hand
-to NaN or infinity (they counted as finished cells).
+"""Resume never serves stale numbers (issue 10): an edited core module reruns every cell and says
+why (plugins, datasets and hand-edited rows: tests/system/test_resume_identity.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Resume never serves stale numbers (issue 10).
+"""Resume never serves stale numbers (issue 10), end to end: an edited plugin, a changed
+mechanism, a dataset file edited in place and rows edited by hand rerun their cells.
 
 Reproduction on the code before the fix: run a spec, edit a plugin (even bumping its
 ``algorithm_version``), run again into the same folder: ``12 cells (0 run, 12 already done)`` and
-the old numbers. The same for a dataset file edited in place, and for result rows edited by hand
-to NaN or infinity (they counted as finished cells).
+the old numbers. An edited core: tests/cli/test_resume_identity.py.
 """
 
 from __future__ import annotations

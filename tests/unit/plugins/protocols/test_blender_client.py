@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from support import HL_PARENTS, W_PARENTS, head_list, wildcard_head_list
 
 from ldpbench_plugins.protocols._blender_client import (
     _coefficients,
@@ -14,18 +15,6 @@ from ldpbench_plugins.protocols._blender_client import (
     local_alg_constants,
     report_matrix,
 )
-from ldpbench_plugins.protocols._blender_headlist import HeadList
-
-# A head list with k = 4 queries (incl. <*,*>) and k_q = 4, 3, 5, 1 (A14 / F1): queries 0, 1, 2 hold
-# 3, 2 and 4 head-list records; records 9-12 are outside the list (two of them under listed queries).
-PARENTS = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 0, 1, 3, 4])
-
-
-HL_RECORDS = np.arange(9)
-
-
-def head_list() -> HeadList:
-    return HeadList.build(HL_RECORDS, PARENTS)
 
 
 @pytest.mark.parametrize("eps,delta,f_c", [(4, 1e-5, 0.85), (1, 1e-7, 0.5), (8, 1e-3, 0.95)])
@@ -109,8 +98,8 @@ def test_local_alg_with_delta_zero_is_k_rr_on_queries():
 
 def _slot_distribution(rng) -> np.ndarray:
     hl = head_list()
-    f = rng.dirichlet(np.ones(PARENTS.size))
-    return np.bincount(hl.slot_of(PARENTS), weights=f, minlength=hl.n_slots)
+    f = rng.dirichlet(np.ones(HL_PARENTS.size))
+    return np.bincount(hl.slot_of(HL_PARENTS), weights=f, minlength=hl.n_slots)
 
 
 def test_denoising_inverts_the_expected_report_law():
@@ -168,20 +157,6 @@ def test_printed_theorem5_covariance_term_does_not_shrink_with_n():
 
 
 # -- (query, *) records: query-only data ----------------------------------------------------------
-
-# Queries 0-3; records 0 = (q0, u), 1 = (q0, *), 2 = (q0, u'), 3 = (q1, *), 4 = (q1, u), 5 = (q2, u),
-# 6 = (q3, *). Listed: 0, 1, 3, 5 (records 1 and 3 are their query's wildcard record).
-W_PARENTS = np.array([0, 0, 0, 1, 1, 2, 3])
-
-
-W_RECORDS = np.array([0, 1, 3, 5])
-
-
-W_MASK = np.array([False, True, True, False])
-
-
-def wildcard_head_list() -> HeadList:
-    return HeadList.build(W_RECORDS, W_PARENTS, wildcard=W_MASK)
 
 
 def test_denoising_and_variance_with_wildcard_records():

@@ -6,21 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from support import HL_PARENTS, HL_RECORDS, W_PARENTS, head_list, wildcard_head_list
 
 from ldpbench.errors import ParamError
 from ldpbench_plugins.protocols._blender_headlist import HeadList, create_head_list, threshold
-
-# A head list with k = 4 queries (incl. <*,*>) and k_q = 4, 3, 5, 1 (A14 / F1): queries 0, 1, 2 hold
-# 3, 2 and 4 head-list records; records 9-12 are outside the list (two of them under listed queries).
-PARENTS = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 0, 1, 3, 4])
-
-
-HL_RECORDS = np.arange(9)
-
-
-def head_list() -> HeadList:
-    return HeadList.build(HL_RECORDS, PARENTS)
-
 
 # -- constants (A14) -------------------------------------------------------------------------
 
@@ -60,7 +49,7 @@ def test_head_list_layout():
     np.testing.assert_array_equal(hl.url_counts, [4, 3, 5, 1])
     assert hl.k == 4 and hl.n_slots == 13 and hl.star_slot == 12
     np.testing.assert_array_equal(hl.star_url_slots, [3, 6, 11])
-    slot = hl.slot_of(PARENTS)
+    slot = hl.slot_of(HL_PARENTS)
     np.testing.assert_array_equal(slot[:9], hl.record_slots)
     np.testing.assert_array_equal(slot[9:], [3, 6, 12, 12])  # <q0,*>, <q1,*>, <*,*>, <*,*>
     assert len(set(hl.record_slots.tolist())) == 9
@@ -87,20 +76,6 @@ def test_create_head_list_considers_only_present_records():
 
 # -- (query, *) records: query-only data ----------------------------------------------------------
 
-# Queries 0-3; records 0 = (q0, u), 1 = (q0, *), 2 = (q0, u'), 3 = (q1, *), 4 = (q1, u), 5 = (q2, u),
-# 6 = (q3, *). Listed: 0, 1, 3, 5 (records 1 and 3 are their query's wildcard record).
-W_PARENTS = np.array([0, 0, 0, 1, 1, 2, 3])
-
-
-W_RECORDS = np.array([0, 1, 3, 5])
-
-
-W_MASK = np.array([False, True, True, False])
-
-
-def wildcard_head_list() -> HeadList:
-    return HeadList.build(W_RECORDS, W_PARENTS, wildcard=W_MASK)
-
 
 def test_head_list_with_wildcard_records_gives_them_the_q_star_slot():
     hl = wildcard_head_list()
@@ -123,7 +98,7 @@ def test_head_list_with_wildcard_records_gives_them_the_q_star_slot():
 
 def test_record_structured_output_does_not_depend_on_the_wildcard_support():
     # Without wildcard records the layout is the one of the plain head list.
-    plain, marked = head_list(), HeadList.build(HL_RECORDS, PARENTS, wildcard=np.zeros(9, bool))
+    plain, marked = head_list(), HeadList.build(HL_RECORDS, HL_PARENTS, wildcard=np.zeros(9, bool))
     for attr in ("url_counts", "record_slots", "star_url_slots", "offsets"):
         np.testing.assert_array_equal(getattr(plain, attr), getattr(marked, attr))
     np.testing.assert_array_equal(plain.outside_slots, np.append(plain.star_url_slots, plain.star_slot))
