@@ -25,7 +25,7 @@ variance; averaged over the domain they do not depend on the population (the fre
 below ``3 e^eps + 2`` (:func:`mse_crossover_domain`). HR (Acharya, Sun, Zhang, AISTATS 2019, high-privacy form) is not in [W17];
 with ``p* = e^eps/(e^eps+1)`` and ``q* = 1/2`` its Var* equals BLH's.
 
-The functions here are pure (NumPy in, numbers out) so that tests/unit/test_wang2017_analysis.py can
+The functions here are pure (NumPy in, numbers out) so that tests/unit/scripts/test_wang2017_analysis.py can
 check them without a run.
 """
 

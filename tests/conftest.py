@@ -1,4 +1,10 @@
-"""Shared fixtures: one plugin manager per test session (plugins are stateless classes)."""
+"""Shared fixtures (one plugin manager per test session: plugins are stateless classes), and the
+tiers: where a test lives says whether it is in the fast tier.
+
+The fast tier, ``pytest -m "not slow"``, is tests/unit/, tests/cli/ and tests/meta/; every test
+collected under a slow-tier folder is marked ``slow`` here, so that no test is marked by hand
+(tests/meta/test_tiers.py keeps it so).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,29 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from ldpbench import build_plugins
+from support import TESTS, builtin_plugins
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The folders of tests/ by tier: the fast one runs every few edits, the slow one in the full suite.
+FAST_TIER = ("unit", "cli", "meta")
+SLOW_TIER = ("statistical", "conformance", "hardening", "benchmarks", "system")
+
+
+def tier_folder(path: Path) -> str | None:
+    """The folder of tests/ a test file lives in (None outside tests/)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if tier_folder(item.path) in SLOW_TIER:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
@@ -24,7 +49,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 @pytest.fixture(scope="session")
 def plugins():
-    return build_plugins()
+    """The built-in plugins, unmodified (tests/support.py:builtin_plugins, built once per process)."""
+    return builtin_plugins()
 
 
 @pytest.fixture

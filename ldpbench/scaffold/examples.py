@@ -1,5 +1,5 @@
 """The example plugin of each kind that ``ldpbench new-plugin`` writes: small, correct, and
-passing the conformance kit as generated (``tests/cli/test_new_plugin.py`` checks that).
+passing the conformance kit as generated (``tests/system/test_new_plugin.py`` checks that).
 
 Each :class:`KindExample` is a :class:`string.Template` of the package's ``__init__.py``
 (``${name}`` the plugin name, ``${cls}`` its class name) and how the generated CI spec uses the

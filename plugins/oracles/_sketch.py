@@ -40,7 +40,7 @@ agree on half the coefficients), an item w != v is supported w.p. ``p`` if ``h(w
 Apple's server computes ``f_w = m/(m-1) (1/k sum_j M[j, h_j(w)] - n/m)`` from its debiased sketch
 M ([Apple17], the server-side algorithms of both sketches); summing the debiased votes that M holds gives exactly
 ``m/(m-1) ((c_w/n - q0)/(p - q0) - 1/m)``, i.e. ``(c_w/n - q*)/(p* - q*)``: Apple's estimator and
-the pure-protocol estimate are one formula (``tests/unit/test_histogram_sketch_tables.py`` checks it on a
+the pure-protocol estimate are one formula (``tests/unit/plugins/oracles/test_sketch.py`` checks it on a
 sketch built Apple's way).
 
 [Pan24]'s full text was not available to us; the equations above are derived here from the

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.types import Population
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 N, QUERIES, URLS = 657_427, 20_000, 10
 
 

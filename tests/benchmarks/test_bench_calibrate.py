@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.types import Estimate
 
 D, N = 41_270, 8_019_015
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def kosarak_like_estimate(eps: float) -> Estimate:

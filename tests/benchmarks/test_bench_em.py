@@ -25,11 +25,11 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 MIX = [(0.1, 500), (2.0, 500), ("ln", 50), (math.inf, 20)]
 
 

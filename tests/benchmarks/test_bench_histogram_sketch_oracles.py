@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 from ldpbench_plugins.datasets.synthetic import apportion
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 ORACLES = ("she", "the", "cms", "hcms")
 KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
 PER_USER_D = 1_024
@@ -41,7 +41,6 @@ def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:
 KOSARAK = zipf_counts(KOSARAK_D, KOSARAK_N)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_per_user(benchmark, name):
     n = PER_USER_N[name]
@@ -53,7 +52,6 @@ def test_bench_per_user(benchmark, name):
     assert est.n == n
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_aggregate_kosarak(benchmark, name, eps):

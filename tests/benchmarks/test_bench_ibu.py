@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 SIZES = {1_024: 1_000_000, 41_270: 8_019_015}
 
 
@@ -34,7 +34,6 @@ def _estimate(oracle: str, d: int, epsilon: float = 4.0):
     return simulate(o, counts, np.random.default_rng(1))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("d", sorted(SIZES))
 @pytest.mark.parametrize(
     ("oracle", "solver"),

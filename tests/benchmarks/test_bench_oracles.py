@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 from ldpbench_plugins.datasets.synthetic import apportion
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 ORACLES = ("grr", "oue", "olh", "hr", "ss", "sue", "blh", "adp")
 KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
 
@@ -45,7 +45,6 @@ def zipf_counts(d: int, n: int, s: float = 1.0) -> np.ndarray:
 KOSARAK = zipf_counts(KOSARAK_D, KOSARAK_N)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ORACLES)
 def test_bench_per_user(benchmark, name):
     d, n = PER_USER[name]
@@ -69,8 +68,8 @@ def test_bench_aggregate_small(benchmark, name):
 
 
 #: SS's exact aggregate sampler takes seconds per draw at this size (item-by-item conditional
-#: draws): slow even when benchmarks are disabled and each case runs once.
-KOSARAK_CASES = [pytest.param(name, marks=pytest.mark.slow) if name == "ss" else name for name in ORACLES]
+#: draws), even when benchmarks are disabled and each case runs once.
+KOSARAK_CASES = list(ORACLES)
 
 
 @pytest.mark.parametrize("eps", [1.0, 4.0])

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 from ldpbench_plugins.datasets.synthetic import apportion
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 KOSARAK_D, KOSARAK_N = 41_270, 8_019_015
 
 
@@ -39,7 +39,6 @@ def test_bench_pgr_per_user(benchmark, eps):
     assert est.n == n
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("eps", [1.0, 4.0])
 def test_bench_pgr_aggregate_kosarak(benchmark, eps):
     oracle = PLUGINS.create("oracle", "pgr", d=KOSARAK_D, epsilon=eps)

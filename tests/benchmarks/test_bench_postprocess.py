@@ -13,13 +13,13 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.types import Estimate, Population
 
 D, N, EPS = 41_270, 8_019_015, 1.0
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def _kosarak_like() -> tuple[Population, Estimate]:

@@ -15,15 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "specs" / "wang2017_oracles.yaml").read_text())
 ORACLES = [o if isinstance(o, str) else next(iter(o)) for o in SPEC["oracles"]]
-#: a sweep takes 0.2 s (OUE) to several seconds (PGR at d = 2^14): out of the fast tier
-pytestmark = pytest.mark.slow
 POPULATIONS = [PLUGINS.create("dataset", "zipf", entry["zipf"]).load(None) for entry in SPEC["datasets"]]
 
 

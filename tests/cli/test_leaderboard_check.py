@@ -1,102 +1,23 @@
-"""``python -m ldpbench.testing.gate`` and the gate behind the pytest plugin.
-
-- the module's exit codes, as documented in docs/ci.md: 0 ok, 2 spec or usage error, 3 a plugin
-  raised in some cells or failed to load;
-- ``ldpbench run`` exits 3 too when a plugin fails to load (an import error, a name clash, a
-  registration hook that raises), with the plugin's message and no traceback;
-- refreshing a baseline (``--ldpbench-update-baseline``) is refused when a plugin failed in the
-  run, with the failed rows listed, and nothing is written;
-- baseline rows the run no longer produces fail the check unless ``allow_missing``;
-- a baseline of another schema version is refused before anything runs, and the fixture fails
-  with the message, not a traceback.
+"""``python -m ldpbench.testing.gate``: the module's exit codes as documented in docs/ci.md (0 ok,
+2 spec or usage error), and a baseline of another schema version refused before anything runs.
+The gate end to end, with failing plugins and the pytest fixture: tests/system/test_leaderboard_check.py.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
+from support import GATE_SPEC, newer_baseline, write_gate_spec
 
 from ldpbench.errors import ExitCode, UsageError
-from ldpbench.results.versioning import SCHEMA_VERSION
-from ldpbench.testing.gate import BaselineRefused, check_leaderboard, main
-
-pytest_plugins = ["pytester"]
-
-FIXTURES = Path(__file__).parent / "fixtures"  # flaky_plugins.py: post-processors halve, explode
-
-SPEC = """\
-name: gate
-seed: 21
-repeats: 3
-datasets:
-  - zipf: {d: 16, n: 2000, s: 1.2}
-epsilons: [1, 4]
-oracles: [grr]
-pipelines: [base, norm-sub]
-metrics: [mse]
-"""
-
-BROKEN_PLUGINS = {
-    "import": (
-        "import no_such_module_for_ldpbench_tests\n",
-        "failed to load: ModuleNotFoundError: No module named 'no_such_module_for_ldpbench_tests'",
-    ),
-    "clash": (
-        textwrap.dedent('''\
-        from ldpbench import hookimpl
-        from ldpbench_plugins.oracles.grr import GRR
-
-
-        class Impostor(GRR):
-            """Registers under a built-in's name."""
-
-
-        @hookimpl
-        def ldpbench_register_oracles(registry):
-            registry.register(Impostor)
-        '''),
-        "'grr'",
-    ),
-    "hook": (
-        textwrap.dedent("""\
-        from ldpbench import hookimpl
-
-
-        @hookimpl
-        def ldpbench_register_metrics(registry):
-            raise RuntimeError("cannot register today")
-        """),
-        "raised in ldpbench_register_metrics: RuntimeError: cannot register today",
-    ),
-}
-
-
-def write_spec(root: Path, text: str = SPEC, name: str = "gate.yaml") -> Path:
-    path = root / name
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
-def run_module(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ldpbench.testing.gate", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
+from ldpbench.testing.gate import check_leaderboard, main
 
 # -- exit codes of the module ------------------------------------------------------------------
 
 
 def test_module_exit_0_and_its_outputs(tmp_path, capsys):
-    write_spec(tmp_path)
+    write_gate_spec(tmp_path)
     assert main([str(tmp_path / "gate.yaml"), "--out", str(tmp_path / "ci"), "--workers", "1"]) == 0
     rows = json.loads((tmp_path / "ci" / "leaderboard.json").read_text())
     assert len(rows) == 2 * 2 and all(r["failed"] == 0 for r in rows)
@@ -112,169 +33,17 @@ def test_module_exit_0_and_its_outputs(tmp_path, capsys):
     ],
 )
 def test_module_exit_2_on_spec_and_usage_errors(tmp_path, capsys, args, message):
-    write_spec(tmp_path)
-    write_spec(tmp_path, SPEC.replace("seed: 21", "seed: [21]"), name="bad.yaml")
+    write_gate_spec(tmp_path)
+    write_gate_spec(tmp_path, GATE_SPEC.replace("seed: 21", "seed: [21]"), name="bad.yaml")
     code = main([str(tmp_path / a) if a.endswith(".yaml") else a for a in args] + ["--out", str(tmp_path / "ci")])
     err = capsys.readouterr().err
     assert code == ExitCode.USAGE == 2, err
     assert message in err and "Traceback" not in err
 
 
-@pytest.mark.slow
-def test_module_exit_3_when_a_plugin_raises_in_some_cells(tmp_path):
-    write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
-    proc = run_module(tmp_path, "gate.yaml", "--out", "ci", "--workers", "1", "--plugins-dir", str(FIXTURES))
-    assert proc.returncode == 3, proc.stderr
-    assert "6 rows failed" in proc.stderr and "pipeline 'explode': RuntimeError: deliberate failure" in proc.stderr
-    rows = json.loads((tmp_path / "ci" / "leaderboard.json").read_text())
-    assert sorted((r["pipeline"], r["failed"]) for r in rows) == [
-        ("base", 0),
-        ("base", 0),
-        ("explode", 3),
-        ("explode", 3),
-    ]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(BROKEN_PLUGINS))
-def test_a_plugin_that_fails_to_load_exits_3_in_run_and_in_the_module(tmp_path, run_cli, kind):
-    source, message = BROKEN_PLUGINS[kind]
-    (tmp_path / "plugs").mkdir()
-    (tmp_path / "plugs" / "broken.py").write_text(source)
-    write_spec(tmp_path)
-    for proc in (
-        run_cli("run", "gate.yaml", "--plugins-dir", "plugs", "--workers", "1"),
-        run_module(tmp_path, "gate.yaml", "--out", "ci", "--plugins-dir", "plugs"),
-    ):
-        assert proc.returncode == ExitCode.PLUGIN == 3, proc.stderr
-        assert proc.stderr.startswith("ldpbench: error: ") and message in proc.stderr
-        assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert not (tmp_path / "ci").exists() and not (tmp_path / "results").exists()
-
-
-# -- the gate: refreshing a baseline, missing rows ---------------------------------------------
-
-
-@pytest.mark.slow
-def test_a_baseline_is_not_written_from_a_run_with_failed_rows(tmp_path):
-    spec = write_spec(tmp_path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
-    baseline = tmp_path / "baseline" / "leaderboard.json"
-    with pytest.raises(BaselineRefused) as info:
-        check_leaderboard(spec, baseline, out=tmp_path / "run", update=True, plugins_dirs=[FIXTURES])
-    text = str(info.value)
-    assert info.value.exit_code == ExitCode.PLUGIN
-    assert text.startswith(f"refusing to write the baseline {baseline}: plugins failed in 6 result rows")
-    listed = text.split("Failed leaderboard rows:\n", 1)[1].splitlines()
-    assert listed == [
-        f"  zipf(d=16,n=2000,s=1.2) ε={eps} grr explode mse: 3 of 3 repeats failed: "
-        "pipeline 'explode': RuntimeError: deliberate failure"
-        for eps in (1, 4)
-    ]
-    assert not baseline.parent.exists()  # neither the leaderboard nor its manifest
-    # Without the failing pipeline the same call writes the baseline.
-    clean = write_spec(tmp_path, name="clean.yaml")
-    check_leaderboard(clean, baseline, out=tmp_path / "run2", update=True)
-    assert len(json.loads(baseline.read_text())) == 4 and (baseline.parent / "manifest.json").is_file()
-
-
-@pytest.mark.slow
-def test_missing_baseline_rows_fail_the_check_unless_allowed(tmp_path):
-    spec = write_spec(tmp_path)
-    baseline = tmp_path / "baseline.json"
-    check_leaderboard(spec, baseline, out=tmp_path / "first", update=True)
-    rows = json.loads(baseline.read_text())
-    baseline.write_text(json.dumps(rows + [dict(rows[0], oracle="oue")]))  # a row the spec no longer makes
-    strict = check_leaderboard(spec, baseline, out=tmp_path / "run")
-    assert strict.regressed and strict.exit_code == 1
-    assert strict.markdown.startswith("**REGRESSION**: 1 missing")
-    relaxed = check_leaderboard(spec, baseline, out=tmp_path / "run", allow_missing=True)
-    assert not relaxed.regressed and relaxed.comparison.counts()["missing"] == 1
-
-
-GATE_TEST = """\
-def test_gate(ldpbench_leaderboard):
-    ldpbench_leaderboard("gate.yaml", "baseline/leaderboard.json", plugins_dirs=[{plugs!r}])
-"""
-
-
-@pytest.mark.slow
-def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
-    # The fixture as a plugin repository uses it, in a pytest of its own.
-    write_spec(pytester.path, SPEC.replace("[base, norm-sub]", "[base, explode]"))
-    pytester.makepyfile(test_gate=GATE_TEST.format(plugs=str(FIXTURES)))
-    result = pytester.runpytest_subprocess("--ldpbench-update-baseline", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*ldpbench: refusing to write the baseline*plugins failed in 6 result rows*",
-            "*grr explode mse: 3 of 3 repeats failed: pipeline 'explode': RuntimeError: deliberate failure",
-        ]
-    )
-    assert not (pytester.path / "baseline").exists()
-
-
-MISSING_TESTS = """\
-def test_strict(ldpbench_leaderboard):
-    ldpbench_leaderboard("gate.yaml", "baseline.json")
-
-
-def test_relaxed(ldpbench_leaderboard):
-    ldpbench_leaderboard("gate.yaml", "baseline.json", allow_missing=True)
-"""
-
-
-@pytest.mark.slow
-def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
-    spec = write_spec(pytester.path)
-    baseline = pytester.path / "baseline.json"
-    check_leaderboard(spec, baseline, out=pytester.path / "first", update=True)
-    rows = json.loads(baseline.read_text())
-    baseline.write_text(json.dumps(rows + [dict(rows[0], pipeline="power")]))
-    pytester.makepyfile(test_missing=MISSING_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*test_strict*",
-            "*ldpbench leaderboard regressed against*baseline.json:",
-            "*REGRESSION**: 1 missing*",
-            "*Baseline rows are no longer produced. If the spec changed on purpose, refresh the baseline "
-            "(pytest --ldpbench-update-baseline) or pass allow_missing=True.",
-        ]
-    )
-
-
-def _newer_baseline(path: Path) -> Path:
-    """A baseline row as a future ldpbench might write it: another version, another layout."""
-    path.write_text(json.dumps([{"schema_version": SCHEMA_VERSION + 1, "dataset": "zipf", "score": 1.0}]))
-    return path
-
-
 def test_a_baseline_of_another_schema_is_refused_before_anything_runs(tmp_path):
-    spec = write_spec(tmp_path)
-    baseline = _newer_baseline(tmp_path / "baseline.json")
+    spec = write_gate_spec(tmp_path)
+    baseline = newer_baseline(tmp_path / "baseline.json")
     with pytest.raises(UsageError, match="newer than the version .*written by a newer ldpbench.*update ldpbench"):
         check_leaderboard(spec, baseline, out=tmp_path / "out")
     assert not (tmp_path / "out").exists()  # no cell ran
-
-
-NEWER_TEST = """\
-def test_gate(ldpbench_leaderboard):
-    ldpbench_leaderboard("gate.yaml", "baseline.json")
-"""
-
-
-@pytest.mark.slow
-def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(pytester):
-    write_spec(pytester.path)
-    _newer_baseline(pytester.path / "baseline.json")
-    pytester.makepyfile(test_newer=NEWER_TEST)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            f"*ldpbench: baseline *baseline.json: leaderboard has schema version {SCHEMA_VERSION + 1}, newer than "
-            "the version*(written by a newer ldpbench): update ldpbench*",
-        ]
-    )
-    assert "Traceback" not in result.stdout.str()

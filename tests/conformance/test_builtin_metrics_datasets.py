@@ -6,10 +6,11 @@ across kinds, and a bare name is looked up among oracles and post-processors).
 
 from __future__ import annotations
 
-from ldpbench import build_plugins
+from support import builtin_plugins
+
 from ldpbench.testing import parametrize_with_checks
 
-_PLUGINS = build_plugins()
+_PLUGINS = builtin_plugins()
 
 #: Datasets that read a file the user provides (no default): the kit cannot load them bare.
 _NEEDS_A_FILE = {"fimi", "histogram", "kosarak", "search-log"}

@@ -12,12 +12,11 @@ instead of the checks of a pure, unbiased protocol.
 
 from __future__ import annotations
 
-import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
-_PLUGINS = build_plugins()
+_PLUGINS = builtin_plugins()
 _BUILTIN = [info.name for info in _PLUGINS.registry("oracle") if info.origin.distribution == "ldpbench"]
 
 _APPLE = {"estimator": "apple", "m": 4, "k": 3}
@@ -33,19 +32,7 @@ _VARIANTS = [
 ]
 
 
-#: Checks that take well over 5 s: CMS's default per-user path draws m = 1024 bits per user
-#: (600M Bernoulli draws for the kit's 200 trials, shared by these two checks); the same code path
-#: runs fast with m = 4.
-_SLOW = {"cms-check_unbiased_per_user", "cms-check_variance_per_user"}
-
-
-def _with_slow_marks(parametrize):
-    params = [p._replace(marks=(*p.marks, pytest.mark.slow)) if p.id in _SLOW else p for p in parametrize.args[1]]
-    return pytest.mark.parametrize(parametrize.args[0], params)
-
-
-@pytest.mark.slow  # the whole kit over every oracle: minutes; the fast tier has the kit's own tests
-@_with_slow_marks(parametrize_with_checks([*_BUILTIN, *_VARIANTS], plugins=_PLUGINS))
+@parametrize_with_checks([*_BUILTIN, *_VARIANTS], plugins=_PLUGINS)
 def test_builtin_oracle_conforms(plugin, check):
     check()
 

@@ -8,12 +8,11 @@ exception (EM without a report histogram).
 
 from __future__ import annotations
 
-import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.testing import parametrize_with_checks
 
-_PLUGINS = build_plugins()
+_PLUGINS = builtin_plugins()
 
 #: Parameters that keep a slow plugin's checks quick without changing what is checked.
 _QUICK_PARAMS = {"em-bootstrap": {"replicates": 2}}
@@ -25,7 +24,6 @@ _BUILTIN = [
 ]
 
 
-@pytest.mark.slow
 @parametrize_with_checks(_BUILTIN, plugins=_PLUGINS)
 def test_builtin_postprocessor_conforms(plugin, check):
     check()

@@ -71,7 +71,6 @@ def ldpbench(site, *args, env=None):
 ERROR = "ImportError: needs libfoo 2.0, found 1.3"
 
 
-@pytest.mark.slow
 def test_plugins_lists_the_broken_plugin_with_its_error(site):
     proc = ldpbench(site, "plugins")
     assert proc.returncode == 0, proc.stderr
@@ -90,7 +89,6 @@ def test_plugins_lists_the_broken_plugin_with_its_error(site):
     } in rows
 
 
-@pytest.mark.slow
 def test_a_spec_that_does_not_use_it_runs_with_a_warning(site):
     proc = ldpbench(site, "run", "grr.yaml", "--out", "out-grr", "--workers", "1", "--no-progress")
     assert proc.returncode == 0, proc.stderr
@@ -100,7 +98,6 @@ def test_a_spec_that_does_not_use_it_runs_with_a_warning(site):
     )
 
 
-@pytest.mark.slow
 def test_a_spec_naming_an_unknown_plugin_is_told_about_the_broken_one(site):
     (site / "missing.yaml").write_text(textwrap.dedent(SPEC).replace("ORACLE", "libfoo-oracle"))
     proc = ldpbench(site, "validate", "missing.yaml")
@@ -109,7 +106,6 @@ def test_a_spec_naming_an_unknown_plugin_is_told_about_the_broken_one(site):
     assert "it may come from a plugin that failed to load" in proc.stderr and ERROR in proc.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_disable_plugin_skips_plugins(site, how):
     args, env = (
@@ -137,7 +133,6 @@ def test_disable_plugin_skips_plugins(site, how):
     assert proc.returncode == 0, proc.stderr  # fancy loads again; broken is silent
 
 
-@pytest.mark.slow
 def test_a_whole_distribution_can_be_disabled(site):
     proc = ldpbench(site, "plugins", "--disable-plugin", "brokenplug")
     assert proc.returncode == 0 and "brokenplug" not in proc.stdout

@@ -12,8 +12,8 @@ import json
 import textwrap
 
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.cli import main
 
 ORACLE_SPEC = """\
@@ -43,7 +43,7 @@ metrics: [l1, mse, {ndcg: {k: 10}}]
 
 
 def _names(kind):
-    return [i.name for i in build_plugins().registry(kind)]
+    return [i.name for i in builtin_plugins().registry(kind)]
 
 
 def _runs(tmp_path, simulation):
@@ -52,7 +52,7 @@ def _runs(tmp_path, simulation):
     fault) -- EM after a finite output, IBU after a finite output or Bernoulli support counts,
     the closed-form MLE of randomized response after a randomized-response channel, MLE-Apx
     (a pure protocol's p*, q*) after the pure oracles."""
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     oracles = [i.cls(d=16, epsilon=2.0) for i in plugins.registry("oracle")]
     steps = [i.cls() for i in plugins.registry("postprocessor")]
 
@@ -81,8 +81,7 @@ def _runs(tmp_path, simulation):
         yield tmp_path / f"spec{k}.yaml", tmp_path / f"out{k}"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("simulation", ["aggregate", pytest.param("per-user", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("simulation", ["aggregate", "per-user"])
 def test_every_builtin_oracle_post_processor_and_metric_leaves_its_inputs_alone(tmp_path, capsys, simulation):
     for spec, out in _runs(tmp_path, simulation):
         code = main(["run", str(spec), "--out", str(out), "--workers", "1", "--no-progress"])

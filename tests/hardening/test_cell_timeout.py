@@ -44,7 +44,6 @@ def _run(tmp_path, spec, *flags):
     )
 
 
-@pytest.mark.slow
 def test_the_spec_s_cell_timeout_fails_the_hung_cell_and_the_run_completes(tmp_path, capsys):
     code = _run(tmp_path, SPEC + "cell_timeout: 1\n")
     assert code == 3
@@ -54,7 +53,6 @@ def test_the_spec_s_cell_timeout_fails_the_hung_cell_and_the_run_completes(tmp_p
     assert "cell timed out after 1 s (cell_timeout)" in capsys.readouterr().err
 
 
-@pytest.mark.slow
 def test_the_flag_beats_the_spec(tmp_path, capsys):
     code = _run(tmp_path, SPEC + "cell_timeout: 100000\n", "--cell-timeout", "0.5")
     assert code == 3

@@ -57,7 +57,6 @@ def cluster():
         yield running
 
 
-@pytest.mark.slow
 def test_runs_on_an_existing_scheduler_by_address(cluster, tmp_path, monkeypatch, capsys):
     address = cluster.scheduler_address
     assert address.startswith("tcp://")

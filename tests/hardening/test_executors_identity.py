@@ -22,8 +22,8 @@ import time
 
 import polars as pl
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.rows import COLUMNS
 from ldpbench.results.store import ResultsStore
 from ldpbench.runner import run_spec
@@ -82,7 +82,7 @@ def spec(tmp_path_factory):
 
 
 def _run(spec_path, out_dir, **executor):
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     spec = load_spec(spec_path, plugins)
     started = time.perf_counter()
     outcome = run_spec(spec, plugins, out_dir, progress=False, **executor)
@@ -98,21 +98,18 @@ def reference(spec, tmp_path_factory):
     return rows
 
 
-@pytest.mark.slow
 def test_reference_rows_are_real_numbers(reference):
     values = [struct.unpack("<d", bytes.fromhex(r[VALUE]))[0] for r in reference]
     assert all(math.isfinite(v) and v >= 0 for v in values)
     assert len(set(values)) > len(values) // 2  # distinct cells give distinct numbers
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_process_pool_matches_in_process(spec, reference, tmp_path, workers):
     rows, _ = _run(spec, tmp_path / "pool", executor="process-pool", workers=workers)
     assert rows == reference
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_DASK, reason="dask.distributed is not installed (pip install 'ldpbench[dask]')")
 def test_dask_local_cluster_matches_in_process(spec, reference, tmp_path):
     # The executor starts a LocalCluster: 2 worker processes, 1 thread each, and closes it after.
@@ -121,7 +118,6 @@ def test_dask_local_cluster_matches_in_process(spec, reference, tmp_path):
     print(f"dask LocalCluster(2 x 1 thread) run: {seconds:.1f} s")
 
 
-@pytest.mark.slow
 def test_a_different_seed_changes_the_numbers(spec, reference, tmp_path):
     # The identity above must not be vacuous: the rows do depend on the seed.
     other = tmp_path / "other.yaml"

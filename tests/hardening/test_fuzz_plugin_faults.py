@@ -147,13 +147,9 @@ def _cases(families=FAMILIES):
             if family == "dataset" and fault == "mutate":
                 continue  # a dataset has no input to write into
             for executor in EXECUTORS:
-                # Each hung cell costs its time limit: the dataset's hang, in 4 cells, is slow.
-                slow = executor == "process-pool" or (family == "dataset" and fault in HANGS)
-                marks = [pytest.mark.slow] if slow else []
-                yield pytest.param(family, fault, executor, id=f"{family}-{fault}-{executor}", marks=marks)
+                yield pytest.param(family, fault, executor, id=f"{family}-{fault}-{executor}")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("family", "fault", "executor"), list(_cases()))
 def test_a_plugin_fault_fails_exactly_its_rows(family, fault, executor, baselines, tmp_path, capsys):
     code, rows, err = run(tmp_path, family, fault, executor, capsys)
@@ -214,7 +210,6 @@ def test_a_mutating_metric_gets_an_error_instead_of_changing_other_rows(baseline
     assert all("read-only" in r["error"] for r in bad)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("executor", list(EXECUTORS))
 def test_a_hang_fails_its_cell_with_a_clear_error(executor, baselines, tmp_path, capsys):
     _, rows, err = run(tmp_path, "postprocessor", "sleep", executor, capsys)

@@ -227,7 +227,6 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-@pytest.mark.slow
 def test_structured_mutations_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -245,7 +244,6 @@ def test_structured_mutations_end_in_a_located_spec_error(plugins, case_file):
     assert _maxrss_mb() - rss_before < 300, "the fuzz cases held too much memory"
 
 
-@pytest.mark.slow
 def test_text_mutations_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -288,7 +286,6 @@ CLI_CASES = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CLI_CASES))
 def test_cli_rejects_malformed_specs_with_exit_2(case, tmp_path):
     path = tmp_path / f"{case}.yaml"
@@ -391,7 +388,6 @@ def merge_and_tag_attacks(draw: st.DrawFn) -> str:
     return BASE_TEXT.replace("oracles:", f"oracles: {tag}", 1)
 
 
-@pytest.mark.slow
 def test_merge_key_and_tag_attacks_end_in_a_located_spec_error(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -428,7 +424,6 @@ def executor_blocks(draw: st.DrawFn) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-@pytest.mark.slow
 def test_executor_blocks_never_name_a_scheduler(plugins, case_file, monkeypatch):
     import socket
 
@@ -454,7 +449,6 @@ def test_executor_blocks_never_name_a_scheduler(plugins, case_file, monkeypatch)
     assert outcomes["rejected"] > 0 and outcomes["valid"] > 0
 
 
-@pytest.mark.slow
 def test_device_fifo_directory_and_secret_paths_are_refused_unread(plugins, case_file, tmp_path):
     import os
 
@@ -543,7 +537,6 @@ def odd_names(draw: st.DrawFn) -> Any:
     )
 
 
-@pytest.mark.slow
 def test_long_and_odd_names_are_one_short_path_component(plugins, case_file):
     outcomes: Counter[str] = Counter()
     rss_before = _maxrss_mb()
@@ -627,7 +620,6 @@ def _spec_with(kind: str, name: str, key: str, value: Any) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-@pytest.mark.slow
 def test_every_builtin_plugin_parameter_with_wrong_values(plugins, case_file):
     cases = _plugin_param_cases(plugins)
     outcomes: Counter[str] = Counter()
@@ -691,7 +683,6 @@ def _worst_cases(tmp_path: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.slow
 def test_worst_case_time_and_memory_before_a_rejection(tmp_path):
     """Each family's costliest case in its own process: exit 2, located, bounded (printed with -s)."""
     code = (

@@ -85,7 +85,6 @@ def folder(tmp_path):
     return tmp_path
 
 
-@pytest.mark.slow
 def test_a_real_ctrl_c_stops_the_run_cleanly_and_keeps_finished_cells(folder):
     (folder / "spec.yaml").write_text(textwrap.dedent(SPEC).replace("PIPE", "waiter"))
     marker = folder / "marker"
@@ -150,7 +149,6 @@ def test_a_real_ctrl_c_stops_the_run_cleanly_and_keeps_finished_cells(folder):
     assert "(2 run, 2 already done)" in rerun.stderr
 
 
-@pytest.mark.slow
 def test_the_process_pool_kills_a_plugin_the_timer_cannot_stop(folder):
     """``Stubborn`` ignores SIGALRM: the pool kills its worker after the hard limit (1 + 2.25 s),
     reruns the cells in flight one process each, and kills it again there."""

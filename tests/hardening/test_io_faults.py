@@ -91,7 +91,6 @@ def io_error(res, *fragments):
     return lines[0]
 
 
-@pytest.mark.slow
 def test_a_full_disk_keeps_what_was_written_and_the_run_resumes(project):
     res = ldpbench(project, *RUN, harness=("enospc", "3"))
     line = io_error(res, "results.jsonl: No space left on device (ENOSPC)", "run again to resume")
@@ -109,7 +108,6 @@ def test_a_full_disk_keeps_what_was_written_and_the_run_resumes(project):
     assert len(ResultsStore(project / "out").load()) == ROWS
 
 
-@pytest.mark.slow
 def test_a_read_only_results_folder_exits_5(project):
     io_error(ldpbench(project, *RUN, harness=("erofs", "0")), "Read-only file system (EROFS)")
 
@@ -124,7 +122,6 @@ def test_a_folder_without_write_permission_exits_5(project):
         (project / "out").chmod(0o755)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("out", ["a-file", "/dev/null"])
 def test_an_out_that_is_a_file_or_a_device_exits_5(project, out):
     (project / "a-file").write_text("not a folder\n")
@@ -133,7 +130,6 @@ def test_an_out_that_is_a_file_or_a_device_exits_5(project, out):
     assert (project / "a-file").read_text() == "not a folder\n"
 
 
-@pytest.mark.slow
 def test_a_results_file_that_is_a_directory_exits_5(project):
     (project / "out" / "results.jsonl").mkdir(parents=True)
     io_error(ldpbench(project, *RUN), "results.jsonl: Is a directory (EISDIR)")
@@ -152,7 +148,6 @@ HOLD = textwrap.dedent("""\
 """)
 
 
-@pytest.mark.slow
 def test_a_second_run_into_a_held_folder_is_refused_and_writes_nothing(project):
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(project / "out")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -172,7 +167,6 @@ def test_a_second_run_into_a_held_folder_is_refused_and_writes_nothing(project):
     assert ldpbench(project, *RUN).returncode == 0
 
 
-@pytest.mark.slow
 def test_two_concurrent_runs_never_duplicate_or_lose_rows(project):
     procs = [
         subprocess.Popen(

@@ -107,7 +107,6 @@ def _stored_cells(path: Path) -> dict[str, int]:
     return cells
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2], ids=["in-process", "pool"])
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_leaderboard(tmp_path, workers):
     spec = tmp_path / "killme.yaml"

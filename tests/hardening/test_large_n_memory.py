@@ -21,8 +21,6 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 N = 100_000_000
 D = 16
 EPSILON = 1.0
@@ -52,7 +50,6 @@ def grr_mse(n: int, d: int, eps: float) -> float:
     return q * (1 - q) / (n * (p - q) ** 2) + f * (1 - p - q) / (n * (p - q))
 
 
-@pytest.mark.slow
 def test_hundred_million_grr_users_per_user_under_1gb(tmp_path):
     (tmp_path / "big.yaml").write_text(textwrap.dedent(SPEC))
     out, err = tmp_path / "stdout.json", tmp_path / "stderr.txt"

@@ -1,6 +1,6 @@
 """A plugin that raises fails only its own cells (issue 7, hardening).
 
-``tests/cli/test_run_cli.py`` checks the exit code 3 and the leaderboard JSON of a post-processor
+``tests/system/test_run_cli.py`` checks the exit code 3 and the leaderboard JSON of a post-processor
 that always raises. This adds what it leaves out, with a post-processor that raises in some cells
 only (at epsilon 4, not at epsilon 1):
 
@@ -85,7 +85,6 @@ def runs(tmp_path_factory):
     return root, failing
 
 
-@pytest.mark.slow
 def test_exit_code_3_and_the_error_on_stderr(runs):
     _, failing = runs
     assert failing.returncode == 3, failing.stderr
@@ -93,7 +92,6 @@ def test_exit_code_3_and_the_error_on_stderr(runs):
     assert f"{FAILED_CELLS * 2} result rows failed" in failing.stderr  # 6 cells x 2 metrics
 
 
-@pytest.mark.slow
 def test_the_error_is_stored_with_each_failed_row_only(runs):
     root = runs[0]
     rows = _stored_rows(root / "failing")

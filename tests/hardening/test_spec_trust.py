@@ -152,7 +152,6 @@ def _validate_in_subprocess(tmp_path, spec: str, timeout: float = 60) -> tuple[i
     return res.returncode, res.stderr, seconds, rss
 
 
-@pytest.mark.slow
 def test_a_device_or_fifo_as_the_spec_is_refused_at_once(tmp_path):
     fifo = tmp_path / "spec.yaml"
     os.mkfifo(fifo)
@@ -163,7 +162,6 @@ def test_a_device_or_fifo_as_the_spec_is_refused_at_once(tmp_path):
         assert rss < 300, rss
 
 
-@pytest.mark.slow
 def test_nested_merge_keys_are_refused_bounded(tmp_path):
     # Seven levels of eight merged references: 8**7 = 2 million merged copies of a pair (the old
     # loader flattened them in place: minutes and gigabytes).

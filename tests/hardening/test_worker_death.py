@@ -105,7 +105,6 @@ def crashed(tmp_path_factory):
     return root, _run(root, "crashed", "--workers", "2", die=True)
 
 
-@pytest.mark.slow
 def test_the_run_completes_with_exit_3_and_says_how_the_worker_died(crashed):
     _, proc = crashed
     assert proc.returncode == 3, proc.stderr
@@ -119,7 +118,6 @@ def test_the_run_completes_with_exit_3_and_says_how_the_worker_died(crashed):
         assert row["repeats"] == (0 if row["epsilon"] == 4 else 3), row
 
 
-@pytest.mark.slow
 def test_only_the_dead_cells_fail_and_each_keeps_its_rows_identity(crashed):
     root, _ = crashed
     df = ResultsStore(root / "crashed").load()

@@ -1,82 +1,19 @@
-"""ldpbench as a user gets it from a wheel: built, installed (not editable) into a fresh virtual
-environment, and the quick start run from another folder.
-
-An editable install reads the source tree, so it hides a package missing from ``pyproject.toml``
-or a data file left out of the wheel; only a real wheel shows them.
-"""
+"""Every package of the source tree is listed in ``pyproject.toml``, so that a wheel carries it
+(an editable install reads the source tree and hides a missing one). The wheel built and
+installed: tests/system/test_wheel.py."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
-import pytest
 import tomllib
+from support import PACKAGE_DIRS, source_packages
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Source folder of each top-level package (pyproject's package-dir).
-PACKAGE_DIRS = {"ldpbench": "ldpbench", "ldpbench_plugins": "plugins", "ldpbench_data": "datasets"}
-
-
-def _source_packages() -> set[str]:
-    """Every folder with an ``__init__.py`` under the package folders, as a dotted package name."""
-    found = set()
-    for package, folder in PACKAGE_DIRS.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder).parts
-            found.add(".".join((package, *rel)))
-    return found
 
 
 def test_every_package_is_listed_in_pyproject():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     assert config["package-dir"] == PACKAGE_DIRS
-    missing = _source_packages() - set(config["packages"])
+    missing = source_packages() - set(config["packages"])
     assert not missing, f"packages missing from [tool.setuptools] packages (not in a wheel): {sorted(missing)}"
-
-
-def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, (
-        f"{' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
-    return proc
-
-
-@pytest.mark.slow
-def test_the_quick_start_runs_from_an_installed_wheel(tmp_path):
-    wheels = tmp_path / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)], tmp_path)
-    (wheel,) = wheels.glob("ldpbench-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for package in _source_packages():
-        assert package.replace(".", "/") + "/__init__.py" in names, f"{package} is not in the wheel"
-    shipped = {p.name for p in (ROOT / "datasets").iterdir() if p.suffix in (".gz", ".csv", ".md")}
-    assert {n.split("/", 1)[1] for n in names if n.startswith("ldpbench_data/")} >= shipped
-
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
-    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    _run([str(bindir / "python"), "-m", "pip", "install", "-q", str(wheel)], tmp_path)
-
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    shutil.copy(ROOT / "specs" / "quickstart.yaml", elsewhere / "quickstart.yaml")
-    where = _run([str(bindir / "python"), "-c", "import ldpbench, ldpbench_data; print(ldpbench.__file__)"], elsewhere)
-    assert Path(where.stdout.strip()).is_relative_to(venv), f"ldpbench imported from {where.stdout}"
-
-    run = _run([str(bindir / "ldpbench"), "run", "quickstart.yaml"], elsewhere)
-    assert "power-ns" in run.stdout and "320 cells" in run.stderr
-    board = json.loads((elsewhere / "results" / "quickstart" / "leaderboard.json").read_text())
-    assert len(board) == 4 * 3 * 4 and all(row["failed"] == 0 for row in board)
-
-    # The shipped histograms came with the wheel (package data), not from the source tree.
-    datasets = json.loads(_run([str(bindir / "ldpbench"), "datasets", "--json"], elsewhere).stdout)
-    by_name = {d["name"]: d for d in datasets}
-    assert by_name["retail"]["n"] == 908_577 and by_name["adult"]["d"] == 224

@@ -64,7 +64,6 @@ def simulate(p: np.ndarray, trials: int, seed: int, per_user: bool) -> tuple[np.
     return np.array(estimates), np.array(variances)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("per_user,trials", [(False, 3000), (True, 300)])
 def test_client_estimates_are_unbiased(per_user, trials):
     """F1: |z| <= 5.5 for every record, query and the wildcard total."""
@@ -75,7 +74,6 @@ def test_client_estimates_are_unbiased(per_user, trials):
     assert np.abs(z).max() <= 5.5, z
 
 
-@pytest.mark.slow
 def test_client_exact_variance_matches_simulation():
     """F2: empirical variance / exact variance within 1 +- 0.12 for every estimate (T = 3000);
     the plug-in variance estimate is unbiased for it (mean within 3%)."""
@@ -141,7 +139,6 @@ def test_local_alg_follows_the_report_law_with_wildcard_records(slot):
     assert stats.chisquare(observed, n * P_W[slot]).pvalue >= 1e-6
 
 
-@pytest.mark.slow
 def test_client_record_estimate_of_a_query_star_record_is_unbiased():
     """A (q, *) record alone under its query: its estimate is the query's, unbiased (|z| <= 5.5
     over 2,000 trials of 5,000 clients), with the exact variance (empirical / exact within 0.15:

@@ -4,10 +4,15 @@ Fixed seeds; every tolerance is several standard errors wide (computed in the co
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from support import hand_estimate
 
-from ldpbench_plugins.numerics.noise import significance_threshold
+from ldpbench_plugins.numerics.noise import (
+    significance_threshold,
+)
 from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
 from ldpbench_plugins.priors.families import Exponential, Gaussian, Laplace, Poisson, PowerLaw, Zipf
 
@@ -19,7 +24,6 @@ def zero_below_threshold(x: np.ndarray, sigma: float) -> np.ndarray:
     return np.where(x > significance_threshold(sigma, x.size), x, 0.0)
 
 
-@pytest.mark.slow
 def test_d1_posterior_mean_reaches_the_bayes_risk():
     rng = np.random.default_rng(101)
     d, mu, tau, sigma = 20_000, 1_000.0, 200.0, 300.0
@@ -45,7 +49,6 @@ def test_d1_posterior_mean_reaches_the_bayes_risk():
         assert best < value / 1.10, name
 
 
-@pytest.mark.slow
 def test_d1_power_law_prior_against_oue_zero():
     # One run is dominated by a few large items (docs/algorithms.md §8.4): assert on the average of 50 runs.
     rng = np.random.default_rng(102)
@@ -114,7 +117,6 @@ TOLERANCE = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_fit_recovers_the_prior(family, method):
@@ -126,12 +128,11 @@ def test_d2_d3_fit_recovers_the_prior(family, method):
     for got, want, tol in zip(theta, truth, TOLERANCE[family]):
         assert got == pytest.approx(want, rel=tol)
     if method == "mle":
-        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/test_calibrate.py)
+        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/plugins/numerics/test_posterior.py)
         ll = lambda th: interpolated_posterior(x, sigma, prior, th, support).log_marginal.sum()  # noqa: E731
         assert ll(theta) >= ll(mv) - 1e-6
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [2.0, 2.5])
 @pytest.mark.parametrize("method", ["mean-variance", "mle"])
 def test_d2_d3_power_law_exponent(alpha, method):
@@ -148,6 +149,21 @@ def test_d2_d3_power_law_exponent(alpha, method):
     theta = mv if method == "mean-variance" else prior.fit_mle(x, sigma**2, support)
     assert theta[0] == pytest.approx(alpha, abs=0.15)
     if method == "mle":
-        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/test_calibrate.py)
+        # interpolated log-likelihood: exact to ~1e-13 per item (tested in tests/unit/plugins/numerics/test_posterior.py)
         ll = lambda th: interpolated_posterior(x, sigma, prior, th, support).log_marginal.sum()  # noqa: E731
         assert ll(theta) >= ll(mv) - 1e-6
+
+
+def test_mle_fit_never_loses_likelihood(plugins):
+    rng = np.random.default_rng(12)
+    n, d = 1_000_000, 1_500
+    counts = np.round(rng.laplace(600, 120, d)).clip(0)
+    est = hand_estimate(counts, n, 4.0, rng)
+    x, sigma = est.frequencies * n, math.sqrt(est.variance[0]) * n
+    fam = Laplace()
+    mv = fam.fit_mean_variance(x, sigma**2, (0, n))
+    ml = fam.fit_mle(x, sigma**2, (0, n))
+    ll = lambda th: posterior(x, sigma, fam, th, (0, n)).log_marginal.sum()  # noqa: E731
+    assert ll(ml) >= ll(mv) - 1e-6
+    out = plugins.create("postprocessor", "calibrate", {"prior": "laplace", "fit": "mle"}).apply(est, rng)
+    assert out.info["calibrate"]["params"] == pytest.approx(dict(zip(fam.parameter_names, ml)), rel=1e-9)

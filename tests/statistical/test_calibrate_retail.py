@@ -11,14 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench import build_plugins
-
 PAPER_IMPROVEMENT = {1: 2.4, 5: 65.0}  # [JG19] §IV-B, Retail, % over OUE-Zero
-
-
-@pytest.fixture(scope="module")
-def plugins():
-    return build_plugins()
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +36,6 @@ def run_retail(plugins, retail, eps: float, repeats: int = 10):
     return {k: np.asarray(v) for k, v in out.items()}, {k: np.asarray(v) for k, v in prf.items()}
 
 
-@pytest.mark.slow
 def test_d4_retail_calibrate_vs_oue_zero(plugins, retail):
     improvement = {}
     for eps in (1, 4, 5):

@@ -25,13 +25,13 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.engine.simulate import simulate
 from ldpbench.spec.seeding import rng_for
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 if "olh" not in PLUGINS.registry("oracle"):
     pytest.skip("the 'olh' oracle is not registered yet", allow_module_level=True)
 
@@ -83,14 +83,12 @@ def mean(epsilon: float, method: str, metric: str) -> float:
     return float(scores(epsilon)[method][metric].mean())
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_full_domain_mse_norm_sub_beats_base_pos_beats_base_beats_norm_mul(epsilon):
     m = {k: mean(epsilon, k, "mse") for k in ("norm-sub", "base-pos", "base", "norm-mul")}
     assert m["norm-sub"] < m["base-pos"] < m["base"] < m["norm-mul"], m
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_full_domain_mse_base_cut_beats_base_pos(epsilon):
     assert mean(epsilon, "base-cut", "mse") < mean(epsilon, "base-pos", "mse")
@@ -118,7 +116,6 @@ def test_set_queries_normalization_wins(epsilon):
     assert mean(epsilon, "norm-sub", "set10") < mean(epsilon, "base", "set10")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_power_ns_is_best_for_subsets(epsilon):
     if not _available("power-ns"):

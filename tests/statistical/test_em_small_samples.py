@@ -23,13 +23,13 @@ import math
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.types import Population
 from ldpbench_plugins.postprocessors._em import groups_of, newton_step, run_em
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 
 
 def apportion(weights: np.ndarray, n: int) -> np.ndarray:
@@ -93,7 +93,6 @@ def small_sample_runs():
     return pop.frequencies, out
 
 
-@pytest.mark.slow
 def test_e2_em_mse_is_on_the_published_scale(small_sample_runs):
     truth, out = small_sample_runs
     mse = np.array([((em - truth) ** 2).sum() for em, _, _ in out])
@@ -109,7 +108,6 @@ def test_e3_corrected_em_reduces_mse_in_the_small_sample_setting(small_sample_ru
     assert all(np.abs(delta).sum() > 0 and np.abs(c - em).sum() > 1e-5 for em, c, delta in out)
 
 
-@pytest.mark.slow
 def test_e3_correction_vanishes_for_large_samples():
     K = 281
     pop = Population(apportion(np.arange(1, K + 1, dtype=float) ** -1.0, 3_039_160))

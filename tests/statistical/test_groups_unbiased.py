@@ -39,12 +39,12 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.types import Population
 
-PLUGINS = build_plugins()
+PLUGINS = builtin_plugins()
 POP = Population(np.array([400_000, 250_000, 150_000, 100_000, 50_000, 30_000, 15_000, 5_000]))
 GROUPS = [(0.5, 80), (2.0, 40), (math.inf, 8)]
 ORACLES = ("grr", "oue", "olh", "hr")
@@ -103,7 +103,6 @@ def frequencies(oracle: str) -> np.ndarray:
     return np.array([e.frequencies for e in runs(oracle)])
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_weights_are_the_inverse_reference_variances(oracle):
     est = runs(oracle)[0]
@@ -116,7 +115,6 @@ def test_weights_are_the_inverse_reference_variances(oracle):
     assert np.allclose(est.frequencies, combined, rtol=0, atol=1e-12)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_combined_estimate_is_unbiased(oracle):
     est, T = frequencies(oracle), REPEATS[oracle]

@@ -104,7 +104,6 @@ def mse_checks(oracle, counts: np.ndarray, rng: np.random.Generator, path: str, 
     return [ten_percent, mean_test(mse, want, sd, label=where), *per_item_checks(est, f, var, label=where)]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_mse_matches_the_variance_formula(name, path, ldpbench_rng):
@@ -147,7 +146,6 @@ QUICK = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("label", sorted(QUICK))
 def test_unbiased_on_a_small_domain_aggregate(label, ldpbench_rng):
     name, params = QUICK[label]

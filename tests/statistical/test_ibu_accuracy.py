@@ -9,20 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import builtin_plugins
 
-from ldpbench import build_plugins
 from ldpbench.engine.simulate import simulate
 
-PLUGINS = build_plugins()
-#: The four first oracles run in the fast tier; the others that declare ``bernoulli_support`` (or a
-#: channel) in the slow one.
-ORACLES = (
-    "grr",
-    "oue",
-    "olh",
-    "hr",
-    *(pytest.param(name, marks=pytest.mark.slow) for name in ("ss", "sue", "blh", "the", "pgr", "cms", "hcms")),
-)
+PLUGINS = builtin_plugins()
+#: The four first oracles, and the others that declare ``bernoulli_support`` (or a channel).
+ORACLES = ("grr", "oue", "olh", "hr", "ss", "sue", "blh", "the", "pgr", "cms", "hcms")
 
 
 def _zipf_counts(d, n, s):
@@ -42,7 +35,6 @@ def _runs(oracle, counts, epsilon, repeats, seed):
     return np.array(base), np.array(processed)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("oracle", ORACLES)
 def test_ibu_mse_is_far_below_the_unbiased_estimate_at_small_epsilon(oracle):
     # d = 64, n = 20,000, eps = 0.5, Zipf 1.5: most items are rare, the unbiased estimate's noise

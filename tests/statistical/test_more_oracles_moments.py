@@ -113,7 +113,6 @@ def moment_checks(oracle, counts: np.ndarray, rng: np.random.Generator, path: st
     return [ten_percent, mean_test(mse, want, sd, label=where), *per_item_checks(est, f, var, label=where)]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_mse_matches_the_variance_formula(name, path, ldpbench_rng):

@@ -58,7 +58,6 @@ def per_user_histograms(oracle, counts, rng, size, m=M):
     return np.bincount(flat, minlength=m * size).reshape(m, size)
 
 
-@pytest.mark.slow
 def test_grr_exact_law(ldpbench_rng):
     grr, counts, rng = GRR(d=3, epsilon=1.0), np.array([2, 1, 1]), ldpbench_rng
     law = support_law(grr, counts)
@@ -70,7 +69,6 @@ def test_grr_exact_law(ldpbench_rng):
     exact_distribution_test(loop, law, label=" GRR sample_report_histogram").check()
 
 
-@pytest.mark.slow
 def test_oue_exact_law(ldpbench_rng):
     oue, counts, rng = OUE(d=3, epsilon=1.0), np.array([1, 1, 1]), ldpbench_rng
     law = support_law(oue, counts)
@@ -88,7 +86,6 @@ def test_oue_exact_law(ldpbench_rng):
     exact_distribution_test(loop, law, label=" OUE sample_support_counts").check()
 
 
-@pytest.mark.slow
 def test_olh_exact_law_of_the_idealized_protocol(ldpbench_rng):
     olh, counts, rng = OLH(d=3, epsilon=1.0, g=3), np.array([1, 1, 1]), ldpbench_rng
     P, _ = olh.output_table()
@@ -137,7 +134,6 @@ def test_olh_real_hash_marginals(g, ldpbench_rng):
     exact_distribution_test(buckets[:, None], law, label=f" hash buckets, g={g}").check()
 
 
-@pytest.mark.slow
 def test_hr_exact_law_small(ldpbench_rng):
     hr, counts, rng = HR(d=3, epsilon=1.0), np.array([1, 1, 1]), ldpbench_rng
     assert hr.size == 4
@@ -151,7 +147,6 @@ def test_hr_exact_law_small(ldpbench_rng):
     exact_distribution_test(support, support_law(hr, counts), label=" HR support counts").check()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 3.0])
 def test_hr_splitting_sampler_exact_law_three_levels(eps, ldpbench_rng):
     """K = 8 (three levels of splitting, items merging at each level, forced and free states)."""

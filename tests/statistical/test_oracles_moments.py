@@ -67,7 +67,6 @@ def test_b1_thresholds_are_the_documented_ones():
     assert 7.8 * math.sqrt(2 / (399 * 64)) == pytest.approx(0.069, abs=5e-4)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_b1_unbiased_with_the_exact_variance(name, path, ldpbench_rng):
@@ -161,7 +160,6 @@ def issue_checks(oracle, counts: np.ndarray, rng: np.random.Generator, path: str
     return [ten_percent, mse_mean, *per_item_checks(est, f, oracle.variance(n, f), label=where)]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 @pytest.mark.parametrize("name", sorted(ORACLES))
 def test_issue_mse_matches_the_formula(name, path, ldpbench_rng):

@@ -103,7 +103,6 @@ def mse_checks(oracle: PGR, counts: np.ndarray, rng: np.random.Generator, path: 
     return [ten_percent, mse_mean, *per_item_checks(est, f, np.diag(C), C, label=where)]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", ["aggregate", "per-user"])
 def test_mse_matches_the_formula(path, ldpbench_rng):
     counts = population(D, N)
@@ -139,7 +138,6 @@ def test_aggregate_path_is_unbiased_on_a_small_domain(q, ldpbench_rng):
     z_test(est, counts / n, oracle.variance(n, counts / n), label=f", pgr q={oracle.space.q}").check()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("crowded_from", [1, 10**9])
 def test_aggregate_support_counts_follow_the_exact_law(crowded_from, monkeypatch, ldpbench_rng):
     """d = 5, q = 3 (t = 3, K = 13, c_set = 4), 5 users: the joint law of the support counts,

@@ -34,7 +34,6 @@ def support_law(oracle: SubsetSelection, counts: np.ndarray):
     return law_of_sum(per_item[v] for v, c in enumerate(counts) for _ in range(c))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("d", "k", "eps", "counts"), CASES)
 def test_aggregate_counts_follow_the_exact_joint_law(d, k, eps, counts, ldpbench_rng):
     oracle = SubsetSelection(d=d, epsilon=eps, k=k)

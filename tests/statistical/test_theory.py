@@ -7,12 +7,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import builtin_plugins
 
 import ldpbench
 from ldpbench.leaderboard.theory import far_from_theory, theory_warnings
 
 
-@pytest.mark.slow
 def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_the_quickstart(tmp_path):
     spec = Path(__file__).resolve().parents[2] / "specs" / "quickstart.yaml"
     lb = ldpbench.run(spec, tmp_path / "qs", workers=1).leaderboard
@@ -24,7 +24,6 @@ def test_theory_within_10_percent_of_measured_mse_for_every_builtin_oracle_in_th
     assert all(math.isnan(t) for t in lb.filter(lb["pipeline"] != "base")["theory"].to_list())
 
 
-@pytest.mark.slow
 def test_theory_under_personalized_budgets_and_sampling(tmp_path):
     spec = {
         "name": "mix",
@@ -60,9 +59,8 @@ def test_a_declared_bias_enters_theory(tmp_path):
     }
     out = ldpbench.run(spec, tmp_path / "apple", workers=1)
     assert theory_warnings(out.leaderboard) == []
-    from ldpbench import build_plugins
 
-    plugins = build_plugins()
+    plugins = builtin_plugins()
     f = plugins.create("dataset", "zipf", {"d": 64, "n": 20000, "s": 1.1}).load(None).frequencies
     for r in out.leaderboard.iter_rows(named=True):
         assert r["mean"] / r["theory"] == pytest.approx(1.0, abs=0.10), r
@@ -92,7 +90,6 @@ WRONG_ORACLE = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.slow
 def test_a_wrong_variance_formula_is_flagged_in_the_run_summary(tmp_path, run_cli):
     (tmp_path / "plugs").mkdir()
     (tmp_path / "plugs" / "wrong.py").write_text(WRONG_ORACLE)

@@ -68,7 +68,6 @@ def tiny_run(tmp_path_factory):
     return ldpbench.run(tiny_spec(repeats=15), tmp_path_factory.mktemp("w17") / "tiny", workers=1).leaderboard
 
 
-@pytest.mark.slow
 def test_a_tiny_version_measures_each_oracles_variance_formula(tiny_run):
     lb = tiny_run
     oracles = set(ORACLES)

@@ -1,17 +1,21 @@
-"""The notebook API ``ldpbench.postprocess`` runs the runner's code path on a bare vector."""
+"""The notebook API (ldpbench/api.py): ``ldpbench.run``, the face of ``ldpbench run`` (same
+errors, every file of the results folder), and ``ldpbench.postprocess``, the runner's code path on
+a bare vector."""
 
 from __future__ import annotations
 
+import json
 import math
 import types
 
 import numpy as np
 import pytest
+from support import GIVEN_SPEC, NOTEBOOK_SPEC, builtin_plugins
 
 import ldpbench
 from ldpbench import build_plugins, hookimpl
 from ldpbench.engine.pipeline import apply_pipeline
-from ldpbench.errors import LdpbenchError, UnknownPluginError
+from ldpbench.errors import LdpbenchError, SpecError, UnknownPluginError, UsageError
 from ldpbench.types import Estimate, Oracle
 from ldpbench_plugins.numerics.simplex import project_to_simplex
 
@@ -128,7 +132,7 @@ def test_user_mistakes_raise_clear_errors(args, message):
 
 
 def test_with_the_built_in_oracles():
-    registered = build_plugins().registry("oracle")
+    registered = builtin_plugins().registry("oracle")
     oracles = [o for o in ("grr", "oue", "olh", "hr") if o in registered]
     if "grr" not in oracles:
         pytest.skip("the built-in oracles are not registered yet")
@@ -142,3 +146,24 @@ def test_with_the_built_in_oracles():
     assert est.p_star + (F_HAT.size - 1) * est.q_star == pytest.approx(1.0)
     out = ldpbench.postprocess({"mle-apx": {"variant": "grr"}}, F_HAT, n=100_000, epsilon=1.0, oracle="grr")
     assert out.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_bad_mapping_raises_with_every_problem_located():
+    bad = {**NOTEBOOK_SPEC, "datasets": ["zipff"], "pipelines": ["norm_sub"]}
+    with pytest.raises(SpecError) as exc:
+        ldpbench.run(bad)
+    assert any("unknown dataset 'zipff' — did you mean 'zipf'?" in p for p in exc.value.problems)
+    assert any("did you mean 'norm-sub'?" in p for p in exc.value.problems)
+    assert all(p.startswith("<spec>:") for p in exc.value.problems)
+
+
+def test_the_api_writes_every_file_of_the_results_folder(tmp_path):
+    outcome = ldpbench.run({**GIVEN_SPEC, "metrics": ["mse"]}, tmp_path / "out", workers=1)
+    assert {p.name for p in outcome.out_dir.iterdir()} >= {"results.jsonl", "manifest.json", "leaderboard.json"}
+    rows = json.loads((outcome.out_dir / "leaderboard.json").read_text())
+    assert len(rows) == outcome.leaderboard.height
+
+
+def test_plugins_and_plugins_dirs_are_exclusive(tmp_path):
+    with pytest.raises(UsageError, match="not both"):
+        ldpbench.run(GIVEN_SPEC, tmp_path, plugins=builtin_plugins(), plugins_dirs=[tmp_path])

@@ -1,0 +1,162 @@
+"""The set-query and top-k metrics ([W20] §V; docs/algorithms.md §6.2–6.3, §8.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support import builtin_plugins
+
+import ldpbench_plugins.metrics.queries as queries
+from ldpbench.engine.pipeline import apply_pipeline
+from ldpbench.types import Estimate, Population
+
+PLUGINS = builtin_plugins()
+
+
+def metric(name: str, **params):
+    return PLUGINS.create("metric", name, params)
+
+
+def post(name: str, **params):
+    return PLUGINS.create("postprocessor", name, params)
+
+
+def population(counts) -> Population:
+    return Population(np.asarray(counts))
+
+
+def estimate(f, **kw) -> Estimate:
+    f = np.asarray(f, dtype=float)
+    return Estimate(frequencies=f, n=1000, epsilon=1.0, p_star=0.5, q_star=0.25, variance=np.full(f.size, 1e-4), **kw)
+
+
+def noisy(truth: Population, sd: float, seed: int) -> np.ndarray:
+    return truth.frequencies + np.random.default_rng(seed).normal(0, sd, truth.d)
+
+
+def brute_force_set_query(truth_f, answers_fn, d, size, queries, seed) -> float:
+    """The definition, one query at a time, drawing subsets the same way the metric does."""
+    rng = np.random.default_rng(seed)
+    errors = []
+    for _ in range(queries):
+        s = rng.choice(d, size, replace=False)
+        errors.append((answers_fn(s) - truth_f[s].sum()) ** 2)
+    return float(np.mean(errors))
+
+
+TRUTH = population(np.random.default_rng(1).integers(0, 500, 300))
+
+
+@pytest.mark.parametrize("rho", [0.5, 10, 50, 73.3, 100])
+def test_set_query_matches_the_definition(rho):
+    f_hat = noisy(TRUTH, 0.01, 2)
+    m = metric("set-query", rho=rho, queries=40)
+    size = max(1, round(rho * TRUTH.d / 100))
+    assert m.subset_size(TRUTH.d) == size
+    got = m.score(TRUTH, estimate(f_hat), np.random.default_rng(7))
+    want = brute_force_set_query(TRUTH.frequencies, lambda s: f_hat[s].sum(), TRUTH.d, size, 40, 7)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
+def test_set_query_scores_post_pos_on_its_clipped_answers():
+    f_hat = noisy(TRUTH, 0.05, 3) - 0.01  # many negative subset sums
+    est = apply_pipeline([post("post-pos")], estimate(f_hat), np.random.default_rng(0))
+    m = metric("set-query", rho=5, queries=60)
+    got = m.score(TRUTH, est, np.random.default_rng(11))
+    want = brute_force_set_query(
+        TRUTH.frequencies, lambda s: max(f_hat[s].sum(), 0.0), TRUTH.d, m.subset_size(TRUTH.d), 60, 11
+    )
+    assert got == pytest.approx(want, rel=1e-12)
+    unclipped = metric("set-query", rho=5, queries=60).score(TRUTH, estimate(f_hat), np.random.default_rng(11))
+    assert got < unclipped  # clipping a negative sum towards a non-negative truth only helps
+
+
+def test_set_query_error_is_symmetric_for_estimates_summing_to_one():
+    # A11: with sum f' = 1, the error of S equals that of its complement, to 1e-12.
+    f_norm = apply_pipeline([post("norm-sub")], estimate(noisy(TRUTH, 0.01, 4)), None).frequencies
+    subsets = queries._Subsets(TRUTH.d, 90, 50, np.random.default_rng(5))
+    f = TRUTH.frequencies
+    err_s = (subsets.sums(f_norm) - subsets.sums(f)) ** 2
+    err_c = ((f_norm.sum() - subsets.sums(f_norm)) - (f.sum() - subsets.sums(f))) ** 2
+    np.testing.assert_allclose(err_s, err_c, rtol=0, atol=1e-12)
+    # ... and at rho = 100% the only subset is the domain: the error is (sum f' - 1)^2 = 0.
+    assert metric("set-query", rho=100).score(TRUTH, estimate(f_norm), np.random.default_rng(0)) < 1e-24
+
+
+def test_set_query_sums_over_a_subset_or_its_complement_agree():
+    x = np.random.default_rng(4).normal(size=TRUTH.d)
+    for size in (1, 120, 150, 151, 299, 300):
+        rng = np.random.default_rng(size)
+        subsets = queries._Subsets(TRUTH.d, size, 7, rng)
+        assert subsets.complement == (size > TRUTH.d - size)
+        rng = np.random.default_rng(size)
+        want = [x[rng.choice(TRUTH.d, size, replace=False)].sum() for _ in range(7)]
+        np.testing.assert_allclose(subsets.sums(x), want, rtol=0, atol=1e-12)
+
+
+def test_set_query_reuses_subsets_only_for_the_same_generator_state():
+    m = metric("set-query", rho=20, queries=30)
+    est = estimate(noisy(TRUTH, 0.01, 8))
+    fresh = metric("set-query", rho=20, queries=30)
+    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
+    first = m.score(TRUTH, est, rng_a)
+    again = m.score(TRUTH, est, rng_b)  # same state: a cache hit
+    assert first == again == fresh.score(TRUTH, est, np.random.default_rng(9))
+    # The generator is left where a real draw leaves it.
+    assert rng_a.bit_generator.state == rng_b.bit_generator.state
+    assert rng_a.random() == rng_b.random()
+    other = m.score(TRUTH, est, np.random.default_rng(10))
+    assert other == fresh.score(TRUTH, est, np.random.default_rng(10)) != first
+    # The true subset sums are remembered per truth, not per call.
+    truth2 = population(np.random.default_rng(2).integers(0, 500, 300))
+    assert m.score(truth2, est, np.random.default_rng(10)) == pytest.approx(
+        metric("set-query", rho=20, queries=30).score(truth2, est, np.random.default_rng(10)), rel=1e-15
+    )
+
+
+def test_set_query_respects_estimate_items():
+    items = np.array([5, 17, 3, 250, 99, 42, 7, 8, 9, 10])
+    f_hat = TRUTH.frequencies[items] + 0.001
+    got = metric("set-query", rho=50, queries=20).score(TRUTH, estimate(f_hat, items=items), np.random.default_rng(1))
+    assert got == pytest.approx(25e-6, rel=1e-9)  # 5 items, each off by 0.001
+
+
+def test_topk_uses_the_true_top_k_with_ties_by_index():
+    truth = population([5, 9, 9, 1, 0, 9])
+    f = truth.frequencies
+    f_hat = f + np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    # True top 2: items 1 and 2 (tie with 5 broken by index).
+    got = metric("topk-mse", k=2).score(truth, estimate(f_hat), None)
+    assert got == pytest.approx((0.2**2 + 0.3**2) / 2, rel=1e-12)
+    # Estimated top 2: items 5 and 2.
+    got = metric("topk-mse", k=2, by="estimate").score(truth, estimate(f_hat), None)
+    assert got == pytest.approx((0.6**2 + 0.3**2) / 2, rel=1e-12)
+    # k beyond the domain: every item.
+    got = metric("topk-mse", k=100).score(truth, estimate(f_hat), None)
+    assert got == pytest.approx(np.mean(np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]) ** 2), rel=1e-12)
+
+
+def test_topk_scores_post_pos_on_its_clipped_single_value_answers():
+    truth = population([0, 0, 10, 0])
+    f_hat = np.array([-0.2, 0.1, 0.9, 0.0])
+    est = apply_pipeline([post("post-pos")], estimate(f_hat), None)
+    got = metric("topk-mse", k=4).score(truth, est, None)
+    assert got == pytest.approx((0.0 + 0.01 + 0.01 + 0.0) / 4, rel=1e-12)
+
+
+def test_norm_and_base_differ_on_top_k_by_the_constant_shift_only():
+    # docs/algorithms.md §8.3: "Norm and Base have identical top-k behaviour up to the constant shift".
+    f_hat = noisy(TRUTH, 0.01, 12)
+    normed = apply_pipeline([post("norm")], estimate(f_hat), None)
+    shift = (1 - f_hat.sum()) / f_hat.size
+    top = np.argsort(-TRUTH.frequencies, kind="stable")[:10]
+    want = np.mean((f_hat[top] + shift - TRUTH.frequencies[top]) ** 2)
+    assert metric("topk-mse", k=10).score(TRUTH, normed, None) == pytest.approx(want, rel=1e-12)
+
+
+def test_metrics_are_registered_with_the_documented_defaults():
+    sq = PLUGINS.get("metric", "set-query")
+    assert {p.name: p.default for p in sq.params} == {"rho": 10.0, "queries": 100}
+    tk = PLUGINS.get("metric", "topk-mse")
+    assert {p.name: p.default for p in tk.params} == {"k": 32, "by": "truth"}
+    assert sq.cls.greater_is_better is False and tk.cls.greater_is_better is False

@@ -1,0 +1,32 @@
+"""The results folder's JSON (ldpbench/results/jsoncodec.py): strict, and infinity kept."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ldpbench.engine.rows import COLUMNS, SCHEMA, empty_frame
+from ldpbench.errors import ExitCode, LdpbenchError
+from ldpbench.results.jsoncodec import dumps_json
+from ldpbench.results.status import cell_status
+from ldpbench.results.store import ResultsStore, ResultsWarning
+from ldpbench.results.versioning import SCHEMA_VERSION, ResultsSchemaError
+from support import strict_loads
+
+
+
+def test_dumps_json_is_strict_and_keeps_infinity():
+    text = dumps_json({"a": math.nan, "b": [math.inf, -math.inf], "c": np.float32(0.5), "d": np.int64(3)})
+    assert strict_loads(text) == {"a": None, "b": [math.inf, -math.inf], "c": 0.5, "d": 3}
+    assert "1e999" in text and "NaN" not in text and "Infinity" not in text

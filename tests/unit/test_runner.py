@@ -1,0 +1,64 @@
+"""The runner (ldpbench/runner.py).
+
+It reads ``results.jsonl`` once: its leaderboard, built from the stored rows and the rows it
+appended, is the one the folder gives when read back (fresh, resumed, rerun, and with rows of an
+older version of the spec in the folder). Its default executors are declared by the executors.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from support import builtin_plugins
+
+import ldpbench
+from ldpbench.leaderboard.load import run_leaderboard
+from ldpbench.results.read import read_run
+
+SPEC = {
+    "name": "one-read",
+    "seed": 11,
+    "repeats": 3,
+    "datasets": [{"zipf": {"d": 16, "n": 3000, "s": 1.2}}],
+    "epsilons": [1, 2],
+    "oracles": ["grr", "oue"],
+    "pipelines": ["base", "norm-sub"],
+    "metrics": ["mse", "l1"],
+}
+
+
+def _same_as_read_back(outcome) -> None:
+    assert_frame_equal(outcome.leaderboard, run_leaderboard(read_run(outcome.out_dir)))
+
+
+def test_fresh_resumed_and_rerun_runs_match_the_folder(tmp_path):
+    out = tmp_path / "out"
+    first = ldpbench.run({**SPEC, "repeats": 2}, out, workers=1)
+    _same_as_read_back(first)
+    resumed = ldpbench.run(SPEC, out, workers=1)  # repeat 2 is new, repeats 0-1 are reused
+    assert resumed.cells_skipped > 0 and resumed.cells_run > 0
+    _same_as_read_back(resumed)
+    rerun = ldpbench.run(SPEC, out, workers=1, rerun=True)  # every cell appended again
+    assert rerun.cells_run == rerun.cells_total
+    _same_as_read_back(rerun)
+    assert_frame_equal(rerun.leaderboard, resumed.leaderboard)
+    assert rerun.leaderboard.select(pl.col("repeats").min()).item() == 3
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_rerun_supersedes_the_stored_rows(tmp_path, workers):
+    out = tmp_path / "out"
+    spec = {**SPEC, "repeats": 2, "pipelines": ["base"]}
+    ldpbench.run(spec, out, workers=1)
+    again = ldpbench.run(spec, out, workers=workers, rerun=True)
+    assert again.leaderboard["repeats"].to_list() == [2] * again.leaderboard.height
+    _same_as_read_back(again)
+
+
+def test_executor_defaults_are_declared_by_the_executors():
+    from ldpbench.runner import default_executor
+
+    plugins = builtin_plugins()
+    assert default_executor(plugins, "serial") == "in-process"
+    assert default_executor(plugins, "parallel") == "process-pool"
