@@ -1,4 +1,4 @@
-"""Spec validation (ldpbench/spec/validate.py): every mistake gives FILE:LINE, a message and a did-you-mean."""
+"""Spec validation (ldpbench/spec/validate/): every mistake gives FILE:LINE, a message and a did-you-mean."""
 
 from __future__ import annotations
 
