@@ -27,7 +27,7 @@ A plugin module needs only::
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -38,7 +38,9 @@ hookimpl = pluggy.HookimplMarker("ldpbench")
 
 from ldpbench.api import estimate_from_vector, postprocess, run  # noqa: E402
 from ldpbench.loading.manager import build_plugins  # noqa: E402
-from ldpbench.runner import RunOutcome  # noqa: E402
+
+if TYPE_CHECKING:
+    from ldpbench.runner import RunOutcome
 
 #: The public modules, besides this one (tests/meta/test_surface.py keeps imports to these paths).
 PUBLIC_MODULES = (
@@ -83,6 +85,10 @@ _MOVED = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "RunOutcome":  # loaded on use: the runner brings polars, which a plugin import need not pay for
+        from ldpbench.runner import RunOutcome
+
+        return RunOutcome
     if name in _MOVED:
         import importlib
 
