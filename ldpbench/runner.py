@@ -38,6 +38,7 @@ from ldpbench.engine.fingerprints import ExpectedRows, expected_rows
 from ldpbench.engine.rows import rows_to_frame
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard.aggregate import aggregate
+from ldpbench.leaderboard.notes import noted_rows
 from ldpbench.leaderboard.render import render
 from ldpbench.loading.identity import spec_identities
 from ldpbench.loading.manager import Plugins
@@ -101,7 +102,8 @@ class RunOutcome:
     cells_skipped: int
     failed_rows: int
     errors: list[str] = field(default_factory=list)
-    #: distinct plugin warnings of this spec's rows (column ``notes``) and how many rows carry one
+    #: the plugin warnings of this spec's rows (column ``notes``), one line per (dataset, users,
+    #: epsilon, oracle, pipeline) naming it, and how many result rows carry one
     notes: list[str] = field(default_factory=list)
     noted_rows: int = 0
     seconds: float = 0.0
@@ -211,7 +213,7 @@ def _outcome(
         cells_skipped=len(plan.cells) - len(plan.todo),
         failed_rows=failed,
         errors=errors,
-        notes=sorted(set(noted.to_list())),
+        notes=[f"{row}: {notes}" for row, notes in noted_rows(board)],
         noted_rows=noted.len(),
         seconds=seconds,
         cells_stale=len(plan.stale),

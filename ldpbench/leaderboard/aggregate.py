@@ -49,6 +49,7 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     # Appended after schema 1 was fixed (additive: a reader of an older file sees them as null).
     **TIE_COLUMNS,
     "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.engine.theory); NaN if none
+    "notes": pl.String(),  # the plugin warnings of the group's rows, each with its count of repeats; null if none
 }
 
 
@@ -87,6 +88,8 @@ def aggregate(
         )
     if "theory" not in df.columns:  # rows written before the column existed
         df = df.with_columns(theory=pl.lit(math.nan, dtype=pl.Float64))
+    if "notes" not in df.columns:
+        df = df.with_columns(notes=pl.lit(None, dtype=pl.String))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
     good = value.filter(ok)
@@ -110,7 +113,10 @@ def aggregate(
         fingerprint=pl.col("fingerprint").drop_nulls().unique().sort().str.join("|"),
         error=pl.col("error").drop_nulls().first(),
         theory=pl.col("theory").filter(ok).mean(),
+        _notes=pl.col("notes").drop_nulls(),
+        _rows=pl.len(),
     )
+    lb = lb.with_columns(notes=_counted_notes(lb["_notes"], lb["_rows"])).drop("_notes", "_rows")
     repeats = lb["repeats"].to_numpy().astype(float)
     std = lb["std"].fill_null(math.nan).to_numpy().astype(float)
     mean = lb["mean"].fill_null(math.nan).to_numpy().astype(float)
@@ -136,6 +142,22 @@ def aggregate(
     )
     lb = tie_columns(lb, df.filter(ok), GROUP_COLUMNS, RANK_COLUMNS, alpha)
     return lb.select([pl.col(k).cast(t) for k, t in LEADERBOARD_COLUMNS.items()])
+
+
+def _counted_notes(notes: pl.Series, rows: pl.Series) -> pl.Series:
+    """Each group's distinct warnings with how many of its rows carry them, in first-seen order:
+    ``"ibu hit its iteration cap (200) ... (3 of 20 rows)"``; null for a group without any.
+
+    A Python loop over the groups that have notes only: warnings are rare, and a group's rows
+    carry the same few strings."""
+    out: list[str | None] = [None] * len(notes)
+    for i, (group, total) in enumerate(zip(notes.to_list(), rows.to_list())):
+        if group:
+            counts: dict[str, int] = {}
+            for note in group:
+                counts[note] = counts.get(note, 0) + 1
+            out[i] = "; ".join(f"{note} ({k} of {total} rows)" for note, k in counts.items())
+    return pl.Series("notes", out, dtype=pl.String)
 
 
 # ----------------------------------------------------------------------------------------------

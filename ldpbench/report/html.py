@@ -173,6 +173,19 @@ def failures_table(lb: pl.DataFrame, where: dict[tuple[Any, ...], str] | None = 
     )
 
 
+def warnings_table(lb: pl.DataFrame) -> str:
+    """Every row whose plugins left a warning, named (:mod:`ldpbench.leaderboard.notes`)."""
+    from ldpbench.leaderboard.notes import noted_rows
+
+    noted = noted_rows(lb)
+    if not noted:
+        return "<p>No warnings.</p>"
+    rows = "".join(
+        f'<tr><td class="t">{html.escape(row)}</td><td class="t">{html.escape(notes)}</td></tr>' for row, notes in noted
+    )
+    return f"<table><thead><tr><th>row</th><th>warnings</th></tr></thead><tbody>{rows}</tbody></table>"
+
+
 def _provenance(manifest: dict[str, Any] | None) -> dict[str, Any]:
     # The cell order is bookkeeping for re-aggregation (thousands of ids), not provenance.
     return {k: v for k, v in (manifest or {}).items() if k != "cell_order"}
@@ -209,6 +222,8 @@ def write_html(
         parts += [f'<figure><img alt="{html.escape(p.stem)}" src="{data_uri(p)}"></figure>' for p in rank_figures]
         parts.append(f"<pre>{html.escape(rank_text, quote=False)}</pre>")
     parts += [
+        "<h2>Warnings</h2>",
+        warnings_table(lb),
         "<h2>Failures</h2>",
         failures_table(lb, where),
         "<h2>Provenance</h2>",

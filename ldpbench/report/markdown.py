@@ -214,10 +214,11 @@ def write_report(
         tables = render(sub, "markdown").rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
-    from ldpbench.report.sections import baseline_section, ranks_section, theory_section
+    from ldpbench.report.sections import baseline_section, ranks_section, theory_section, warnings_section
 
     lines.extend(baseline_section(lb))
     lines.extend(theory_section(lb))
+    lines.extend(warnings_section(lb))
     rank_lines, cd_figures = ranks_section(lb, out, manifest_alpha(manifest))
     lines.extend(rank_lines)
     report.rank_figures.extend(cd_figures)

@@ -43,6 +43,25 @@ def theory_section(lb: pl.DataFrame) -> list[str]:
     return lines + [""]
 
 
+def warnings_section(lb: pl.DataFrame) -> list[str]:
+    """Every row whose plugins left a warning, named, with how many of its rows carry it."""
+    from ldpbench.leaderboard.notes import noted_rows
+
+    noted = noted_rows(lb)
+    if not noted:
+        return []
+    lines = [
+        "## Warnings\n",
+        "What the plugins said about their own results (an iteration cap hit, a prior fit clamped), "
+        "per row. The numbers of these rows are what the plugin returned; read them with the warning.\n",
+        "| row | warnings |",
+        "|---|---|",
+    ]
+    escape = str.maketrans({"|": "\\|"})  # a note's '|' would end its table cell
+    lines += [f"| {row} | {notes.translate(escape)} |" for row, notes in noted]
+    return lines + [""]
+
+
 def baseline_section(lb: pl.DataFrame) -> list[str]:
     """For every pipeline, in how many cells it beats the ``uniform`` baseline (DPBench)."""
     base = lb.filter(pl.col("pipeline") == BASELINE_PIPELINE)
