@@ -40,7 +40,7 @@ UNTESTED_HERE: dict[str, str] = {
     "cli/leaderboard_cmd.py": "tests/cli/test_leaderboard_failures.py, tests/system/test_leaderboard_cli.py",
     "cli/new_plugin_cmd.py": "tests/cli/test_new_plugin.py",
     "cli/plugins_cmd.py": "tests/meta/test_kinds.py, tests/cli/test_exit_codes.py",
-    "cli/rank_cmd.py": "tests/system/test_rank_cli.py",
+    "cli/rank_cmd.py": "tests/system/test_rank_cli.py, tests/cli/test_rank_metric.py",
     "cli/report_cmd.py": "tests/cli/test_report_cli.py, tests/cli/test_report_figures.py",
     "cli/run_cmd.py": "tests/system/test_run_cli.py, tests/cli/test_earlier_spec_rows.py",
     "cli/validate_cmd.py": "tests/system/test_capabilities.py, tests/unit/plugins/oracles/test_she.py",
