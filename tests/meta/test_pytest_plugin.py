@@ -15,6 +15,10 @@ import hypothesis  # noqa: F401,E402
 import ldpbench.runner  # noqa: F401,E402
 import ldpbench.testing.gate  # noqa: F401,E402
 
+# Declared here too, not only in tests/system/test_pytest_plugin.py: `pytest tests/meta` alone
+# collects no other file that asks for the fixture.
+pytest_plugins = ["pytester"]
+
 
 def test_the_plugin_is_registered_through_its_entry_point(pytester):
     result = pytester.runpytest("--help")
