@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="COLS",
         help="the columns making the panels: one or two of "
         "dataset, oracle, pipeline, comma-separated (rows, then columns of the grid), or none; "
-        "the others name the lines (default: dataset,oracle)",
+        "the others name the lines (default: dataset and whichever of oracle, pipeline has fewer values, "
+        "so the more numerous share a panel; a history: dataset,oracle)",
     )
     parser.add_argument(
         "--only",
@@ -85,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.report.figures import MAX_LINES, parse_facet, parse_only
+    from ldpbench.report.figures import DEFAULT_FACET, MAX_LINES, parse_facet, parse_only
 
     facet = parse_facet(args.facet)
     only = parse_only(args.only)
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_lines < 1:
         raise UsageError(f"--max-lines must be at least 1, got {args.max_lines}")
     if args.history or len(args.results) > 1:
-        return _history(args, facet, only)
+        return _history(args, DEFAULT_FACET if facet is None else facet, only)
     if args.threshold or args.z is not None:
         raise UsageError("--threshold and --z apply to a history report (several RESULTS, or --history)")
     from ldpbench.report.markdown import write_report

@@ -3,9 +3,10 @@
 A CI leaderboard has 48 oracle · pipeline series per metric; drawn in one panel they are a tangle
 with a 62-entry legend. :func:`plot_metric` instead
 
-- makes one panel per value of the **facet** columns (default dataset x oracle, so the lines of a
-  panel are the pipelines; ``--facet oracle,dataset`` transposes, ``--facet pipeline`` compares
-  oracles), the remaining columns naming the lines;
+- makes one panel per value of the **facet** columns, the remaining columns naming the lines (by
+  default dataset x whichever of oracle and pipeline has fewer values, so the more numerous share
+  a panel: :func:`choose_facet`; ``--facet dataset,oracle`` draws the pipelines of each oracle,
+  ``--facet oracle,dataset`` transposes, ``--facet pipeline`` compares oracles);
 - draws series with identical values once, named together ("power = calibrate"), judged from the
   per-repeat values (:mod:`ldpbench.leaderboard.identical`);
 - splits a panel that would still hold more than :data:`MAX_LINES` lines into parts, and a figure
@@ -39,6 +40,8 @@ from ldpbench.util.suggest import closest
 
 #: Columns that can make panels; those not used for panels name the lines.
 FACET_COLUMNS = ("dataset", "oracle", "pipeline")
+#: The history view's panels (:mod:`ldpbench.report.history`); a report chooses per figure
+#: (:func:`choose_facet`) unless ``--facet`` says.
 DEFAULT_FACET = ("dataset", "oracle")
 #: Columns ``--only`` can restrict.
 FILTER_COLUMNS = ("dataset", "users", "oracle", "pipeline", "metric")
@@ -82,10 +85,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "metric"
 
 
-def parse_facet(text: str | None) -> tuple[str, ...]:
-    """``--facet oracle,dataset`` -> ("oracle", "dataset"); ``none`` -> no facets (one panel)."""
+def parse_facet(text: str | None) -> tuple[str, ...] | None:
+    """``--facet oracle,dataset`` -> ("oracle", "dataset"); ``none`` -> no facets (one panel);
+    no ``--facet`` -> None, the report's choice per figure (:func:`choose_facet`)."""
     if text is None:
-        return DEFAULT_FACET
+        return None
     if text.strip().lower() == "none":
         return ()
     names = [t.strip() for t in text.split(",") if t.strip()]
@@ -102,6 +106,21 @@ def parse_facet(text: str | None) -> tuple[str, ...]:
     if len(names) > 2:
         raise UsageError(f"--facet takes at most two columns (rows, columns of the grid), got {text}")
     return tuple(names)
+
+
+def choose_facet(lb: pl.DataFrame, max_lines: int = MAX_LINES) -> tuple[str, ...]:
+    """The panels of a figure nobody chose them for: the datasets, times whichever of oracle and
+    pipeline has fewer values, so that the more numerous — the methods a spec compares — share a
+    panel and its axes. A spec comparing a new oracle with the built-ins draws them in one panel;
+    one comparing post-processors on a few oracles draws the post-processors together. Ties go
+    to the oracles sharing a panel; a column of more than ``max_lines`` values makes the panels
+    instead when the other fits in one."""
+    count = {c: lb[c].n_unique() for c in ("oracle", "pipeline")}
+    lines = "oracle" if count["oracle"] >= count["pipeline"] else "pipeline"
+    other = "pipeline" if lines == "oracle" else "oracle"
+    if count[lines] > max_lines >= count[other]:
+        lines, other = other, lines
+    return ("dataset", other)
 
 
 def parse_only(items: Sequence[str]) -> dict[str, list[str]]:
@@ -464,7 +483,7 @@ def plan_metric(
     lb: pl.DataFrame,
     metric: str,
     users: str,
-    facet: Sequence[str] = DEFAULT_FACET,
+    facet: Sequence[str] | None = None,
     values: Mapping[RowKey, np.ndarray] | None = None,
     evidence: str = "",
     max_lines: int = MAX_LINES,
@@ -474,7 +493,9 @@ def plan_metric(
     :param values: per-repeat values (:func:`ldpbench.leaderboard.identical.load_repeat_values`) or their
         aggregate stand-in; ``None`` draws every series.
     :param evidence: how identity was judged, for the figure's title ("per-repeat values").
+    :param facet: the columns making the panels; None: :func:`choose_facet`.
     """
+    facet = choose_facet(lb, max_lines) if facet is None else tuple(facet)
     personalized = bool(users) or lb["epsilon"].is_nan().all()
     lines = [c for c in FACET_COLUMNS if c not in facet]
     if personalized:
@@ -504,7 +525,7 @@ def plot_metric(
     metric: str,
     users: str,
     path: Path,
-    facet: Sequence[str] = DEFAULT_FACET,
+    facet: Sequence[str] | None = None,
     values: Mapping[RowKey, np.ndarray] | None = None,
     evidence: str = "",
     max_lines: int = MAX_LINES,

@@ -3,7 +3,7 @@
 :func:`write_report` reads a results folder (``results.jsonl``, or a merged ``leaderboard.json``
 written by :mod:`ldpbench.testing.gate`) and writes ``report.md`` with the PNG
 figures of each (metric, users configuration) next to it, drawn by :mod:`ldpbench.report.figures`: one
-panel per dataset x oracle (or as ``facet`` says), at most a dozen lines a panel, identical series
+panel per dataset x oracle or pipeline (or as ``facet`` says), at most a dozen lines a panel, identical series
 drawn once and named together, one shared legend, 95% confidence intervals as error bars, a linear
 epsilon axis and a log y axis where the metric spans orders of magnitude; under personalized
 budgets (``users:``, no single epsilon) bars instead of lines.
@@ -27,7 +27,7 @@ from ldpbench.errors import UsageError
 from ldpbench.leaderboard.aggregate import CONFIDENCE
 from ldpbench.leaderboard.load import load_leaderboard_frame
 from ldpbench.leaderboard.render import format_epsilon, render
-from ldpbench.report.figures import DEFAULT_FACET, MAX_LINES, apply_only, plot_metric, slug
+from ldpbench.report.figures import MAX_LINES, apply_only, plot_metric, slug
 from ldpbench.results.read import read_run
 from ldpbench.results.store import RESULTS_FILE
 from ldpbench.stats.ties import manifest_alpha
@@ -62,7 +62,7 @@ def _groups(lb: pl.DataFrame) -> list[tuple[str, str]]:
 
 
 def _header(
-    manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame, facet: Sequence[str] = DEFAULT_FACET
+    manifest: dict[str, Any] | None, source: Path, lb: pl.DataFrame, facet: Sequence[str] | None = None
 ) -> list[str]:
     lines = []
     runs = (manifest or {}).get("runs") if isinstance((manifest or {}).get("runs"), dict) else None
@@ -91,8 +91,13 @@ def _header(
         )
     facts.append(f"written {time.strftime('%Y-%m-%d %H:%M:%S %z')}")
     lines.append("- " + " · ".join(facts))
+    panels = (
+        "dataset x oracle or pipeline, whichever has fewer values (the more numerous share a panel)"
+        if facet is None
+        else " x ".join(facet) or "metric"
+    )
     lines.append(
-        f"\nEach figure: one panel per {' x '.join(facet) or 'metric'}; points are the mean over repeats and "
+        f"\nEach figure: one panel per {panels}; points are the mean over repeats and "
         f"bars its {CONFIDENCE:.0%} confidence interval; series with identical values are drawn once and "
         "named together (a = b). Tables: mean ± standard error, the best mean of each column in bold.\n"
     )
@@ -170,7 +175,7 @@ def write_report(
     results: str | Path,
     out_dir: str | Path | None = None,
     html: bool = False,
-    facet: Sequence[str] = DEFAULT_FACET,
+    facet: Sequence[str] | None = None,
     only: Mapping[str, Sequence[str]] | None = None,
     max_lines: int = MAX_LINES,
 ) -> Report:
@@ -179,7 +184,8 @@ def write_report(
     :param results: a results folder (``results.jsonl``), a folder with a merged
         ``leaderboard.json``, or a JSON leaderboard file.
     :param out_dir: where to write (default: ``<results folder>/report``).
-    :param facet: the columns making the panels of a figure (:data:`ldpbench.report.figures.FACET_COLUMNS`).
+    :param facet: the columns making the panels of a figure (:data:`ldpbench.report.figures.FACET_COLUMNS`);
+        None: chosen per figure (:func:`ldpbench.report.figures.choose_facet`).
     :param only: keep only these values of these columns (``{"oracle": ["grr"]}``), in figures
         and tables alike.
     :param max_lines: the most lines in one panel; more are split into parts.

@@ -13,9 +13,11 @@ from support import FIGURE_ORACLES, FIGURE_PIPELINES, figure_leaderboard
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard.identical import row_key
 from ldpbench.report.figures import (
+    DEFAULT_FACET,
     MAX_LINES,
     apply_only,
     build_panels,
+    choose_facet,
     epsilon_positions,
     parse_facet,
     parse_only,
@@ -26,7 +28,7 @@ from ldpbench.report.figures import (
 
 
 def test_every_panel_holds_at_most_a_dozen_lines_and_the_parts_are_balanced():
-    figure = plan_metric(figure_leaderboard(), "mse", "")
+    figure = plan_metric(figure_leaderboard(), "mse", "", facet=DEFAULT_FACET)
     # 26 pipelines per (dataset, oracle): three parts of 9, 9 and 8 lines, not 12 + 12 + 2
     assert [len(p.series) for p in figure.panels] == [9, 9, 8] * len(FIGURE_ORACLES)
     assert figure.panels[0].title == "zipf · grr (part 1 of 3)"
@@ -39,10 +41,25 @@ def test_every_panel_holds_at_most_a_dozen_lines_and_the_parts_are_balanced():
 def test_one_shared_legend_per_file(tmp_path):
     pipelines = FIGURE_PIPELINES[:14]  # two parts per oracle
     lb = figure_leaderboard(oracles=("grr", "oue"), pipelines=pipelines, epsilons=(1.0,))
-    figure = plot_metric(lb, "mse", "", tmp_path / "fig-mse.png")
+    figure = plot_metric(lb, "mse", "", tmp_path / "fig-mse.png", facet=DEFAULT_FACET)
     assert [d.path.name for d in figure.drawn] == ["fig-mse.png"] and figure.drawn[0].panels == 4
     assert figure.drawn[0].legend == list(pipelines)  # one entry per pipeline, not per oracle x pipeline
     assert figure.drawn[0].path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_by_default_the_more_numerous_of_oracles_and_pipelines_share_a_panel():
+    # a new oracle compared with three built-ins, one pipeline: all four in one panel, one axis
+    compared = figure_leaderboard(oracles=("my-rappor", "grr", "oue", "olh"), pipelines=("base",))
+    assert choose_facet(compared) == ("dataset", "pipeline")
+    panels = plan_metric(compared, "mse", "").panels
+    assert [p.title for p in panels] == ["zipf · base"]
+    assert [s.label for s in panels[0].series] == ["my-rappor", "grr", "oue", "olh"]
+    # post-processors compared on two oracles: the post-processors share a panel
+    assert choose_facet(figure_leaderboard(oracles=("grr", "oue"), pipelines=("a", "b", "c"))) == ("dataset", "oracle")
+    # a tie: the oracles share it
+    assert choose_facet(figure_leaderboard(oracles=("grr", "oue"), pipelines=("a", "b"))) == ("dataset", "pipeline")
+    # more pipelines than a panel holds, oracles that fit: the oracles share the panels
+    assert choose_facet(figure_leaderboard()) == ("dataset", "pipeline")
 
 
 def test_facets_choose_panels_and_the_other_columns_name_the_lines():
@@ -101,7 +118,7 @@ def test_failed_points_are_left_out_not_drawn_as_zero(tmp_path):
 
 
 def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
-    assert parse_facet(None) == ("dataset", "oracle")
+    assert parse_facet(None) is None  # the report chooses per figure (choose_facet)
     assert parse_facet("oracle,dataset") == ("oracle", "dataset")
     assert parse_facet("none") == ()
     with pytest.raises(UsageError, match="unknown column 'oracles' \\(did you mean 'oracle'\\?\\)"):
@@ -130,7 +147,7 @@ def test_facet_and_only_refuse_unknown_names_with_a_suggestion():
 def test_personalized_budgets_draw_bars_one_per_series(tmp_path):
     lb = figure_leaderboard(oracles=("grr", "oue"), pipelines=("base", "norm-sub"), epsilons=(1.0,))
     lb = lb.with_columns(users=pl.lit("mixed"), epsilon=pl.lit(math.nan))  # no single epsilon
-    figure = plot_metric(lb, "mse", "mixed", tmp_path / "fig.png")
+    figure = plot_metric(lb, "mse", "mixed", tmp_path / "fig.png", facet=DEFAULT_FACET)
     assert [p.title for p in figure.panels] == ["zipf · grr", "zipf · oue"]
     assert [len(p.series) for p in figure.panels] == [2, 2] and figure.drawn[0].legend == ["base", "norm-sub"]
     assert figure.drawn[0].path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
