@@ -110,7 +110,8 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
         [
             "*ldpbench leaderboard*",
             "test_leaderboard_gate.py::test_leaderboard: OK: 8 compared, 0 better, 0 worse, 0 not comparable, "
-            "0 missing, 0 new (baseline *leaderboard.json)",
+            "0 missing, 0 new; detectable change: median *% of the baseline mean, *% to *% over 8 rows "
+            "(baseline *leaderboard.json)",
         ]
     )
 
