@@ -44,7 +44,7 @@ def test_the_repository_layout(tmp_path, kind, capsys):
     runs = [step.get("run", "") for step in workflow["jobs"]["test"]["steps"]]
     assert f'pip install "{default_ldpbench_source()}"' in runs and "pytest" in runs
     spec = yaml.safe_load((dest / "specs/ci.yaml").read_text())
-    assert spec["repeats"] == 20 and f"my-{kind}" in (dest / "specs/ci.yaml").read_text()
+    assert spec["repeats"] == 40 and f"my-{kind}" in (dest / "specs/ci.yaml").read_text()
     compile((dest / module / "__init__.py").read_text(), "plugin", "exec")
     if kind == "oracle":
         assert "test_privacy_audit" in (dest / "tests/test_conformance.py").read_text()
