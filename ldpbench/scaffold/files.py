@@ -79,7 +79,7 @@ SPEC = Template("""# The CI leaderboard of ${name}: small enough for every push 
 # 40 repeats) the MSE rows' 5-sigma band is about 5% of the mean and the 5% threshold decides.
 # Measured with the example oracle (ldpbench's tests/statistical/test_new_plugin_gate.py): a +10%
 # variance regression was flagged in 10 of 10 reseeded runs, 10 clean reseeded runs raised no
-# alarm. At d = 32 and 20 repeats the band is 34-69% of the mean and +10% passes unseen.
+# alarm. At d = 32 and 20 repeats the band was 45-69% of the mean: +10% passed unseen in 10 of 10.
 # After changing the spec, refresh the baseline: pytest tests/test_leaderboard.py --ldpbench-update-baseline
 name: ${name}-ci
 seed: 1
