@@ -142,6 +142,9 @@ committed baseline `reports/baseline/leaderboard.json`. The gate fails when a ro
 more than its threshold (5% by default) **and** more than 5 standard errors of the difference,
 fails in more repeats, or is missing or not comparable.
 
+`pytest --ldpbench-seed 7` runs the gate under another seed than the spec's: a clean change of
+seed must pass (the numbers move only within their noise).
+
 After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), refresh the
 baseline and commit it with the change:
 
