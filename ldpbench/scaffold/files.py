@@ -5,7 +5,7 @@ from __future__ import annotations
 from string import Template
 
 from ldpbench.scaffold.examples import KindExample
-from ldpbench.scaffold.source import project_url
+from ldpbench.scaffold.source import is_local, project_url
 
 PYPROJECT = Template("""[build-system]
 requires = ["setuptools>=68"]
@@ -18,7 +18,7 @@ description = "An ldpbench ${kind} plugin: ${name}"
 requires-python = ">=3.10"
 # Pinned: the committed baseline (reports/baseline/) was computed with this ldpbench; another
 # release may simulate or score differently. ldpbench is on no package index: install it first
-# from its repository (README.md), then this package.
+# from the source README.md names (the one this repository was generated with), then this package.
 dependencies = ["ldpbench==${version}"]
 
 [project.optional-dependencies]
@@ -106,7 +106,7 @@ jobs:
         with:
           python-version: "3.11"
           cache: pip
-      - name: Install ldpbench (on no package index) at the version the baseline was made with
+${local_note}      - name: Install ldpbench (on no package index) from the source the baseline was made with
         run: pip install "${source}"
       - name: Install this plugin
         run: pip install -e '.[test]'
@@ -120,8 +120,8 @@ An ${ldpbench_link} ${kind} plugin: `${name}` (module `${module}`).
 
 ## Install
 
-ldpbench is on no package index. Install it from its repository, at the version this plugin
-pins (`pyproject.toml`), then this package:
+ldpbench is on no package index. Install it from the source this repository was generated
+with (the baseline was computed with that code), then this package:
 
 ```bash
 python3 -m venv .venv && . .venv/bin/activate
@@ -129,7 +129,7 @@ pip install "${source}"
 pip install -e '.[test]'
 ldpbench plugins --kind ${kind}     # lists ${name} with this distribution
 ```
-
+${local_readme}
 ## Test
 
 ```bash
@@ -177,13 +177,27 @@ def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     if example.audit:
         conformance += AUDIT_TEST.substitute(values)
     audit_line = " and its privacy audit" if example.audit else ""
+    local = is_local(values["source"])
+    local_note = (
+        "      # A local path, recorded when this repository was generated: a CI runner cannot reach it.\n"
+        "      # Replace it with a git URL at a commit, e.g. ldpbench @ git+https://github.com/OWNER/ldpbench@COMMIT\n"
+        if local
+        else ""
+    )
+    local_readme = (
+        "\nThat line names a folder on the machine that generated this repository; elsewhere (and\n"
+        "in `.github/workflows/tests.yml`) name the same code another way, e.g.\n"
+        "`ldpbench @ git+https://github.com/OWNER/ldpbench@COMMIT`.\n"
+        if local
+        else ""
+    )
     return {
         "pyproject.toml": PYPROJECT.substitute(values),
-        "README.md": README.substitute(values, ldpbench_link=link, audit_line=audit_line),
+        "README.md": README.substitute(values, ldpbench_link=link, audit_line=audit_line, local_readme=local_readme),
         ".gitignore": GITIGNORE,
         f"{values['module']}/__init__.py": example.module.substitute(values),
         "tests/test_conformance.py": conformance,
         "tests/test_leaderboard.py": LEADERBOARD_TEST.substitute(values),
         "specs/ci.yaml": SPEC.substitute(values, spec_lines=spec_lines),
-        ".github/workflows/tests.yml": WORKFLOW.substitute(values),
+        ".github/workflows/tests.yml": WORKFLOW.substitute(values, local_note=local_note),
     }
