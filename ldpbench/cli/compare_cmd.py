@@ -20,6 +20,8 @@ directories. Marks: + worse, - better, ! newly failing or failing in more repeat
 data changed). A row is worse if its mean moved the wrong way by more than the threshold AND by
 more than Z standard errors of the difference, or is NaN or infinite now. Missing rows fail the
 gate unless --allow-missing, not-comparable rows unless --allow-not-comparable; new rows never do.
+Each compared row's "detectable" column is the smallest change the gate could flag on it,
+max(threshold, Z * sqrt(se_baseline² + se_current²)); the verdict line gives its median and range.
 
 examples:
   ldpbench compare reports/baseline.json results/ci --threshold mse:5% --only-changed

@@ -51,8 +51,8 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: tuple[str, ...]) 
     parser.add_argument(
         "--ldpbench-source",
         metavar="REQUIREMENT",
-        help="pip requirement that installs ldpbench in the plugin's CI (default: this ldpbench's "
-        "repository at tag v<version>, from its Project-URL metadata)",
+        help="pip requirement that installs ldpbench in the plugin's CI (default: the source this "
+        "ldpbench was installed from, as pip recorded it: a git URL at its commit, a folder, a wheel)",
     )
     parser.add_argument(
         "--no-baseline", action="store_true", help="do not run the CI spec now (then create the baseline yourself)"

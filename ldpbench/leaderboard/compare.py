@@ -27,6 +27,11 @@ metric (:data:`DEFAULT_THRESHOLD` otherwise). A metric threshold applies to the 
 (``set-query(rho=10):2%``) or to every label of a plugin (``set-query:2%``). A row whose standard
 errors are unknown (a single repeat) is judged by the threshold alone, as asv does without stats.
 
+Each compared row also says the smallest change the gate could have flagged on it, its
+*detectable change* ``max(threshold, z * sqrt(se_b² + se_c²))`` (:func:`detectable_change`): a
+regression smaller than that passes unseen. The verdict line gives its median and range over the
+rows, so a passing gate says how much it could see.
+
 ``worse``, ``failing``, ``more failures``, ``missing`` and ``not comparable`` are regressions:
 :attr:`Comparison.regressed`
 makes ``ldpbench compare`` exit with :attr:`~ldpbench.errors.ExitCode.REGRESSION`. A plugin that
@@ -123,6 +128,10 @@ class Threshold:
         if self.relative:
             return abs(delta) > self.limit * abs(baseline)
         return abs(delta) > self.limit
+
+    def amount(self, baseline: float) -> float:
+        """The threshold as an absolute change from ``baseline`` (a change must exceed it)."""
+        return self.limit * abs(baseline) if self.relative else self.limit
 
     def __str__(self) -> str:
         return f"{self.limit * 100:g}%" if self.relative else f"{self.limit:g}"
@@ -240,6 +249,9 @@ class Change:
     noise: float = math.nan  # z * sqrt(se_b² + se_c²)
     threshold: Threshold | None = None
     reason: str = ""
+    #: The smallest |change| the gate flags on this row: max(threshold, noise) (NaN when the
+    #: row was not compared numerically: missing, new, failing, not comparable, NaN now).
+    detectable: float = math.nan
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # also given as its text
@@ -255,6 +267,14 @@ class Change:
             return math.nan
         base = self.baseline["mean"]
         return self.delta / abs(base) if base else math.nan
+
+    @property
+    def detectable_relative(self) -> float:
+        """``detectable`` as a fraction of the baseline mean (NaN when undefined)."""
+        if self.baseline is None or not math.isfinite(self.detectable):
+            return math.nan
+        base = self.baseline["mean"]
+        return self.detectable / abs(base) if base and math.isfinite(base) else math.nan
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(zip(GROUP_COLUMNS, self.key))
@@ -272,6 +292,8 @@ class Change:
             noise=self.noise,
             threshold=str(self.threshold) if self.threshold else None,
             reason=self.reason,
+            detectable=self.detectable,
+            detectable_relative=self.detectable_relative,
         )
         return out
 
@@ -308,6 +330,14 @@ class Comparison:
         for change in self.changes:
             counts[change.status.value] += 1
         return counts
+
+
+def detectable_change(threshold: Threshold, baseline_mean: float, noise: float) -> float:
+    """The smallest |change| of a row that :func:`compare_rows` flags: it must exceed both the
+    threshold and the noise ``z * sqrt(se_b² + se_c²)``, so anything up to the larger of the two
+    passes, whatever its cause. Without standard errors (one repeat) the noise is 0 and the
+    threshold alone decides."""
+    return max(threshold.amount(baseline_mean), noise)
 
 
 def _se(row: Mapping[str, Any]) -> float:
@@ -362,6 +392,7 @@ def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresh
     delta = mc - mb
     noise = z * math.sqrt(_se(baseline) ** 2 + _se(current) ** 2)
     change.delta, change.noise, change.threshold = delta, noise, threshold
+    change.detectable = detectable_change(threshold, mb, noise)
     if change.status is Status.FIXED or not delta or math.isnan(delta):  # nan: inf - inf
         return change
     beyond_threshold = threshold.exceeded(delta, mb)
@@ -456,15 +487,55 @@ def compare(
 COMPARE_FORMATS = ("markdown", "table", "json")
 
 
+@dataclass(frozen=True)
+class Detectability:
+    """The detectable changes of the compared rows, relative to their baseline means."""
+
+    rows: int  #: compared rows with a relative detectable change (baseline mean not 0)
+    median: float
+    smallest: float
+    largest: float
+
+    def __str__(self) -> str:
+        if self.rows == 1:
+            return f"detectable change: {_percent(self.median)} of the baseline mean (1 row)"
+        return (
+            f"detectable change: median {_percent(self.median)} of the baseline mean, "
+            f"{_percent(self.smallest)} to {_percent(self.largest)} over {self.rows} rows"
+        )
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"rows": self.rows, "median": self.median, "smallest": self.smallest, "largest": self.largest}
+
+
+def detectability(result: Comparison) -> Detectability | None:
+    """Median and range of the rows' relative detectable changes (None when no row has one)."""
+    values = sorted(r for c in result.changes if math.isfinite(r := c.detectable_relative))
+    if not values:
+        return None
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    return Detectability(len(values), median, values[0], values[-1])
+
+
+def _percent(fraction: float) -> str:
+    """0.0686 -> '6.9%', 0.43 -> '43%', 0.0004 -> '0.04%'."""
+    pct = fraction * 100
+    return f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%" if pct >= 1 else f"{pct:.2g}%"
+
+
 def verdict(result: Comparison) -> str:
-    """One line: the outcome, the counts, the settings."""
+    """One line: the outcome, the counts, the settings, and how large a change it could see."""
     counts = result.counts()
     summary = ", ".join(f"{counts[s.value]} {s.counted_as}" for s in Status if counts[s.value])
     summary = summary or "no rows"
     head = "REGRESSION" if result.regressed else "OK"
     allowed = "; missing rows allowed" if result.allow_missing else ""
     allowed += "; not-comparable rows allowed" if result.allow_not_comparable else ""
-    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})"
+    seen = detectability(result)
+    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})" + (
+        f"; {seen}" if seen else ""
+    )
 
 
 def summary_line(result: Comparison) -> str:
@@ -474,10 +545,11 @@ def summary_line(result: Comparison) -> str:
     compared = sum(1 for c in result.changes if c.baseline is not None and c.current is not None)
     worse = counts["worse"] + counts["failing"] + counts["more failures"]
     head = "REGRESSION" if result.regressed else "OK"
+    seen = detectability(result)
     return (
         f"{head}: {compared} compared, {counts['better'] + counts['fixed']} better, {worse} worse, "
         f"{counts['not comparable']} not comparable, {counts['missing']} missing, {counts['new']} new"
-    )
+    ) + (f"; {seen}" if seen else "")
 
 
 def _side_text(row: Mapping[str, Any] | None) -> str:
@@ -498,6 +570,13 @@ def _change_text(change: Change) -> str:
     return f"{change.delta:+.3g}"
 
 
+def _detectable_text(change: Change) -> str:
+    if not math.isfinite(change.detectable):
+        return ""
+    rel = change.detectable_relative
+    return f"±{_percent(rel)}" if math.isfinite(rel) else f"±{change.detectable:.3g}"
+
+
 def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: bool = False) -> str:
     """The report: a verdict line, then a table of the rows (only the changed ones if asked)."""
     if fmt not in COMPARE_FORMATS:
@@ -512,6 +591,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
             "allow_not_comparable": result.allow_not_comparable,
             "thresholds": {"default": str(result.thresholds.default)}
             | {m: str(t) for m, t in result.thresholds.per_metric.items()},
+            "detectable": (seen.as_dict() if (seen := detectability(result)) else None),
             "rows": [c.as_dict() for c in changes],
         }
         return dumps_json(doc, indent=2) + "\n"
@@ -527,6 +607,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
             "baseline",
             "current",
             "change",
+            "detectable",
             "status",
         ]
     )
@@ -545,6 +626,7 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
                 _side_text(c.baseline),
                 _side_text(c.current),
                 _change_text(c),
+                _detectable_text(c),
                 status,
             ]
         )

@@ -3,8 +3,8 @@
 The package it writes has the plugin (a small working example, :mod:`.examples`), its entry
 point, a pinned ldpbench requirement, a test running the conformance kit (and the privacy audit
 for an oracle), a small CI spec with its committed baseline and the pytest gate, and a GitHub
-Actions workflow that installs ldpbench from its repository (ldpbench is on no package index; its
-address is read from this installation's metadata, ``[project.urls]`` of ldpbench's pyproject).
+Actions workflow that installs ldpbench from the source this ldpbench was installed from
+(ldpbench is on no package index; :mod:`.source` reads where pip installed it from).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def new_plugin(
 ) -> Path:
     """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``) and return its path.
 
-    :param ldpbench_source: the pip requirement its CI installs ldpbench with (default: this
-        ldpbench's repository at tag ``v<version>``, :func:`default_ldpbench_source`).
+    :param ldpbench_source: the pip requirement its CI installs ldpbench with (default: the
+        source this ldpbench was installed from, :func:`default_ldpbench_source`).
     :param baseline: compute the CI spec's baseline now (runs the spec once, a few seconds), so
         that the generated tests pass as written.
     :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
@@ -83,8 +83,9 @@ def new_plugin(
     source = ldpbench_source or default_ldpbench_source()
     if not source:
         raise UsageError(
-            "this ldpbench records no repository address (Project-URL); pass --ldpbench-source "
-            "with the pip requirement that installs it (a git URL or a wheel file)"
+            "this ldpbench records no source it was installed from (no PEP 610 direct_url.json, "
+            "not a source checkout); pass --ldpbench-source with the pip requirement that installs "
+            "it, e.g. 'ldpbench @ git+https://github.com/OWNER/ldpbench@COMMIT' or a wheel file"
         )
     root = Path(dest) if dest is not None else Path(f"ldpbench-{name}")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):

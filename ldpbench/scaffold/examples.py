@@ -197,7 +197,7 @@ def ldpbench_register_datasets(registry):
 ORACLE = KindExample(
     ORACLE_MODULE,
     Template(
-        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
+        "datasets:\n  - zipf: {d: 1024, n: 20000, s: 1.2}\noracles: [${name}, grr]\n"
         "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
     ),
     audit=True,
@@ -205,20 +205,20 @@ ORACLE = KindExample(
 POSTPROCESSOR = KindExample(
     POSTPROCESSOR_MODULE,
     Template(
-        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+        "datasets:\n  - zipf: {d: 1024, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
         "pipelines: [base, ${name}, [${name}, norm-sub]]\nmetrics: [mse]\n"
     ),
 )
 METRIC = KindExample(
     METRIC_MODULE,
     Template(
-        "datasets:\n  - zipf: {d: 32, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
+        "datasets:\n  - zipf: {d: 1024, n: 20000, s: 1.2}\noracles: [grr, oue]\n"
         "pipelines: [base, norm-sub]\nmetrics: [mse, ${name}]\n"
     ),
 )
 DATASET = KindExample(
     DATASET_MODULE,
     Template(
-        "datasets:\n  - ${name}: {d: 32, n: 20000}\noracles: [grr, oue]\npipelines: [base, norm-sub]\nmetrics: [mse]\n"
+        "datasets:\n  - ${name}: {d: 1024, n: 20000}\noracles: [grr, oue]\npipelines: [base, norm-sub]\nmetrics: [mse]\n"
     ),
 )

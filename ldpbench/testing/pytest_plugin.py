@@ -11,7 +11,8 @@
   when a row got worse beyond its threshold and its noise, fails in more repeats than in the
   baseline, or is no longer produced (unless ``allow_missing=True``). With
   ``--ldpbench-update-baseline`` it writes the baseline instead, refusing a run in which a plugin
-  failed (docs/ci.md)::
+  failed (docs/ci.md). ``--ldpbench-seed N`` reruns every spec under seed N instead of its own
+  (is a clean change of seed within the gate's noise?), over any ``seed=`` the test passes::
 
       def test_leaderboard(ldpbench_leaderboard):
           ldpbench_leaderboard("specs/ci.yaml", "reports/ci-baseline/leaderboard.json",
@@ -35,8 +36,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--ldpbench-seed",
         type=int,
-        default=0,
-        help="base seed of the ldpbench_rng fixture (default 0); vary it to re-run statistical tests",
+        default=None,
+        metavar="N",
+        help="reseed: the base seed of the ldpbench_rng fixture (default 0), and the seed that "
+        "ldpbench_leaderboard runs every spec with instead of the spec's own (over a seed= the test "
+        "passes); vary it to re-run statistical tests and to check that the gate passes on noise",
     )
     group.addoption(
         "--ldpbench-allow-not-comparable",
@@ -87,11 +91,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def ldpbench_seed(request: pytest.FixtureRequest) -> int:
     """The seed of this test's ``ldpbench_rng``: ``--ldpbench-seed`` mixed with the node id."""
-    try:
-        base = int(request.config.getoption("--ldpbench-seed"))
-    except ValueError:  # the plugin is used through an import, not registered: no option
-        base = 0
-    return (base << 32) ^ zlib.crc32(request.node.nodeid.encode())
+    base = command_line_seed(request.config)
+    return ((base or 0) << 32) ^ zlib.crc32(request.node.nodeid.encode())
 
 
 @pytest.fixture
@@ -113,6 +114,12 @@ def _option(config: pytest.Config, name: str, default: object) -> object:
         return default
 
 
+def command_line_seed(config: pytest.Config) -> int | None:
+    """``--ldpbench-seed N``, or None when not given."""
+    seed = _option(config, "--ldpbench-seed", None)
+    return None if seed is None else int(seed)  # type: ignore[call-overload]
+
+
 @pytest.fixture
 def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., object]:
     """Run a leaderboard and fail the test when it regressed against a baseline.
@@ -120,7 +127,8 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
     Call it as ``check(spec, baseline, thresholds=(), z=5.0, workers=1, executor=None,
     plugins_dirs=(), seed=None, allow_missing=False, allow_not_comparable=None)``; ``spec`` may be
     a list of specs (merged into one leaderboard). ``allow_not_comparable`` defaults to the
-    ``--ldpbench-allow-not-comparable`` option. The session ends with one summary line per check.
+    ``--ldpbench-allow-not-comparable`` option; ``seed`` is replaced by ``--ldpbench-seed`` when
+    given (the summary line then names it). The session ends with one summary line per check.
     Relative paths are taken from the pytest root directory. Returns the
     :class:`~ldpbench.testing.gate.LeaderboardCheck` (its ``markdown`` holds the
     changed rows) when nothing regressed.
@@ -150,6 +158,9 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
         allow_not_comparable: bool | None = None,
     ) -> object:
         specs = [spec] if isinstance(spec, (str, Path)) else list(spec)
+        reseeded = command_line_seed(request.config)
+        if reseeded is not None:
+            seed = reseeded  # the command line reseeds every check of the session
         try:
             result = check_leaderboard(
                 [resolve(s) for s in specs],
@@ -171,7 +182,8 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
             pytest.fail("ldpbench spec error:\n" + "\n".join(exc.problems), pytrace=False)
         except LdpbenchError as exc:
             pytest.fail(f"ldpbench: {exc}", pytrace=False)
-        request.node.user_properties.append((SUMMARY_PROPERTY, result.summary))
+        under = f" under --ldpbench-seed {reseeded}" if reseeded is not None else ""  # to replay it
+        request.node.user_properties.append((SUMMARY_PROPERTY, result.summary + under))
         if result.regressed:
             hint = ""
             if any(c.status == "missing" for c in result.comparison.regressions):
@@ -186,7 +198,7 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                     "--ldpbench-update-baseline) or pass --ldpbench-allow-not-comparable once.\n"
                 )
             pytest.fail(
-                f"ldpbench leaderboard regressed against {result.baseline}:\n\n{result.markdown}{hint}",
+                f"ldpbench leaderboard regressed against {result.baseline}{under}:\n\n{result.markdown}{hint}",
                 pytrace=False,
             )
         return result

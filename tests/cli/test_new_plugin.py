@@ -5,19 +5,84 @@ That the repositories it writes install and pass their own tests: tests/system/t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
 from ldpbench import __version__
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS
-from ldpbench.scaffold.source import default_ldpbench_source, project_url
+from ldpbench.scaffold.source import default_ldpbench_source, is_local, project_url, requirement_from_direct_url
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_project_url_comes_from_the_installed_metadata():
     url = project_url()
     assert url and url.startswith("https://"), "pyproject.toml [project.urls] Repository is not in the metadata"
-    assert default_ldpbench_source() == f"ldpbench @ git+{url}@v{__version__}"
+
+
+def test_the_default_source_is_where_this_ldpbench_was_installed_from():
+    # The test environment is an editable install of this checkout (pip records the folder,
+    # PEP 610); a tag named after the version (v0.1.0) that the repository lacks is never guessed.
+    assert default_ldpbench_source() == f"ldpbench @ {ROOT.as_uri()}"
+    assert is_local(default_ldpbench_source())
+
+
+@pytest.mark.parametrize(
+    ("info", "requirement"),
+    [
+        (
+            {
+                "url": "https://github.com/me/ldpbench",
+                "vcs_info": {"vcs": "git", "commit_id": "a1b2c3", "requested_revision": "main"},
+            },
+            "ldpbench @ git+https://github.com/me/ldpbench@a1b2c3",  # the commit, not the moving branch
+        ),
+        ({"url": "file:///src/ldpbench", "dir_info": {"editable": True}}, "ldpbench @ file:///src/ldpbench"),
+        ({"url": "file:///src/ldpbench", "dir_info": {}}, "ldpbench @ file:///src/ldpbench"),
+        (
+            {"url": "file:///tmp/ldpbench-0.1.0-py3-none-any.whl", "archive_info": {"hashes": {}}},
+            "ldpbench @ file:///tmp/ldpbench-0.1.0-py3-none-any.whl",
+        ),
+        (
+            {"url": "https://x.org/mono.git", "vcs_info": {"vcs": "git", "commit_id": "ff"}, "subdirectory": "py"},
+            "ldpbench @ git+https://x.org/mono.git@ff#subdirectory=py",
+        ),
+        ({"url": "https://x.org/r.git", "vcs_info": {"vcs": "git"}}, None),  # no commit: nothing to pin
+        ({"dir_info": {}}, None),
+        ({"url": "file:///x"}, None),
+    ],
+)
+def test_the_recorded_install_source_becomes_a_requirement(info, requirement):
+    assert requirement_from_direct_url(info) == requirement
+
+
+def test_without_a_recorded_source_new_plugin_asks_for_one(tmp_path, capsys, monkeypatch):
+    import ldpbench.scaffold as scaffold
+
+    monkeypatch.setattr(scaffold, "default_ldpbench_source", lambda: None)
+    assert main(["new-plugin", "mine", "--kind", "metric", str(tmp_path / "r"), "--no-baseline"]) == 2
+    assert "pass --ldpbench-source" in capsys.readouterr().err
+    source = "ldpbench @ git+https://github.com/me/ldpbench@a1b2c3"
+    assert (
+        main(
+            [
+                "new-plugin",
+                "mine",
+                "--kind",
+                "metric",
+                str(tmp_path / "r"),
+                "--no-baseline",
+                "--ldpbench-source",
+                source,
+            ]
+        )
+        == 0
+    )
+    assert f'pip install "{source}"' in (tmp_path / "r" / "README.md").read_text()
+    assert "A local path" not in (tmp_path / "r" / ".github/workflows/tests.yml").read_text()
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -44,7 +109,7 @@ def test_the_repository_layout(tmp_path, kind, capsys):
     runs = [step.get("run", "") for step in workflow["jobs"]["test"]["steps"]]
     assert f'pip install "{default_ldpbench_source()}"' in runs and "pytest" in runs
     spec = yaml.safe_load((dest / "specs/ci.yaml").read_text())
-    assert spec["repeats"] == 20 and f"my-{kind}" in (dest / "specs/ci.yaml").read_text()
+    assert spec["repeats"] == 40 and f"my-{kind}" in (dest / "specs/ci.yaml").read_text()
     compile((dest / module / "__init__.py").read_text(), "plugin", "exec")
     if kind == "oracle":
         assert "test_privacy_audit" in (dest / "tests/test_conformance.py").read_text()

@@ -63,7 +63,7 @@ UNTESTED_HERE: dict[str, str] = {
     "scaffold/__init__.py": "`ldpbench new-plugin`: tests/cli/test_new_plugin.py, tests/system/test_new_plugin.py",
     "scaffold/examples.py": "every example passes the kit as generated: tests/system/test_new_plugin.py",
     "scaffold/files.py": "the repository layout: tests/cli/test_new_plugin.py",
-    "scaffold/source.py": "the project URL: tests/cli/test_new_plugin.py",
+    "scaffold/source.py": "the install source and project URL: tests/cli/test_new_plugin.py",
     "spec/__init__.py": "a package docstring only",
     "spec/expand.py": "labels and cells of a spec: tests/unit/spec/test_validate.py",
     "spec/model.py": "the Spec data model: tests/unit/spec/test_validate.py",

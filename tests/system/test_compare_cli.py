@@ -19,7 +19,11 @@ def test_identical_leaderboards_exit_0(tmp_path):
     out = run_ldpbench(tmp_path, "compare", "base.json", "base.json")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "**OK**: 3 unchanged (threshold 5% (default); noise z = 5)"
+    # The verdict says how large a change the gate could see: max(5%, 5 * sqrt(2) * 0.01 / mean).
+    assert lines[0] == (
+        "**OK**: 3 unchanged (threshold 5% (default); noise z = 5); detectable change: median 7.1% of "
+        "the baseline mean, 5.0% to 14% over 3 rows"
+    )
     assert lines[2].split("|")[1:4] == ["    ", " dataset   ", " ε   "]
     assert len(lines) == 2 + 2 + 3
 
@@ -35,7 +39,10 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
     out = run_ldpbench(tmp_path, "compare", "base.json", "cur.json", "--threshold", "mse:10%", "--only-changed")
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == ("**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5)")
+    assert lines[0].startswith(
+        "**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5); "
+        "detectable change: median 10% of the baseline mean"
+    )
     cells = [c.strip() for c in lines[4].split("|")[1:-1]]
     assert cells == [
         "+",
@@ -47,6 +54,7 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
         "1 ± 0.01",
         "1.3 ± 0.01",
         "+30.0%",
+        "±10%",  # the 10% threshold is above the 5σ noise (7.1%)
         "worse: beyond 10% and 5σ noise (0.071)",
     ]
     assert lines[5].startswith("| -  | zipf      | 1   | oue      |")

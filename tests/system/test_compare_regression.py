@@ -133,10 +133,23 @@ def test_a_worse_post_processor_exits_1_with_a_readable_table(runs):
     assert first.startswith("**REGRESSION**: ") and "worse" in first and "noise z = 5" in first
     rows = table_rows(res.stdout)
     header = [c.strip() for c in res.stdout.splitlines()[2].strip("|").split("|")]
-    assert header == ["", "dataset", "ε", "oracle", "pipeline", "metric", "baseline", "current", "change", "status"]
+    assert header == [
+        "",
+        "dataset",
+        "ε",
+        "oracle",
+        "pipeline",
+        "metric",
+        "baseline",
+        "current",
+        "change",
+        "detectable",
+        "status",
+    ]
     # Only the shrink rows changed (--only-changed), every one of them for the worse.
     assert {r[4] for r in rows} == {"shrink"} and len(rows) == SHRINK_ROWS
-    assert all(r[0] == "+" and r[9].startswith("worse: beyond 5% and 5σ noise") for r in rows)
+    assert all(r[0] == "+" and r[10].startswith("worse: beyond 5% and 5σ noise") for r in rows)
+    assert all(r[9].startswith("±") and r[9].endswith("%") for r in rows)  # what each row could show
     mse = next(r for r in rows if r[1:6] == ["zipf(d=32,n=5000,s=1.2)", "4", "oue", "shrink", "mse"])
     assert mse[8].startswith("+") and mse[8].endswith("%")  # the relative change, signed
     assert " ± " in mse[6] and " ± " in mse[7]  # mean ± standard error on both sides
@@ -195,7 +208,7 @@ def test_a_declared_version_change_is_not_comparable(runs, capsys):
     assert "not-comparable rows allowed" in out.splitlines()[0]
     rows = table_rows(out)
     assert len(rows) == SHRINK_ROWS
-    assert all(r[0] == "x" and r[4] == "shrink" and "fingerprint differs" in r[9] for r in rows)
+    assert all(r[0] == "x" and r[4] == "shrink" and r[9] == "" and "fingerprint differs" in r[10] for r in rows)
 
     # The run manifests record the version that changed.
     def shrink_version(run: str) -> str:

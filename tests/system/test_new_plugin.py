@@ -1,18 +1,25 @@
 """``ldpbench new-plugin``: the repository it writes installs, and its tests pass as generated.
 
-The test generates one plugin of every kind (each baseline computed by running the generated
+The first test generates one plugin of every kind (each baseline computed by running the generated
 gate once), pip-installs them (a real build of each generated pyproject.toml, into a folder put
-on PYTHONPATH, so this environment is left alone) and runs each repository's own tests.
+on PYTHONPATH, so this environment is left alone) and runs each repository's own tests. The second
+follows a generated README's install lines word for word in a fresh virtual environment: ldpbench
+from the source the generated files name (this checkout), then the plugin, then its tests.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
+
+import yaml
 
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS
+from ldpbench.scaffold.source import default_ldpbench_source
 
 
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
@@ -49,3 +56,43 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
         assert "OK: " in proc.stdout and " 0 worse" in proc.stdout, proc.stdout[-2000:]
         if repo.name.endswith("oracle"):
             assert "test_privacy_audit PASSED" in proc.stdout or "passed" in proc.stdout
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, (
+        f"{' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
+    return proc
+
+
+def test_the_generated_install_lines_work_in_a_fresh_virtual_environment(tmp_path):
+    repo = tmp_path / "ldpbench-fresh-oracle"
+    assert main(["new-plugin", "fresh-oracle", "--kind", "oracle", str(repo)]) == 0
+    readme = (repo / "README.md").read_text()
+    # The README's own lines: ldpbench from the source recorded at generation time, then the plugin.
+    (source,) = re.findall(r'^pip install "(ldpbench @ [^"]+)"$', readme, flags=re.M)
+    assert source == default_ldpbench_source() and "@v" not in source  # no tag that may not exist
+    assert "pip install -e '.[test]'" in readme
+    workflow = yaml.safe_load((repo / ".github/workflows/tests.yml").read_text())
+    assert f'pip install "{source}"' in [step.get("run") for step in workflow["jobs"]["test"]["steps"]]
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    # --no-compile: byte-compiling SciPy, polars and matplotlib is half of the install's time.
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", source], repo)
+    _run([python, "-m", "pip", "install", "-q", "--no-compile", "-e", ".[test]"], repo)
+    where = _run([python, "-c", "import ldpbench, ldpbench_fresh_oracle; print(ldpbench.__file__)"], tmp_path)
+    assert Path(where.stdout.strip()).is_relative_to(venv), f"ldpbench imported from {where.stdout}"
+
+    tests = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], repo)
+    assert "OK: 8 compared, 0 better, 0 worse" in tests.stdout, tests.stdout[-2000:]
+    assert "test_privacy_audit" in (repo / "tests/test_conformance.py").read_text()
+    # A clean change of seed passes the generated gate too (its README says so).
+    reseeded = _run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_leaderboard.py", "--ldpbench-seed", "7"],
+        repo,
+    )
+    assert "0 worse" in reseeded.stdout and "under --ldpbench-seed 7" in reseeded.stdout, reseeded.stdout[-2000:]

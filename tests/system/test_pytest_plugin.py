@@ -10,7 +10,8 @@ point. Then:
   the test, and the failure message is the Markdown comparison naming the rows that got worse;
 - without a baseline the test fails with a message that says how to create one;
 - ``ldpbench_rng`` gives the same numbers on every run, different ones per test and per
-  ``--ldpbench-seed``.
+  ``--ldpbench-seed``;
+- ``--ldpbench-seed`` also reseeds the leaderboard gate, over the test's own ``seed=``.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
         [
             "*ldpbench leaderboard*",
             "test_leaderboard_gate.py::test_leaderboard: OK: 8 compared, 0 better, 0 worse, 0 not comparable, "
-            "0 missing, 0 new (baseline *leaderboard.json)",
+            "0 missing, 0 new; detectable change: median *% of the baseline mean, *% to *% over 8 rows "
+            "(baseline *leaderboard.json)",
         ]
     )
 
@@ -158,6 +160,49 @@ def test_leaderboard_gate_against_a_fresh_and_a_too_good_baseline(project):
         "| oue " in line and "| norm-sub " in line and "worse: beyond 5%" in line for line in changed
     )
     assert "Traceback" not in out
+
+
+RESEED_TEST = """\
+import json
+
+
+def test_leaderboard(ldpbench_leaderboard):
+    # seed=5 is the spec's own; --ldpbench-seed replaces it.
+    result = ldpbench_leaderboard("specs/thirdparty.yaml", "reports/baseline/leaderboard.json", seed=5)
+    if result.comparison is not None:
+        with open("deltas.json", "w") as fh:
+            json.dump([c.delta for c in result.comparison.changes], fh)
+"""
+
+
+def test_the_gate_is_reseeded_from_the_command_line(pytester):
+    pytester.mkdir("specs")
+    (pytester.path / "specs" / "thirdparty.yaml").write_text(textwrap.dedent(SPEC))
+    pytester.makepyfile(test_reseed=RESEED_TEST)
+    baseline = pytester.path / "reports" / "baseline" / "leaderboard.json"
+    manifest = baseline.parent / "manifest.json"
+    deltas = pytester.path / "deltas.json"
+
+    pytester.runpytest("--ldpbench-update-baseline").assert_outcomes(passed=1)
+    own = [r["mean"] for r in json.loads(baseline.read_text())]
+    assert json.loads(manifest.read_text())["seed_override"] == 5
+    # A baseline written under --ldpbench-seed records that seed and holds other numbers.
+    pytester.runpytest("--ldpbench-update-baseline", "--ldpbench-seed", "77").assert_outcomes(passed=1)
+    assert json.loads(manifest.read_text())["seed_override"] == 77
+    assert [r["mean"] for r in json.loads(baseline.read_text())] != own
+
+    # The same seed from the command line replays it exactly, and the summary says which seed ran.
+    replay = pytester.runpytest("--ldpbench-seed", "77")
+    replay.assert_outcomes(passed=1)
+    assert set(json.loads(deltas.read_text())) == {0.0}
+    replay.stdout.fnmatch_lines(
+        ["*OK: 8 compared, 0 better, 0 worse*(baseline *leaderboard.json) under --ldpbench-seed 77"]
+    )
+    # Without it the test's own seed runs: other numbers, within the noise of the seed-77 baseline.
+    own_seed = pytester.runpytest()
+    own_seed.assert_outcomes(passed=1)
+    assert all(d != 0 for d in json.loads(deltas.read_text()))
+    assert "under --ldpbench-seed" not in own_seed.stdout.str()
 
 
 def _draws(pytester, *args, tests=2):

@@ -18,6 +18,8 @@ from ldpbench.leaderboard.compare import (
     load_leaderboard,
     parse_thresholds,
     render_comparison,
+    summary_line,
+    verdict,
 )
 from ldpbench.leaderboard.render import render
 from ldpbench.results.store import ResultsStore
@@ -187,6 +189,72 @@ def test_infinite_means_do_not_crash():
     assert verdict_of(lb_row(1.0), lb_row(math.inf)).status == "worse"
 
 
+# -- what the gate can see -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("base", "cur", "thresholds", "expected"),
+    [
+        (lb_row(1.0, stderr=0.01), lb_row(1.0, stderr=0.01), (), 5 * math.sqrt(2) * 0.01),  # noise decides
+        (lb_row(2.0, stderr=1e-4), lb_row(2.0, stderr=1e-4), (), 0.05 * 2.0),  # the 5% threshold decides
+        (lb_row(1.0, stderr=1e-4), lb_row(1.0, stderr=1e-4), ("mse:0.3",), 0.3),  # an absolute one
+        (lb_row(1.0, stderr=math.nan), lb_row(1.0, stderr=math.nan), (), 0.05),  # one repeat: threshold alone
+        (lb_row(-4.0, stderr=0.1, gib=True), lb_row(-4.0, stderr=0.2, gib=True), (), 5 * math.sqrt(0.05)),
+    ],
+)
+def test_the_detectable_change_is_the_edge_of_the_verdict(base, cur, thresholds, expected):
+    """The reported detectable change is exactly where the verdict flips: 1% less passes, 1% more
+    is flagged, in either direction."""
+    parsed = parse_thresholds(thresholds)
+    row = compare_rows(base, cur, parsed, 5.0)
+    assert row.detectable == pytest.approx(expected, rel=1e-12)
+    assert row.detectable_relative == pytest.approx(expected / abs(base["mean"]), rel=1e-12)
+    for sign in (1, -1):
+        for factor, flagged in ((0.99, False), (1.01, True)):
+            moved = dict(cur, mean=cur["mean"] + sign * factor * expected)
+            status = compare_rows(base, moved, parsed, 5.0).status
+            assert (status != "unchanged") is flagged, (sign, factor, status)
+
+
+def test_rows_not_compared_numerically_have_no_detectable_change():
+    assert math.isnan(verdict_of(lb_row(1.0), lb_row(1.0, failed=1, repeats=9)).detectable)  # failing
+    assert math.isnan(verdict_of(lb_row(1.0), lb_row(2.0, fingerprint="f2")).detectable)  # not comparable
+    assert math.isnan(verdict_of(lb_row(1.0), lb_row(math.nan)).detectable)  # NaN now
+    zero = verdict_of(lb_row(0.0, stderr=0.01), lb_row(0.0, stderr=0.01), z=5)
+    assert zero.detectable == pytest.approx(5 * math.sqrt(2) * 0.01) and math.isnan(zero.detectable_relative)
+
+
+def test_the_report_says_what_each_row_and_the_whole_gate_could_see():
+    base = [lb_row(1.0, stderr=0.01), lb_row(1.0, stderr=0.05, oracle="oue"), lb_row(1.0, stderr=1e-4, oracle="olh")]
+    result = compare(base, [dict(r) for r in base] + [lb_row(1.0, oracle="hr")])
+    # 7.1%, 35% and the 5% threshold: median 7.1%; the new row (no baseline) has none.
+    line = render_comparison(result, "table").splitlines()[0]
+    assert line.endswith("; detectable change: median 7.1% of the baseline mean, 5.0% to 35% over 3 rows")
+    table = render_comparison(result, "markdown")
+    header = [c.strip() for c in table.splitlines()[2].strip("|").split("|")]
+    assert header[header.index("change") + 1] == "detectable"
+    cells = {
+        r.split("|")[4].strip(): r.split("|")[header.index("detectable") + 1].strip() for r in table.splitlines()[4:]
+    }
+    assert cells == {"grr": "±7.1%", "oue": "±35%", "olh": "±5.0%", "hr": ""}
+    doc = json.loads(render_comparison(result, "json"))
+    assert doc["detectable"] == {
+        "rows": 3,
+        "median": pytest.approx(5 * math.sqrt(2) * 0.01),
+        "smallest": pytest.approx(0.05),
+        "largest": pytest.approx(5 * math.sqrt(2) * 0.05),
+    }
+    by_oracle = {r["oracle"]: r for r in doc["rows"]}
+    assert by_oracle["oue"]["detectable_relative"] == pytest.approx(5 * math.sqrt(2) * 0.05)
+    assert by_oracle["hr"]["detectable"] is None  # NaN is written as null
+    assert summary_line(result).endswith(
+        "1 new; detectable change: median 7.1% of the baseline mean, 5.0% to 35% over 3 rows"
+    )
+    # Nothing compared: nothing claimed.
+    assert "detectable" not in verdict(compare(base, [], allow_missing=True))
+    assert json.loads(render_comparison(compare([], []), "json"))["detectable"] is None
+
+
 # -- whole leaderboards ------------------------------------------------------------------------
 
 
@@ -271,7 +339,8 @@ def test_report_markdown_lines():
     assert len(changed) == 5 and "oue" not in "".join(changed)
     ok = compare([lb_row(1.0)], [lb_row(1.0)])
     assert render_comparison(ok, "markdown", only_changed=True).splitlines() == [
-        "**OK**: 1 unchanged (threshold 5% (default); noise z = 5)",
+        "**OK**: 1 unchanged (threshold 5% (default); noise z = 5); detectable change: 7.1% of the "
+        "baseline mean (1 row)",
         "",
         "No changed rows.",
     ]
