@@ -57,6 +57,12 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: tuple[str, ...]) 
     parser.add_argument(
         "--no-baseline", action="store_true", help="do not run the CI spec now (then create the baseline yourself)"
     )
+    parser.add_argument(
+        "--no-git",
+        action="store_true",
+        help="do not make DIR a git repository (by default: git init, the files committed, the baseline "
+        "computed at that commit and committed on top; skipped inside an existing work tree)",
+    )
     return parser
 
 
@@ -64,9 +70,19 @@ def run(args: argparse.Namespace) -> int:
     from ldpbench.scaffold import new_plugin
 
     name = args.name
-    root = new_plugin(
-        name, args.kind, args.dir, ldpbench_source=args.ldpbench_source or None, baseline=not args.no_baseline
+    written = new_plugin(
+        name,
+        args.kind,
+        args.dir,
+        ldpbench_source=args.ldpbench_source or None,
+        baseline=not args.no_baseline,
+        init_git=not args.no_git,
     )
+    root = written.root
     print(f"ldpbench: wrote the {args.kind} plugin {name!r} to {root}", file=sys.stderr)
+    if written.unversioned:
+        print(f"ldpbench: not a git repository of its own: {written.unversioned}", file=sys.stderr)
+    else:
+        print("ldpbench: a git repository (branch main): the files and the baseline are committed", file=sys.stderr)
     print(f"next: cd {root} && pip install -e '.[test]' && pytest", file=sys.stderr)
     return int(ExitCode.OK)

@@ -17,17 +17,28 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from ldpbench.errors import UsageError
-from ldpbench.scaffold import files
+from ldpbench.scaffold import files, git
 from ldpbench.scaffold.examples import KindExample
 from ldpbench.scaffold.source import default_ldpbench_source
 from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
 from ldpbench.types.kinds import SCAFFOLDED_KINDS
 from ldpbench.util.version import VERSION
 
-__all__ = ["KINDS", "default_ldpbench_source", "new_plugin"]
+__all__ = ["KINDS", "NewPlugin", "default_ldpbench_source", "new_plugin"]
+
+
+@dataclass(frozen=True)
+class NewPlugin:
+    """What :func:`new_plugin` wrote."""
+
+    #: the repository's folder
+    root: Path
+    #: why it is not a git repository of its own (None: it is, files and baseline committed)
+    unversioned: str | None = None
 
 
 def example_of(kind: str) -> KindExample:
@@ -67,13 +78,17 @@ def new_plugin(
     *,
     ldpbench_source: str | None = None,
     baseline: bool = True,
-) -> Path:
-    """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``) and return its path.
+    init_git: bool = True,
+) -> NewPlugin:
+    """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``), a git repository with
+    its files and its baseline committed (:mod:`ldpbench.scaffold.git`).
 
     :param ldpbench_source: the pip requirement its CI installs ldpbench with (default: the
         source this ldpbench was installed from, :func:`default_ldpbench_source`).
     :param baseline: compute the CI spec's baseline now (runs the spec once, a few seconds), so
         that the generated tests pass as written.
+    :param init_git: make it a git repository (skipped, with the reason in
+        :attr:`NewPlugin.unversioned`, where git is missing or ``dest`` is inside a work tree).
     :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
         ldpbench source known.
     """
@@ -105,9 +120,16 @@ def new_plugin(
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    # A repository of its own unless it cannot be (the reason goes to the caller): the baseline is
+    # computed at the first commit, so its manifest names it, and committed on top.
+    unversioned = git.why_not_a_repository(root) if init_git else "not asked for (--no-git)"
+    if unversioned is None:
+        git.init_and_commit(root, f"ldpbench new-plugin {name} --kind {kind}")
     if baseline:
         write_baseline(root, values["module"], values["distribution"], name)
-    return root
+        if unversioned is None:
+            git.commit_all(root, "baseline: the CI spec's leaderboard at the first commit")
+    return NewPlugin(root, unversioned)
 
 
 def write_baseline(root: Path, module: str, distribution: str, name: str) -> None:

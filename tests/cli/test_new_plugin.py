@@ -5,6 +5,7 @@ That the repositories it writes install and pass their own tests: tests/system/t
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,13 @@ def test_the_repository_layout(tmp_path, kind, capsys):
         "specs/ci.yaml",
         ".github/workflows/tests.yml",
     }
-    assert {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()} == expected
+    files = {p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()}
+    assert {f for f in files if not f.startswith(".git/")} == expected
+    # a repository of its own, everything committed (with --no-baseline: one commit)
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=dest, capture_output=True, text=True, check=True)
+    assert log.stdout.splitlines() == [f"ldpbench new-plugin my-{kind} --kind {kind}"]
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True, check=True)
+    assert status.stdout == ""
     pyproject = (dest / "pyproject.toml").read_text()
     assert f'dependencies = ["ldpbench=={__version__}"]' in pyproject
     assert f'my-{kind} = "{module}"' in pyproject

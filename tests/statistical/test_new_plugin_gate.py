@@ -61,7 +61,7 @@ def weaker_budget(epsilon: float, d: int, factor: float) -> float:
 def generated(tmp_path_factory):
     """The generated repository, its oracle as a loose plugin (clean and regressed), and a baseline."""
     root = tmp_path_factory.mktemp("scaffold-gate")
-    repo = new_plugin(NAME, "oracle", root / "repo", baseline=False)
+    repo = new_plugin(NAME, "oracle", root / "repo", baseline=False, init_git=False).root
     spec_path = repo / "specs" / "ci.yaml"
     spec = yaml.safe_load(spec_path.read_text())
     (dataset,) = spec["datasets"]

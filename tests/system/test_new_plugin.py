@@ -9,6 +9,7 @@ from the source the generated files name (this checkout), then the plugin, then 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -29,6 +30,13 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
         assert main(["new-plugin", f"my-{kind}", "--kind", kind, str(dest)]) == 0
         assert (dest / "reports/baseline/leaderboard.json").is_file()
         assert (dest / "reports/baseline/manifest.json").is_file()
+        # ready to push: the files committed, the baseline computed at that commit and committed on top
+        log = subprocess.run(["git", "log", "--format=%H %s"], cwd=dest, capture_output=True, text=True, check=True)
+        (baseline_commit, _), (first, _) = (line.split(" ", 1) for line in log.stdout.splitlines())
+        manifest = json.loads((dest / "reports/baseline/manifest.json").read_text())
+        assert manifest["commit"] == first != baseline_commit
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True, check=True)
+        assert status.stdout == "", status.stdout
         repos.append(dest)
     site = tmp_path / "site"
     install = subprocess.run(
