@@ -11,6 +11,7 @@ import polars as pl
 
 from ldpbench.errors import UsageError
 from ldpbench.leaderboard.render import format_epsilon, format_number
+from ldpbench.util.polars_compat import join_matching_nulls
 
 #: The post-processor whose output is DPBench's trivial baseline (1/d everywhere).
 BASELINE_PIPELINE = "uniform"
@@ -68,8 +69,8 @@ def baseline_section(lb: pl.DataFrame) -> list[str]:
     if base.is_empty():
         return []
     keys = ["dataset", "users", "epsilon", "metric", "oracle"]
-    joined = lb.filter(pl.col("pipeline") != BASELINE_PIPELINE).join(
-        base.select(keys + [pl.col("mean").alias("baseline")]), on=keys, how="inner", nulls_equal=True
+    joined = join_matching_nulls(
+        lb.filter(pl.col("pipeline") != BASELINE_PIPELINE), base.select(keys + [pl.col("mean").alias("baseline")]), keys
     )
     if joined.is_empty():
         return []

@@ -77,7 +77,8 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
         raise UsageError(
             f"ranking needs at least 2 methods in at least 2 complete cells (metric '{metric}': {k} methods, {n} cells)"
         )
-    gib = bool(sub["greater_is_better"].drop_nulls().first())
+    declared = sub["greater_is_better"].drop_nulls()  # Series.first() is polars >= 1.10
+    gib = bool(declared[0]) if len(declared) else False
     ranks = rankdata(-values if gib else values, axis=1)
     avg = ranks.mean(axis=0)
     stat = 12 * n / (k * (k + 1)) * (np.sum(avg**2) - k * (k + 1) ** 2 / 4)

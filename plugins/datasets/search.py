@@ -83,7 +83,7 @@ def read_search_log(path: Path, clicks_only: bool) -> tuple[np.ndarray, np.ndarr
             quote_char=None,
             new_columns=["line"],
             encoding="utf8-lossy",
-            infer_schema=False,
+            infer_schema_length=0,  # every column a string (infer_schema=False is polars >= 1.2)
             truncate_ragged_lines=True,
         )
     except pl.exceptions.NoDataError:

@@ -1,4 +1,4 @@
-"""Murakami, Hino & Sakuma's small-sample correction of EM, as published ([MHS18] Algorithm 2).
+"""Murakami, Hino & Sakuma's small-sample correction of EM ([MHS18] Algorithm 2), as transcribed.
 
 [MHS18]: T. Murakami, H. Hino, J. Sakuma, "Toward distribution estimation under local
 differential privacy with small samples", PoPETs 2018 (3):84-104, section 4.2. Equation numbers

@@ -1,10 +1,12 @@
-"""EM reconstruction, [MHS18]'s published small-sample correction, an experimental variant, a bootstrap.
+"""EM reconstruction, [MHS18]'s small-sample correction (as transcribed), an experimental variant, a bootstrap.
 
 - ``em``: the maximum-likelihood estimate on the probability simplex from the reports' sufficient
   statistics (each budget group's report histogram and channel), by EM (Agrawal et al. 2005, as
   used by [MHS18] §3). Works for GRR with any mix of budgets (eps = inf included) and for every
   oracle with a finite channel (HR); oracles without one (OUE, OLH) are refused with a clear error.
-- ``em-murakami``: [MHS18]'s correction as published (PoPETs 2018, Algorithm 2; ``_murakami.py``):
+- ``em-murakami``: [MHS18]'s correction (PoPETs 2018, Algorithm 2; ``_murakami.py``) as the PETS 2025
+  SoK artifact transcribes its equations (we cannot check it against the paper's text), carried by us
+  to personalized budgets:
   the estimated error a_hat of eq. 28, a multiplier alpha chosen by simulation from the EM
   estimate over a grid of powers of ten, then the normalized decoder of ``theta - alpha a_hat``.
   The chosen alpha reaches every result row (``Estimate.info["diagnostics"]``).
@@ -182,7 +184,11 @@ class EMCorrected(EMRilstone):
 
 
 class EMMurakami(EM):
-    """[MHS18]'s small-sample correction of EM as published (PoPETs 2018 (3):84-104, Algorithm 2).
+    """[MHS18]'s small-sample correction of EM (PoPETs 2018 (3):84-104, Algorithm 2), as transcribed.
+
+    The equations follow the PETS 2025 SoK artifact's transcription (t2 with 1/(2 N^2): a factor 1/2
+    beside Rilstone et al.'s term); the form for mixed budgets (one channel per budget group, each group
+    simulated with its own size and channel) is ours: the transcription has one budget.
 
     ``normalize(theta - alpha * a_hat)``: ``a_hat`` the estimated error of eq. 28 (Rilstone et al.'s
     second-order bias with empirical means, ``_murakami.estimated_error``) and ``alpha`` the power
