@@ -112,7 +112,7 @@ def undecided_note(lb: pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> str | None
     repeats = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     return (
         f"{repeats} repeats cannot show a difference at alpha {alpha:g}; at least {min_repeats(alpha)} are "
-        f"needed: {undecided.height} rows carry no tie mark"
+        f"needed (no tie verdict for {undecided.height} row{'s' if undecided.height != 1 else ''})"
     )
 
 
