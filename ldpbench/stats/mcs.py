@@ -81,7 +81,7 @@ def data_seed(values: np.ndarray) -> int:
 
 
 def _signs(repeats: int, seed: int) -> tuple[np.ndarray, bool]:
-    """Sign vectors (rows) and whether they are all 2^R of them."""
+    """Sign vectors (rows) and whether they are all 2^R of them (then the first is all +1)."""
     if repeats <= EXACT_UP_TO:
         return np.array(list(product((1.0, -1.0), repeat=repeats))), True
     rng = np.random.default_rng(seed)
@@ -171,8 +171,11 @@ def confidence_set_p_values(loss: np.ndarray, seed: int | None = None) -> np.nda
 
     signs, exact = _signs(repeats, data_seed(loss) if seed is None else seed)
     flipped = _squared_t(_flip_sums(signs, diff), squares, count)  # flips x pairs; t^2 orders as |t|
-    observed = per_step(t2_obs[None, :])[0]
     null = per_step(flipped)
+    # Enumerated, the first sign vector is all +1: the observed statistic computed exactly as its
+    # flips are, so it and its negation always count and no p falls below 2 / 2^R, however close
+    # to constant (t^2 near infinity) a difference is.
+    observed = null[0] if exact else per_step(t2_obs[None, :])[0]
     at_least = np.sum(null >= observed * (1 - _TIE), axis=0)
     p_step = at_least / len(signs) if exact else (1 + at_least) / (1 + len(signs))
     p_step = np.where(observed > 0, p_step, 1.0)  # identical rows: nothing to test

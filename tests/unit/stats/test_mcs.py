@@ -76,3 +76,11 @@ def test_the_same_rows_in_any_order_give_the_same_p_values():
     perm = [2, 0, 3, 1]
     assert np.array_equal(confidence_set_p_values(loss[perm]), p[perm])
     assert data_seed(loss) == data_seed(loss[perm]) != data_seed(loss + 1e-9)
+
+
+def test_a_nearly_constant_difference_never_goes_below_the_smallest_p():
+    """t^2 near infinity is sensitive to the summation order; the enumerated test reads the
+    observed statistic from its own all-ones flip, so p stays exactly 2 / 2^R."""
+    base = np.linspace(1.0, 3.0, 8)
+    p = confidence_set_p_values(np.vstack([base, base + 0.5 + 1e-13 * np.arange(8)]))
+    assert p[1] == smallest_p(8)
