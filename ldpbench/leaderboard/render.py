@@ -109,9 +109,13 @@ def undecided_note(lb: pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> str | None
     if undecided.is_empty():
         return None
     counts = sorted(set(undecided["repeats"].to_list()))
-    repeats = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    repeats = (
+        f"{counts[0]} repeat{'s' if counts[0] != 1 else ''}"
+        if len(counts) == 1
+        else f"{counts[0]}-{counts[-1]} repeats"
+    )
     return (
-        f"{repeats} repeats cannot show a difference at alpha {alpha:g}; at least {min_repeats(alpha)} are "
+        f"{repeats} cannot show a difference at alpha {alpha:g}; at least {min_repeats(alpha)} are "
         f"needed (no tie verdict for {undecided.height} row{'s' if undecided.height != 1 else ''})"
     )
 

@@ -111,3 +111,8 @@ def test_too_few_repeats_are_said_not_marked_tied():
         assert "≈" not in text.split("≈ a row", 1)[0]
     assert "at alpha 0.01; at least 8 are needed" in render(lb, "table", alpha=0.01)
     assert "cannot show" not in render(aggregate(result_series([1.0, 1.2, 0.9, 1, 1, 1, 1], oracle="grr")))
+
+
+def test_one_repeat_is_said_in_the_singular():
+    lb = aggregate(result_series([1.0], oracle="grr") + result_series([5.0], oracle="oue"))
+    assert "1 repeat cannot show a difference at alpha 0.05; at least 6 are needed" in render(lb)
