@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from ldpbench.leaderboard.load import run_leaderboard
     from ldpbench.leaderboard.render import render
     from ldpbench.results.read import read_run
+    from ldpbench.stats.ties import manifest_alpha
 
     stored = read_run(args.results, quiet=True)  # skipped lines reported below, without a source line
     if stored.skipped_lines:
@@ -43,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
             "line(s); rerun the spec to redo their cells",
             file=sys.stderr,
         )
-    text = render_failures(stored.rows, args.format) if args.failures else render(run_leaderboard(stored), args.format)
+    text = (
+        render_failures(stored.rows, args.format)
+        if args.failures
+        else render(run_leaderboard(stored), args.format, alpha=manifest_alpha(stored.manifest))
+    )
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         cell_timeout=args.cell_timeout,
         recompute=args.recompute,
     )
-    text = render(outcome.leaderboard, args.format)
+    text = render(outcome.leaderboard, args.format, alpha=outcome.spec.alpha)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if outcome.cells_stale:
         print(f"ldpbench: {outcome.cells_stale} cells rerun: {'; '.join(outcome.stale_reasons)}", file=sys.stderr)

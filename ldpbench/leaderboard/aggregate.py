@@ -72,8 +72,9 @@ def aggregate(
     compare`` then falls back to its threshold alone). ``best`` marks, within each (dataset,
     users, epsilon, metric), every (oracle, pipeline) whose mean equals the best one in the
     metric's direction (ties all marked); an all-failed row is never best. ``rank`` and
-    ``tied_best`` (at level ``alpha``) come from paired tests over repeats against the group's
-    best (:mod:`ldpbench.stats.paired`).
+    ``tied_best`` (at level ``alpha``) come from the group's model confidence set over paired
+    repeats (:mod:`ldpbench.stats.paired`); ``tied_best`` is null where too few repeats allow a
+    verdict.
     """
     # Imported here: scipy costs a quarter second that `compare` of two JSON files never needs.
     from scipy.special import stdtrit  # the Student t quantile (scipy.stats is slower to import)

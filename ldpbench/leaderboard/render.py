@@ -3,7 +3,8 @@
 - ``table`` (terminal) and ``markdown`` (GitHub) use a layout for people: one table per
   (dataset, users, metric), one row per oracle + pipeline, one column per epsilon, each cell
   ``mean ± standard error``. The best mean of each column is marked ``*`` in ``table`` and set in
-  bold in ``markdown``; a cell with failed repeats says how many.
+  bold in ``markdown``; a cell with failed repeats says how many. Rows of a group with too few
+  repeats for a verdict at ``alpha`` carry no tie mark, and a note under the tables says so.
 - ``csv`` and ``json`` stay tidy: one record per leaderboard row, every column
   (:data:`~ldpbench.leaderboard.aggregate.LEADERBOARD_COLUMNS`). JSON writes NaN as ``null`` and
   infinity as ``1e999``, and puts the store's ``schema_version`` first in every row; it is the
@@ -22,6 +23,8 @@ from tabulate import tabulate
 from ldpbench.errors import UsageError
 from ldpbench.results.jsoncodec import dumps_json
 from ldpbench.results.versioning import stamp_leaderboard_rows
+from ldpbench.stats.mcs import min_repeats
+from ldpbench.stats.paired import DEFAULT_ALPHA
 
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -92,12 +95,37 @@ def _blocks(lb: pl.DataFrame, fmt: str) -> list[tuple[str, list[str], list[list[
 
 _FOOTER = (
     "mean ± standard error over repeats; {best} marks the best mean in its column (ties all marked), "
-    "≈ a row not significantly worse than it (paired Wilcoxon over repeats, Holm-corrected)"
+    "≈ a row not significantly worse than it (model confidence set over paired repeats)"
 )
 
 
-def render(lb: pl.DataFrame, fmt: str = "table") -> str:
-    """Render a leaderboard (:func:`aggregate`) as ``table``, ``markdown``, ``csv`` or ``json``."""
+def undecided_note(lb: pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> str | None:
+    """What a leaderboard cannot say: "N repeats cannot show a difference at alpha; at least M
+    are needed", for the rows ranked without a tie verdict (``tied_best`` null beside a rank;
+    a leaderboard older than the tie columns has neither)."""
+    if "tied_best" not in lb.columns or "rank" not in lb.columns or lb.is_empty():
+        return None
+    undecided = lb.filter(pl.col("tied_best").is_null() & pl.col("rank").is_not_null())
+    if undecided.is_empty():
+        return None
+    counts = sorted(set(undecided["repeats"].to_list()))
+    repeats = (
+        f"{counts[0]} repeat{'s' if counts[0] != 1 else ''}"
+        if len(counts) == 1
+        else f"{counts[0]}-{counts[-1]} repeats"
+    )
+    return (
+        f"{repeats} cannot show a difference at alpha {alpha:g}; at least {min_repeats(alpha)} are "
+        f"needed (no tie verdict for {undecided.height} row{'s' if undecided.height != 1 else ''})"
+    )
+
+
+def render(lb: pl.DataFrame, fmt: str = "table", alpha: float = DEFAULT_ALPHA) -> str:
+    """Render a leaderboard (:func:`aggregate`) as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    :param alpha: the level the tie marks were computed at (the spec's ``alpha``), named in the
+        note on rows too few repeats could not decide.
+    """
     if fmt not in FORMATS:
         raise UsageError(f"unknown leaderboard format '{fmt}' (choose from {', '.join(FORMATS)})")
     if fmt == "csv":
@@ -119,4 +147,7 @@ def render(lb: pl.DataFrame, fmt: str = "table") -> str:
             parts.append(f"{title}\n\n{table}\n")
     footer = _FOOTER.format(best="bold" if fmt == "markdown" else "*")
     parts.append(f"_{footer}_\n" if fmt == "markdown" else f"{footer}\n")
+    note = undecided_note(lb, alpha)
+    if note:
+        parts.append(f"_{note}_\n" if fmt == "markdown" else f"{note}\n")
     return "\n".join(parts)

@@ -22,7 +22,8 @@ from typing import Any
 
 import polars as pl
 
-from ldpbench.leaderboard.render import format_epsilon, format_number
+from ldpbench.leaderboard.render import format_epsilon, format_number, undecided_note
+from ldpbench.stats.ties import manifest_alpha
 
 HTML_FILE = "report.html"
 
@@ -102,6 +103,12 @@ def _cell(key: str, value: Any) -> tuple[str, str]:
     if isinstance(value, float):
         return repr(value), format_number(value)
     return str(value), str(value)
+
+
+def _undecided(lb: pl.DataFrame, manifest: Any) -> list[str]:
+    """The leaderboard's note on rows too few repeats could not decide, as a paragraph."""
+    note = undecided_note(lb, manifest_alpha(manifest))
+    return [f"<p>{html.escape(note)}.</p>"] if note else []
 
 
 def leaderboard_table(lb: pl.DataFrame, table_id: str = "lb", omit: tuple[str, ...] = ()) -> str:
@@ -210,8 +217,9 @@ def write_html(
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
         "<p>Mean over repeats; <b>bold</b>: best mean of its group; shaded / ≈: not significantly worse "
-        "than the best (paired Wilcoxon over repeats, Holm-corrected). One table per dataset and metric; "
+        "than the best (model confidence set over paired repeats). One table per dataset and metric; "
         "click a header to sort, type in the box above a table to filter it.</p>",
+        *_undecided(lb, manifest),
         "<h2>Leaderboard</h2>",
         grouped_tables(lb),
         "<h2>Figures</h2>",

@@ -217,7 +217,7 @@ def write_report(
         lines.append(f"## {heading}\n")
         lines.extend(f"![{heading}]({figure.name})\n" for figure in drawn.paths)
         lines.extend(_merged_note(drawn.merged, evidence))
-        tables = render(sub, "markdown").rstrip("\n").split("\n")
+        tables = render(sub, "markdown", alpha=manifest_alpha(manifest)).rstrip("\n").split("\n")
         lines.extend(line.replace("### ", "#### ", 1) for line in tables if not line.startswith("_mean ±"))
         lines.append("")
     from ldpbench.report.sections import baseline_section, ranks_section, theory_section, warnings_section

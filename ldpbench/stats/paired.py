@@ -1,25 +1,22 @@
-"""Is a row significantly worse than the best of its group? Paired tests over repeats.
+"""Is a row significantly worse than the best of its group? Paired comparisons over repeats.
 
 Every pipeline of a cell post-processes the same oracle output, and every oracle of a repeat
 sees the same users, so two rows of a leaderboard group are *paired* by repeat: the noise they
-share cancels in the per-repeat difference. :func:`compare_with_best` tests each row against the
-group's best mean on those differences:
+share cancels in the per-repeat difference. :func:`compare_with_best` marks each row:
 
-- **Test**: the two-sided Wilcoxon signed-rank test (Wilcoxon 1945) of "the differences are
-  symmetric about 0", zeros dropped (``zero_method="wilcox"``), exact null distribution for fewer
-  than 50 non-zero differences, normal approximation above. It assumes only independent repeats
-  and a symmetric distribution of the differences under the null; errors such as MSE are skewed,
-  so a t test's normality is not assumed.
-- **Multiplicity**: Holm's step-down correction (Holm, Scand. J. Statist. 1979) over the
-  ``k - 1`` comparisons of a group, so that the chance of calling *any* equal row worse stays
-  at most ``alpha``.
+- **Tied with the best** (``tied_best``): the row is in the model confidence set of the group
+  (:mod:`.mcs`; Hansen, Lunde & Nason 2011): the chance that *any* row whose expected value equals
+  the best one is called worse is at most ``alpha``, the best being chosen from the same repeats.
+  ``p_value`` is the row's MCS p-value (1 for the best).
+- **No verdict** (``tied_best`` is None): with fewer repeats than :func:`.mcs.min_repeats` no row
+  can be called worse at ``alpha``; the row is not marked tied, and the leaderboard says how many
+  repeats a verdict needs.
 - **Interval**: a paired percentile bootstrap of the mean difference (row minus best, in the
   metric's own units; :data:`BOOTSTRAP_RESAMPLES` resamples of the repeats, a fixed seed so the
   leaderboard is reproducible).
 
 A row whose every paired difference is zero (to rounding) is tied by definition: two pipelines
-with identical outputs are always tied. A row with fewer than two shared repeats cannot be
-tested and is reported tied (no evidence against it), with a NaN p-value.
+with identical outputs are always tied.
 """
 
 from __future__ import annotations
@@ -29,15 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: Significance level of ``tied_best`` unless the spec sets ``alpha``.
+from ldpbench.stats.mcs import RELATIVE_ZERO, confidence_set_p_values, smallest_p
+
+#: Level of ``tied_best`` (the model confidence set) unless the spec sets ``alpha``.
 DEFAULT_ALPHA = 0.05
 #: Resamples of the paired bootstrap interval.
 BOOTSTRAP_RESAMPLES = 2000
 #: Level of the bootstrap interval.
 INTERVAL_LEVEL = 0.95
-#: Differences at most this times the largest magnitude are rounding, not a difference: two
-#: pipelines that compute the same numbers in another summation order are still identical.
-RELATIVE_ZERO = 1e-12
 
 
 @dataclass(frozen=True)
@@ -45,8 +41,8 @@ class PairedResult:
     """One row's comparison with its group's best (the best itself: p = 1, difference 0)."""
 
     rank: int | None  # 1 = best mean; equal means share the smallest rank; None without a mean
-    tied_best: bool
-    p_value: float  # Holm-adjusted; NaN when untestable
+    tied_best: bool | None  # None: too few repeats for a verdict at alpha
+    p_value: float  # the model confidence set's p-value; NaN without a mean
     diff_low: float  # bootstrap interval of mean(row - best), metric units
     diff_high: float
 
@@ -68,15 +64,6 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     scaled = p[order] * (m - np.arange(m))
     out[order] = np.minimum(np.maximum.accumulate(scaled), 1.0)
     return out
-
-
-def _wilcoxon_p(diff: np.ndarray) -> float:
-    from scipy.stats import wilcoxon
-
-    scale = float(np.max(np.abs(diff))) if diff.size else 0.0
-    if scale == 0.0:
-        return 1.0
-    return float(wilcoxon(diff, zero_method="wilcox", alternative="two-sided").pvalue)
 
 
 def _bootstrap(diff: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
@@ -105,8 +92,9 @@ def compare_with_best(
     :param values: shape ``(rows, repeats)``, the metric per row and repeat, NaN where that
         repeat failed or is missing (pairs use the repeats both rows have).
     :param greater_is_better: the metric's direction.
-    :param alpha: the family-wise level of the Holm-corrected tests.
-    :param seed: seed of the bootstrap resampling (fixed: the same results give the same table).
+    :param alpha: the level of the model confidence set.
+    :param seed: seed of the bootstrap interval (fixed: the same results give the same table);
+        the confidence set's sign flips are seeded from the values themselves.
     :returns: one :class:`PairedResult` per row, in order.
     """
     values = np.asarray(values, dtype=float)
@@ -119,12 +107,18 @@ def compare_with_best(
     if np.all(np.isnan(score)):
         return [PairedResult(None, False, float("nan"), float("nan"), float("nan")) for _ in range(rows)]
     best = int(np.nanargmax(score))
+    p_values = confidence_set_p_values(-values if greater_is_better else values)
+    # Repeats in which at least two rows have a value: the most any pair can use.
+    shared = int(np.sum(np.sum(~np.isnan(values), axis=0) >= 2))
+    decidable = smallest_p(shared) <= alpha
     rng = np.random.default_rng(seed)
-    raw = np.full(rows, np.nan)
-    identical = np.zeros(rows, dtype=bool)
-    intervals: list[tuple[float, float]] = [(float("nan"), float("nan"))] * rows
+    out = []
     for i in range(rows):  # a group holds a handful of rows; the work inside is vectorized
-        if i == best or np.isnan(score[i]):
+        if i == best:
+            out.append(PairedResult(ranks[i], True, 1.0, 0.0, 0.0))
+            continue
+        if np.isnan(score[i]):
+            out.append(PairedResult(None, False, float("nan"), float("nan"), float("nan")))
             continue
         both = ~np.isnan(values[i]) & ~np.isnan(values[best])
         diff = values[i, both] - values[best, both]
@@ -132,18 +126,13 @@ def compare_with_best(
             float(np.max(np.abs(values[i, both]), initial=0.0)), float(np.max(np.abs(values[best, both]), initial=0.0))
         )
         diff = np.where(np.abs(diff) <= RELATIVE_ZERO * magnitude, 0.0, diff)
-        identical[i] = diff.size > 0 and not np.any(diff)
-        intervals[i] = _bootstrap(diff, rng)
-        if diff.size >= 2:
-            raw[i] = _wilcoxon_p(diff)
-    adjusted = holm(raw)
-    out = []
-    for i in range(rows):
-        if i == best:
-            out.append(PairedResult(ranks[i], True, 1.0, 0.0, 0.0))
-        elif np.isnan(score[i]):
-            out.append(PairedResult(None, False, float("nan"), float("nan"), float("nan")))
+        identical = diff.size > 0 and not np.any(diff)
+        interval = _bootstrap(diff, rng)
+        if identical or score[i] == score[best]:
+            tied: bool | None = True
+        elif not decidable:
+            tied = None
         else:
-            tied = bool(identical[i] or np.isnan(adjusted[i]) or adjusted[i] >= alpha or score[i] == score[best])
-            out.append(PairedResult(ranks[i], tied, float(adjusted[i]), *intervals[i]))
+            tied = bool(p_values[i] > alpha)
+        out.append(PairedResult(ranks[i], tied, float(p_values[i]), *interval))
     return out

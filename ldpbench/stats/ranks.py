@@ -115,6 +115,29 @@ def merge_identical_methods(methods: list[str], values: np.ndarray) -> tuple[lis
     return [" = ".join(names[j]) for j in keep], values[:, keep]
 
 
+def smallest_pairwise_p(blocks: int, pairs: int) -> float:
+    """The smallest Holm-adjusted p a pair can reach over ``blocks`` cells.
+
+    With N non-zero differences the two-sided Wilcoxon p is at least 2 / 2^N when exact (every
+    difference of one sign) and at least ``erfc(z / sqrt 2)``, ``z = sqrt(1.5 N (N + 1) / (2N + 1))``,
+    when SciPy takes the normal approximation (ties or zeros); Holm multiplies the smallest p by
+    the number of pairs.
+    """
+    if blocks < 1:
+        return 1.0
+    z = math.sqrt(1.5 * blocks * (blocks + 1) / (2 * blocks + 1))
+    return min(1.0, pairs * min(2.0 ** (1 - blocks), math.erfc(z / math.sqrt(2))))
+
+
+def min_blocks(pairs: int, alpha: float) -> int:
+    """Fewest cells with which some pair of methods can differ at ``alpha`` (Holm over ``pairs``):
+    the smallest N with ``pairs * 2 / 2^N < alpha`` (13 for 105 pairs at 0.05)."""
+    n = 1
+    while smallest_pairwise_p(n, max(pairs, 1)) >= alpha:
+        n += 1
+    return n
+
+
 def format_ranks(result: GridRanks) -> str:
     """Plain-text summary: average ranks, Friedman, CD, significant pairs."""
     order = np.argsort(result.average_rank, kind="stable")
@@ -127,9 +150,14 @@ def format_ranks(result: GridRanks) -> str:
         f"{result.critical_difference:.3g}",
     ]
     differ = [(a, b, p) for a, b, p in result.pairwise if p < result.alpha]
-    lines.append(
-        f"Pairwise Wilcoxon (Holm): {len(differ)} of {len(result.pairwise)} pairs differ at alpha {result.alpha:g}"
-    )
+    pairs = len(result.pairwise)
+    if smallest_pairwise_p(result.cells, pairs) >= result.alpha:
+        lines.append(
+            f"Pairwise Wilcoxon (Holm over {pairs} pairs): {result.cells} blocks cannot show a difference at alpha "
+            f"{result.alpha:g}; at least {min_blocks(pairs, result.alpha)} are needed"
+        )
+    else:
+        lines.append(f"Pairwise Wilcoxon (Holm): {len(differ)} of {pairs} pairs differ at alpha {result.alpha:g}")
     lines += [f"  {a}  vs  {b}: p = {p:.3g}" for a, b, p in differ[:50]]
     return "\n".join(lines) + "\n"
 

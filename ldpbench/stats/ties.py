@@ -18,8 +18,8 @@ from ldpbench.stats.paired import DEFAULT_ALPHA, compare_with_best
 #: The columns this module adds to a leaderboard, with their types.
 TIE_COLUMNS: dict[str, pl.DataType] = {
     "rank": pl.Int64(),  # 1 = best mean in its group (dataset, users, epsilon, metric)
-    "tied_best": pl.Boolean(),  # not significantly worse than the best (Holm-corrected Wilcoxon)
-    "p_value": pl.Float64(),  # Holm-adjusted p of "differs from the best"; 1 for the best
+    "tied_best": pl.Boolean(),  # in the model confidence set at alpha; null: too few repeats to decide
+    "p_value": pl.Float64(),  # the row's model confidence set p-value; 1 for the best
     "diff_low": pl.Float64(),  # paired bootstrap 95% interval of mean(row - best)
     "diff_high": pl.Float64(),
 }

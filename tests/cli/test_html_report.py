@@ -25,3 +25,17 @@ def test_failures_table_gives_each_reason_and_where_it_was_raised():
     assert table.count("<tr>") == 2  # header + the one failed row
     assert "pipeline &#x27;bad&#x27;: ValueError: &lt;no&gt;" in table  # escaped
     assert '<td class="t">plugs/bad.py:7 in apply</td>' in table and "<th>where</th>" in table
+
+
+def test_too_few_repeats_are_said_on_the_page():
+    from support import result_series
+
+    from ldpbench.leaderboard.aggregate import aggregate
+    from ldpbench.report.html import _undecided
+
+    lb = aggregate(result_series([1.0, 1.2, 0.9], oracle="grr") + result_series([5.0, 6.0, 4.5], oracle="oue"))
+    assert _undecided(lb, {"spec": {"alpha": 0.01}}) == [
+        "<p>3 repeats cannot show a difference at alpha 0.01; at least 8 are needed (no tie verdict for 1 row).</p>"
+    ]
+    enough = aggregate(result_series([1.0, 1.2, 0.9, 1.1, 1.0, 0.8], oracle="grr"))
+    assert _undecided(enough, None) == []

@@ -42,9 +42,9 @@ def test_table_layout_one_table_per_metric_with_epsilon_columns(board):
     header = next(line for line in text.splitlines() if line.startswith("oracle"))
     assert header.split() == ["oracle", "pipeline", "ε=0.5", "ε=2"]
     grr = next(line for line in text.splitlines() if line.startswith("grr"))
-    assert (
-        "2.5e-04 ± 5e-05" not in grr and "0.00025 ± 5e-05 ≈ (1 failed)" in grr
-    )  # ≈: not significantly worse than the best
+    assert "2.5e-04 ± 5e-05" not in grr and "0.00025 ± 5e-05 (1 failed)" in grr
+    # 2-3 repeats cannot show a difference: no ≈ (which would claim "not worse"), a note instead
+    assert "3 repeats cannot show a difference" in text
     oue = next(line for line in text.splitlines() if line.startswith("oue       norm-sub"))
     assert oue.count("*") == 2  # best at both epsilons
     assert "marks the best" in text
@@ -99,3 +99,20 @@ def test_personalized_epsilon_column_is_labelled():
 def test_unknown_format_is_a_usage_error(board):
     with pytest.raises(UsageError, match="unknown leaderboard format 'html'"):
         render(board, "html")
+
+
+def test_too_few_repeats_are_said_not_marked_tied():
+    rows = result_series([1.0, 1.2, 0.9], oracle="grr") + result_series([5.0, 6.0, 4.5], oracle="oue")
+    lb = aggregate(rows)
+    assert lb["tied_best"].to_list() == [True, None]
+    for fmt in ("table", "markdown"):
+        text = render(lb, fmt)
+        assert "3 repeats cannot show a difference at alpha 0.05; at least 6 are needed" in text
+        assert "≈" not in text.split("≈ a row", 1)[0]
+    assert "at alpha 0.01; at least 8 are needed" in render(lb, "table", alpha=0.01)
+    assert "cannot show" not in render(aggregate(result_series([1.0, 1.2, 0.9, 1, 1, 1, 1], oracle="grr")))
+
+
+def test_one_repeat_is_said_in_the_singular():
+    lb = aggregate(result_series([1.0], oracle="grr") + result_series([5.0], oracle="oue"))
+    assert "1 repeat cannot show a difference at alpha 0.05; at least 6 are needed" in render(lb)

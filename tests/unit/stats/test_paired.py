@@ -34,3 +34,16 @@ def test_direction_greater_is_better_and_failed_rows():
     res = compare_with_best(v, greater_is_better=True)
     assert res[1].rank == 1 and res[0].rank == 2 and res[2].rank is None
     assert not res[2].tied_best and np.isnan(res[2].p_value)
+
+
+def test_too_few_repeats_give_no_verdict_rather_than_a_tie():
+    """Five repeats cannot show a difference at alpha 0.05 (smallest p 2/2^5): no row is marked
+    tied or worse, however far apart; six can."""
+    best = np.array([1.0, 1.2, 0.9, 1.1, 1.05, 0.95])
+    far = best * 10
+    five = compare_with_best(np.vstack([best[:5], far[:5], best[:5]]), greater_is_better=False)
+    assert five[0].tied_best is True and five[1].tied_best is None
+    assert five[2].tied_best is True  # identical outputs are a tie whatever the repeats
+    six = compare_with_best(np.vstack([best, far]), greater_is_better=False)
+    assert six[1].tied_best is False and six[1].p_value == 2 / 2**6
+    assert compare_with_best(np.vstack([best[:5], far[:5]]), False, alpha=0.0625)[1].tied_best is False

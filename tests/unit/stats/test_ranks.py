@@ -64,3 +64,20 @@ def test_methods_equal_in_every_cell_are_ranked_once_under_both_names():
     near[4] *= 1.001
     res = grid_ranks(rank_board({"a": list(base), "power": list(same), "calibrate": near}))
     assert len(res.methods) == 3
+
+
+def test_too_few_blocks_are_said_not_counted_as_no_difference():
+    """Three cells, 15 methods: no pair can reach Holm-adjusted p < 0.05 (105 pairs), so the
+    summary says how many cells a difference needs instead of "0 of 105 pairs differ"."""
+    from ldpbench.stats.ranks import GridRanks, format_ranks, min_blocks, smallest_pairwise_p
+
+    assert min_blocks(105, 0.05) == 13 and min_blocks(1, 0.05) == 5  # the normal approximation (ties) reaches 0.043
+    assert smallest_pairwise_p(13, 105) < 0.05 <= smallest_pairwise_p(12, 105)
+    methods = [f"m{i}" for i in range(15)]
+    pairs = [(a, b, 1.0) for i, a in enumerate(methods) for b in methods[i + 1 :]]
+    few = GridRanks("mse", methods, np.arange(1.0, 16.0), 3, 10.0, 0.5, 12.0, pairs)
+    text = format_ranks(few)
+    assert "3 blocks cannot show a difference at alpha 0.05; at least 13 are needed" in text
+    assert "pairs differ" not in text
+    enough = GridRanks("mse", methods, np.arange(1.0, 16.0), 13, 10.0, 0.5, 12.0, pairs)
+    assert "0 of 105 pairs differ at alpha 0.05" in format_ranks(enough)
