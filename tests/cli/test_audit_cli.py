@@ -76,3 +76,20 @@ def test_check_oracle_names_the_exception_and_the_plugin_line():
     plugins = plugins_with_fixtures()  # the built-ins and tests/fixtures' raising oracles
     with pytest.raises(AssertionError, match=r"check_\w+ failed: IndexError: .*raising_oracles\.py:23"):
         check_oracle("raise-in-support-counts", plugins=plugins)
+
+
+def test_audit_tests_what_perturb_sends_not_only_the_table(capsys):
+    """The issue's third-party SS: a correct inherited table, reports listing the true item first."""
+    code, out, err = audit_cli(capsys, "audit", "disguised-ss-window", "--trials", "2000", "--epsilon", "0.5")
+    assert code == 3, out + err
+    assert "exact: passed" in out
+    assert "reports: FAILED" in out and "depends on the item" in out
+    assert "verdict: LEAK: the reports perturb returns do not follow the output table" in out
+
+
+def test_a_partial_audit_exits_3_unless_accepted(capsys):
+    code, out, err = audit_cli(capsys, "audit", "she", "--trials", "2000", "--epsilon", "1")
+    assert code == 3 and "verdict: partial" in out
+    assert "partial (exact: no output table" in err and "pass --allow-partial" in err
+    code, out, err = audit_cli(capsys, "audit", "she", "--trials", "2000", "--epsilon", "1", "--allow-partial")
+    assert code == 0 and "accepted (--allow-partial)" in err
