@@ -7,6 +7,9 @@ a finite check, not a statistical one. A leak may appear only at some sizes (a S
 oracle with k = 1 at d = 2, 3 is plain GRR) or some parameter values, so the audit walks the domain
 sizes while the table stays enumerable and samples the plugin's declared parameters (defaults
 first, then seeded draws of every :class:`~ldpbench.params.Param` the user did not fix).
+
+A table proves nothing about ``perturb`` by itself: with ``law=True`` the walk's points are handed
+to :mod:`.law`, which tests that the encoded reports follow each table.
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
         if kind == "oracle" and o["check"] in PRIVACY_CHECKS and o["outcome"] == "not applicable"
     ]
     if args.json:
-        print(json.dumps({"plugin": args.name, "kind": kind, "params": params, "checks": outcomes}, indent=2))
+        report = {"plugin": args.name, "kind": kind, "params": params, "checks": outcomes, "unaudited": unaudited}
+        print(json.dumps(report, indent=2))
     else:
         label = args.name + (f" {params}" if params else "")
         tally = {k: sum(o["outcome"] == k for o in outcomes) for k in ("passed", "FAILED", "not applicable")}

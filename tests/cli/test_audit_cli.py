@@ -93,3 +93,13 @@ def test_a_partial_audit_exits_3_unless_accepted(capsys):
     assert "partial (exact: no output table" in err and "pass --allow-partial" in err
     code, out, err = audit_cli(capsys, "audit", "she", "--trials", "2000", "--epsilon", "1", "--allow-partial")
     assert code == 0 and "accepted (--allow-partial)" in err
+
+
+def test_an_audit_whose_empirical_part_cannot_run_is_partial(capsys):
+    code, out, err = audit_cli(capsys, "audit", "table-only-grr", "--epsilon", "1", "--json")
+    assert code == 3, out + err
+    report = json.loads(out)
+    assert report["partial"] and not report["failed"]
+    assert report["parts"]["exact"] == report["parts"]["reports"] == "ran"
+    assert "neither support_matrix nor a report density" in report["parts"]["empirical"]
+    assert audit_cli(capsys, "audit", "table-only-grr", "--epsilon", "1", "--allow-partial")[0] == 0
