@@ -340,7 +340,9 @@ def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig)
             support = np.asarray(o.support_counts(reports))
             if tags.output_table and tags.output_rows:
                 rows = np.asarray(o.output_rows(reports), dtype=np.int64)
-                assert rows.shape == (m,), f"{where}: output_rows must give one row per report"
+                assert rows.shape == (m,), (
+                    f"{where}: output_rows must give one row per report: got shape {rows.shape}, expected ({m},)"
+                )
                 law = {(int(y),): float(P[y, v]) for y in range(P.shape[0]) if P[y, v] > 0}
                 stats.exact_distribution_test(rows[:, None], law, label=f" of the reports, {where}").check()
                 want = S[rows].sum(axis=0)
@@ -394,7 +396,8 @@ def check_channel(subject: Subject, cfg: OracleCheckConfig) -> None:
             stats.exact_distribution_test(samples, law, label=f" of reports vs channel, {where}, item {v}").check()
             via_hist = np.asarray(o.support_counts_from_histogram(hist))
             assert np.array_equal(via_hist, np.asarray(o.support_counts(reports))), (
-                f"{where}: support_counts_from_histogram(report_histogram(r)) != support_counts(r)"
+                f"{where}: support_counts_from_histogram(report_histogram(r)) != support_counts(r): "
+                f"{_vs(via_hist, o.support_counts(reports))}"
             )
 
 
@@ -539,7 +542,9 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
     where = _where(subject, d=cfg.d, epsilon=cfg.epsilons[0])
     rng = _rng(cfg, "chunks")
     empty = np.asarray(o.support_counts(o.perturb(_items(np.zeros(0)), rng)))
-    assert empty.shape == (cfg.d,) and not empty.any(), f"{where}: an empty chunk must give zero support counts"
+    assert empty.shape == (cfg.d,) and not empty.any(), (
+        f"{where}: an empty chunk must give {cfg.d} zero support counts, got {_fmt(empty)} of shape {empty.shape}"
+    )
     one = np.asarray(o.support_counts(o.perturb(_items(np.array([cfg.d - 1])), rng)))
     if o.tags().real_valued_counts:
         assert empty.dtype.kind in "iuf", f"{where}: support sums must be real numbers, got dtype {empty.dtype}"
@@ -549,7 +554,7 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
     else:
         assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
         assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), (
-            f"{where}: one user supports each value 0/1 times"
+            f"{where}: one user supports each value 0/1 times, got {_fmt(one)}{_nonfinite(one)}"
         )
     if o.tags().finite_output:
         hist = np.asarray(o.report_histogram(o.perturb(_items(np.zeros(0)), rng)))
@@ -581,9 +586,10 @@ def check_bernoulli_support(subject: Subject, cfg: OracleCheckConfig) -> None:
             est = _simulate(o, counts, _rng(cfg, "bernoulli", path, eps), path)
             c = np.asarray(est.support_counts)
             assert np.all(np.isfinite(c)) and np.array_equal(c, np.round(c)), (
-                f"{where}: bernoulli_support is declared, so support counts must be integers (sums of bits)"
+                f"{where}: bernoulli_support is declared, so support counts must be integers (sums of bits), "
+                f"got {_fmt(c)}{_nonfinite(c)}"
             )
-            assert np.all((c >= 0) & (c <= n)), f"{where}: support counts outside [0, n={n}]"
+            assert np.all((c >= 0) & (c <= n)), f"{where}: support counts outside [0, n={n}]: {_fmt(c)}"
             assert est.bernoulli_support, f"{where}: the estimate does not carry the declared bernoulli_support"
 
 
@@ -595,7 +601,8 @@ def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
         a = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         b = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         assert np.array_equal(a.support_counts, b.support_counts), (
-            f"{_where(subject, path=path)}: the same seed gave different support counts"
+            f"{_where(subject, path=path)}: the same seed gave different support counts: "
+            f"{_fmt(a.support_counts)} and {_fmt(b.support_counts)}"
         )
 
 
@@ -650,7 +657,8 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
         if tags.unbiased:
             f = rng.dirichlet(np.ones(d))
             assert np.allclose(np.asarray(o.expected_estimate(f), dtype=float), f, rtol=1e-12, atol=1e-15), (
-                f"{where}: tags() declare the oracle unbiased, but expected_estimate(f) is not f"
+                f"{where}: tags() declare the oracle unbiased, but expected_estimate(f) is not f: "
+                f"{_vs(o.expected_estimate(f), f)}"
             )
         if tags.finite_output:
             ch = o.channel()
@@ -670,7 +678,8 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
                 f"{where}: support_matrix must be a boolean ({values.size}, {d}) array, got {M.dtype} {M.shape}"
             )
             assert np.array_equal(M.sum(axis=0), np.asarray(o.support_counts(reports))), (
-                f"{where}: support_matrix(reports) summed over users != support_counts(reports)"
+                f"{where}: support_matrix(reports) summed over users != support_counts(reports): "
+                f"{_vs(M.sum(axis=0), o.support_counts(reports))}"
             )
 
 
