@@ -157,10 +157,9 @@ class UnaryEncoding(Oracle):
         user, slot = np.divmod(pos, max(1, self.d - 1))
         item = slot + (slot >= v[user])
         # Canonical order: the other ones come sorted by (user, item) (pos is sorted and item grows
-        # with slot); the kept own ones are inserted at their places, so a report never lists its
-        # own item first (that order was the item, in the clear).
-        other_keys = user * self.d + item
-        at = np.searchsorted(other_keys, own * self.d + v[own])
+        # with slot); each kept own one is inserted before its user's first other slot j >= v_u
+        # (item j + 1 > v_u), so a report never lists its own item first (that order named it).
+        at = np.searchsorted(pos, own * max(1, self.d - 1) + v[own])
         return UnaryReports(
             n_users=m,
             user=np.insert(user, at, own).astype(np.int64, copy=False),

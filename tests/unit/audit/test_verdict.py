@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from ldpbench.audit.empirical import EmpiricalAudit
-from ldpbench.audit.exact import ExactAudit, TableFinding
-from ldpbench.audit.law import LawAudit, LawFinding
-from ldpbench.audit.verdict import PluginAudit
+from ldpbench.audit import EmpiricalAudit, ExactAudit, LawAudit, PluginAudit
+from ldpbench.audit.exact import TableFinding
+from ldpbench.audit.law import LawFinding
 
 
 def _table(params=None):
