@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ldpbench.audit.law import read_only_items
 from ldpbench.types import Oracle
 
 #: Attacks run on every (budget, pair), in report order.
@@ -199,7 +200,7 @@ def _draw(oracle: Oracle, v: int, n: int, rng: np.random.Generator, weights: np.
     keys = np.empty(n, dtype=np.uint64)
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        S = np.asarray(oracle.support_matrix(oracle.perturb(np.full(m, v, dtype=np.int64), rng)), dtype=bool)
+        S = np.asarray(oracle.support_matrix(oracle.perturb(read_only_items(v, m), rng)), dtype=bool)
         if S.shape != (m, oracle.d):
             raise ValueError(f"support_matrix returned shape {S.shape}, expected ({m}, {oracle.d})")
         col[start : start + m] = S[:, list(cols)]
@@ -287,7 +288,7 @@ def _losses(oracle: Oracle, v: int, n: int, rng: np.random.Generator, pair: tupl
     out = np.empty(n)
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        reports = oracle.perturb(np.full(m, v, dtype=np.int64), rng)
+        reports = oracle.perturb(read_only_items(v, m), rng)
         ll = np.asarray(oracle.report_log_likelihood(reports), dtype=float)
         if ll.shape != (m, oracle.d):
             raise ValueError(f"report_log_likelihood returned shape {ll.shape}, expected ({m}, {oracle.d})")

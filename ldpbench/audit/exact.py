@@ -7,6 +7,9 @@ a finite check, not a statistical one. A leak may appear only at some sizes (a S
 oracle with k = 1 at d = 2, 3 is plain GRR) or some parameter values, so the audit walks the domain
 sizes while the table stays enumerable and samples the plugin's declared parameters (defaults
 first, then seeded draws of every :class:`~ldpbench.params.Param` the user did not fix).
+
+A table proves nothing about ``perturb`` by itself: with ``law=True`` the walk's points are handed
+to :mod:`.law`, which tests that the encoded reports follow each table.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.audit.law import DELTA as LAW_DELTA
+from ldpbench.audit.law import LawAudit, law_audit
 from ldpbench.errors import LdpbenchError
 from ldpbench.params import Param, resolve
 from ldpbench.types import Oracle
@@ -76,6 +81,10 @@ class ExactAudit:
     skipped: tuple[str, ...] = ()
     #: ``False`` when the oracle has no output table at all (nothing was proven).
     available: bool = True
+    #: Whether ``perturb``'s encoded reports follow the tables (``law=True``; :mod:`.law`).
+    law: LawAudit | None = None
+    #: Whether a table was enumerated with the default (or the user's) parameters.
+    at_defaults: bool = True
 
     @property
     def passed(self) -> bool:
@@ -203,6 +212,9 @@ def exact_audit(
     samples: int = 4,
     seed: int = 0,
     max_rows: int = DEFAULT_MAX_ROWS,
+    law: bool = False,
+    alpha: float = 0.05,
+    delta: float = LAW_DELTA,
 ) -> ExactAudit:
     """Audit ``cls``'s output table at each domain size, budget and sampled parameter setting.
 
@@ -212,6 +224,9 @@ def exact_audit(
     :param domains: sizes to try; a size whose table the oracle refuses to enumerate (it raises
         ``ValueError``) or that exceeds ``max_rows`` ends the walk for that setting.
     :param samples: seeded draws of the free declared parameters, beside the defaults.
+    :param law: also test, at every table enumerated, that ``perturb``'s encoded reports follow it
+        (:func:`ldpbench.audit.law.law_audit`, family-wise level ``alpha``, draws sized to catch a
+        total-variation deviation ``delta`` per item with probability 0.9).
 
     A sampled setting the plugin rejects (a parameter error from its constructor) is skipped and
     listed; an error with the defaults propagates, since the user asked for them.
@@ -221,6 +236,7 @@ def exact_audit(
     settings = sample_params(declared, {k: base.get(k) for k in fixed}, np.random.default_rng(seed), samples)
     findings: list[TableFinding] = []
     skipped: list[str] = []
+    points: list[tuple[Oracle, dict[str, Any]]] = []  # tables are recomputed: some are MBs
     for i, draw in enumerate(settings):
         merged = {**base, **draw}
         if draw:
@@ -248,6 +264,9 @@ def exact_audit(
                     break
                 P = np.asarray(P, dtype=float)
                 findings.append(audit_table(P, d, eps, draw))
+                points.append((oracle, draw))
                 if P.shape[0] > max_rows:
                     break
-    return ExactAudit(tuple(findings), tuple(skipped))
+    at_defaults = any(not f.params for f in findings)
+    law_result = law_audit(points, alpha=alpha, seed=seed, delta=delta) if law else None
+    return ExactAudit(tuple(findings), tuple(skipped), law=law_result, at_defaults=at_defaults)

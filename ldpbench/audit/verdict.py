@@ -16,6 +16,7 @@ from ldpbench.audit.empirical import EmpiricalAudit, empirical_audit
 from ldpbench.audit.exact import ExactAudit, exact_audit
 from ldpbench.boundary.failures import describe_exception
 from ldpbench.errors import LdpbenchError, UsageError
+from ldpbench.types.oracle import MIN_DOMAIN
 
 #: Defaults of ``ldpbench audit``: a domain where a report's joint structure is cheap to learn, the
 #: budgets of the kit, and enough reports that a doubled epsilon is caught at every budget.
@@ -46,8 +47,38 @@ class PluginAudit:
         return bool(
             self.errors
             or (self.exact is not None and not self.exact.passed)
+            or self.law_failed
             or (self.empirical is not None and self.empirical.leak)
         )
+
+    @property
+    def law_failed(self) -> bool:
+        law = self.exact.law if self.exact is not None else None
+        return law is not None and law.available and not law.passed
+
+    def parts(self) -> dict[str, str]:
+        """Each part of the audit: ``"ran"`` or why it did not (what ``partial`` is made of)."""
+        out: dict[str, str] = {}
+        if self.exact is not None:
+            if not self.exact.available:
+                out["exact"] = "no output table (output_table() not implemented)"
+            elif not self.exact.findings:
+                out["exact"] = "no output table could be enumerated"
+            elif not self.exact.at_defaults:
+                out["exact"] = "no output table could be enumerated at the given (default) parameters"
+            else:
+                out["exact"] = "ran"
+            law = self.exact.law
+            if law is not None:
+                out["reports"] = "ran" if law.available else law.summary().removeprefix("not run: ")
+        if self.empirical is not None:
+            out["empirical"] = "ran" if self.empirical.available else (self.empirical.reason or "not run")
+        return out
+
+    @property
+    def partial(self) -> bool:
+        """Whether some part of the audit could not run: "could not audit" is never "passed"."""
+        return any(v != "ran" for v in self.parts().values())
 
     @property
     def audited(self) -> bool:
@@ -62,10 +93,15 @@ class PluginAudit:
             return "FAILED: the plugin raised while being audited"
         if self.exact is not None and not self.exact.passed:
             return "LEAK: the exact output law breaks the epsilon it claims"
+        if self.law_failed:
+            return "LEAK: the reports perturb returns do not follow the output table the exact audit proved"
         if self.empirical is not None and self.empirical.leak:
             return "LEAK: an attack shows more than the claimed epsilon"
         if not self.audited:
             return "not audited: no output table, no support_matrix and no report density"
+        if self.partial:
+            missing = ", ".join(k for k, v in self.parts().items() if v != "ran")
+            return f"partial: no evidence of more privacy loss than claimed, but {missing} did not run"
         return "consistent: no evidence of more privacy loss than claimed"
 
     def to_json(self) -> dict[str, Any]:
@@ -74,6 +110,8 @@ class PluginAudit:
             "params": dict(self.params),
             "verdict": self.verdict,
             "failed": self.failed,
+            "partial": self.partial,
+            "parts": self.parts(),
             "errors": list(self.errors),
         }
         if self.exact is not None:
@@ -85,6 +123,8 @@ class PluginAudit:
                 "tables": len(self.exact.findings),
                 "skipped": list(self.exact.skipped),
             }
+            if self.exact.law is not None:
+                out["reports"] = {"available": self.exact.law.available, "summary": self.exact.law.summary()}
         emp = self.empirical
         if emp is not None:
             out["empirical"] = {
@@ -128,6 +168,8 @@ class PluginAudit:
             out.append(f"empirical: {emp.reason}")
         if self.exact is not None:
             out.append(f"exact: {self.exact.summary()}")
+            if self.exact.law is not None:
+                out.append(f"reports: {self.exact.law.summary()}")
         for err in self.errors:
             out.append(f"error: {err}")
         out.append(f"verdict: {self.verdict}")
@@ -162,8 +204,8 @@ def _budget_json(b: Any) -> dict[str, Any]:
 
 def check_options(domain: int, epsilons: Sequence[float], trials: int, alpha: float) -> None:
     """Refuse impossible or unbounded settings as a usage error (exit 2)."""
-    if not 2 <= domain <= MAX_DOMAIN:
-        raise UsageError(f"--domain must lie in [2, {MAX_DOMAIN}], got {domain}")
+    if not MIN_DOMAIN <= domain <= MAX_DOMAIN:
+        raise UsageError(f"--domain must lie in [{MIN_DOMAIN}, {MAX_DOMAIN}], got {domain}")
     if not 2 <= trials <= MAX_TRIALS:
         raise UsageError(f"--trials must lie in [2, {MAX_TRIALS}], got {trials}")
     if not 0 < alpha < 1:
@@ -195,7 +237,9 @@ def audit_plugin(
     result = PluginAudit(name, dict(params))
     if exact:
         try:
-            result.exact = exact_audit(info.cls, epsilons, values=values, fixed=tuple(params), seed=seed)
+            result.exact = exact_audit(
+                info.cls, epsilons, values=values, fixed=tuple(params), seed=seed, law=True, alpha=alpha
+            )
         except LdpbenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - the plugin's failure is the audit's finding

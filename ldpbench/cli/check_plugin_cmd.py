@@ -9,13 +9,20 @@ checks still run.
 
 For an oracle, a quick empirical privacy audit (``ldpbench audit`` with fewer reports) runs after
 the checks as ``empirical_privacy_audit``; the exact audit is ``check_output_table_ldp``. It takes
-the options of ``ldpbench audit``; ``--no-audit`` leaves it out.
+the options of ``ldpbench audit``; ``--no-audit`` leaves it out. ``check_reports_follow_table`` tests
+that what ``perturb`` sends (``encode_reports``) follows the table at every point the exact audit
+enumerated.
+
+"Could not audit" is not "passed": when a privacy part of an oracle's checks is not applicable (no
+output table, reports not tied to it, no empirical attack), the command says which and exits 3
+unless ``--allow-partial`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
@@ -27,7 +34,9 @@ from ldpbench.errors import ExitCode, UnknownPluginError
 from ldpbench.types.kinds import CHECKED_KINDS, KINDS
 from ldpbench.util.suggest import closest
 
-#: The kinds the conformance kit has checks for.
+#: The checks of an oracle's privacy: each must run, or the check is partial (exit 3 without
+#: ``--allow-partial``).
+PRIVACY_CHECKS = ("check_output_table_ldp", "check_reports_follow_table", "empirical_privacy_audit")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,8 +102,14 @@ def run(args: argparse.Namespace) -> int:
     if kind == "oracle" and not args.no_audit:
         outcomes.append(_audit_outcome(plugins, args, params))
     failed = [o for o in outcomes if o["outcome"] == "FAILED"]
+    unaudited = [
+        o["check"]
+        for o in outcomes
+        if kind == "oracle" and o["check"] in PRIVACY_CHECKS and o["outcome"] == "not applicable"
+    ]
     if args.json:
-        print(json.dumps({"plugin": args.name, "kind": kind, "params": params, "checks": outcomes}, indent=2))
+        report = {"plugin": args.name, "kind": kind, "params": params, "checks": outcomes, "unaudited": unaudited}
+        print(json.dumps(report, indent=2))
     else:
         label = args.name + (f" {params}" if params else "")
         tally = {k: sum(o["outcome"] == k for o in outcomes) for k in ("passed", "FAILED", "not applicable")}
@@ -106,7 +121,16 @@ def run(args: argparse.Namespace) -> int:
         print(tabulate(rows, headers=["check", "outcome", "s", "detail"]))
         for o in failed:
             print(f"\n{o['check']}:\n{o['detail']}")
-    return int(ExitCode.PLUGIN) if failed else int(ExitCode.OK)
+    if failed:
+        return int(ExitCode.PLUGIN)
+    if unaudited:
+        print(
+            f"\nldpbench: the privacy audit of '{args.name}' is partial: {', '.join(unaudited)} could not run"
+            + ("; accepted (--allow-partial)" if args.allow_partial else "; pass --allow-partial to accept it"),
+            file=sys.stderr,
+        )
+        return int(ExitCode.OK) if args.allow_partial else int(ExitCode.PLUGIN)
+    return int(ExitCode.OK)
 
 
 def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +153,7 @@ def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any
     emp = result.empirical
     if result.failed:
         outcome = "FAILED"
-    elif emp is None or not emp.available:
+    elif emp is None or not emp.available:  # "could not audit": the command exits 3 unless --allow-partial
         outcome = "not applicable"
     else:
         outcome = "passed"

@@ -99,7 +99,7 @@ def per_user_draw(
     width = oracle.channel().n_reports if tags.finite_output else oracle.d
     acc = None
     for values in user_chunks(counts, chunk):
-        reports = oracle.perturb(values, rng)
+        reports = oracle.perturb(readonly(values), rng)  # a plugin sorting its input in place fails loudly
         if tags.finite_output:
             part = checked_counts(who, what, oracle.report_histogram(reports), width)
         else:  # checked before any cast: a NaN must not become a count

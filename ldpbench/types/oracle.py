@@ -11,6 +11,11 @@ from ldpbench.types.data import Channel, Estimate
 from ldpbench.types.plugin import Plugin, implements
 from ldpbench.types.tags import OracleTags
 
+#: The smallest domain size anywhere: a spec's datasets (refused at validate, FILE:LINE), ``ldpbench
+#: audit`` and ``check-plugin`` (``--domain``) share it, so a size is valid everywhere or nowhere
+#: (at d = 1 there is nothing to estimate and q* = P(v in Support | another item) is undefined).
+MIN_DOMAIN = 2
+
 #: Oracle methods that only make sense together: a finite report space.
 FINITE_OUTPUT_GROUP = ("channel", "report_histogram", "support_counts_from_histogram")
 
@@ -139,6 +144,21 @@ class Oracle(Plugin):
     @abstractmethod
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         """Reports of users holding ``values`` (an int array), vectorized."""
+
+    def encode_reports(self, reports: Any, n_users: int) -> Any:
+        """What each of the ``n_users`` clients of a :meth:`perturb` chunk transmits: its canonical
+        message. A ``(n_users, width)`` ``uint8`` array (row ``u``: user ``u``'s bytes, padded so
+        that no two different messages become equal) or one ``bytes`` per user.
+
+        This is what the audits judge (docs/audit.md): epsilon-LDP is a property of the message,
+        so everything a report carries (the order of its items, every field, its dtype) must be in
+        it, and nothing else. The default (:func:`ldpbench.types.reports.default_encoding`)
+        serializes a NumPy array row by row, or a dataclass of such arrays field by field, exactly
+        as held (no sorting): an oracle with another report type overrides it.
+        """
+        from ldpbench.types.reports import default_encoding
+
+        return default_encoding(reports, n_users)
 
     # -- aggregator side -------------------------------------------------------------------
     @abstractmethod

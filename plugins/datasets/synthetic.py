@@ -12,6 +12,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Dataset, Population
+from ldpbench.types.oracle import MIN_DOMAIN
 
 #: The largest domain a synthetic dataset accepts: 10**8 items. A float64 vector over the domain
 #: is then 800 MB, and a run holds several at once (the weights and counts while loading, the true
@@ -48,7 +49,7 @@ class Zipf(Dataset):
 
     name = "zipf"
     params = (
-        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN, describes="d"),
+        Param("d", int, 1024, _DOMAIN_HELP, min=MIN_DOMAIN, max=MAX_DOMAIN, describes="d"),
         Param("n", int, 100_000, "number of users", min=1, max=MAX_USERS, describes="n"),
         Param("s", float, 1.5, "Zipf exponent (0 gives uniform)", min=0, max=100),
     )
@@ -67,7 +68,7 @@ class Uniform(Dataset):
 
     name = "uniform"
     params = (
-        Param("d", int, 1024, _DOMAIN_HELP, min=1, max=MAX_DOMAIN, describes="d"),
+        Param("d", int, 1024, _DOMAIN_HELP, min=MIN_DOMAIN, max=MAX_DOMAIN, describes="d"),
         Param("n", int, 100_000, "number of users", min=1, max=MAX_USERS, describes="n"),
     )
 

@@ -34,7 +34,9 @@ _TABLE_MAX_D = 16
 class UnaryReports:
     """A chunk of unary-encoding reports in sparse form: report ``u`` has ones at ``item[user == u]``.
 
-    ``n_users`` users; the pairs ``(user, item)`` are distinct, in no particular order.
+    ``n_users`` users; the pairs ``(user, item)`` are distinct and sorted by user, then item, so
+    that nothing but the set of ones reaches the aggregator (a report listing the own item first
+    would reveal it). What a client sends is its sorted item list (:func:`encode_unary`).
     """
 
     n_users: int
@@ -46,6 +48,24 @@ class UnaryReports:
         bits = np.zeros((self.n_users, d), dtype=bool)
         bits[self.user, self.item] = True
         return bits
+
+
+def encode_unary(reports: UnaryReports, n_users: int) -> np.ndarray:
+    """What each client sends: the number of its ones (int64), then their items (int64) in the order
+    the chunk holds them (not re-sorted: the audit judges what ``perturb`` produced), then zeros.
+    ``(n_users, 8 (1 + max ones))`` ``uint8``, vectorized over the pairs."""
+    if reports.n_users != n_users:
+        raise ValueError(f"a chunk of {reports.n_users} unary reports encoded as {n_users} users")
+    user = np.asarray(reports.user, dtype=np.int64)
+    item = np.asarray(reports.item, dtype=np.int64)
+    ones = np.bincount(user, minlength=n_users)
+    order = np.argsort(user, kind="stable")  # stable: each user's items keep their order
+    start = np.concatenate([[0], np.cumsum(ones)[:-1]]) if n_users else ones
+    rank = np.arange(user.size) - start[user[order]]
+    words = np.zeros((n_users, 1 + (int(ones.max()) if n_users else 0)), dtype=np.int64)
+    words[:, 0] = ones
+    words[user[order], 1 + rank] = item[order]
+    return words.astype("<i8", copy=False).view(np.uint8).reshape(n_users, -1)
 
 
 def bernoulli_positions(length: int, q: float, rng: np.random.Generator) -> np.ndarray:
@@ -136,11 +156,19 @@ class UnaryEncoding(Oracle):
         pos = bernoulli_positions(m * (self.d - 1), self._q, rng)
         user, slot = np.divmod(pos, max(1, self.d - 1))
         item = slot + (slot >= v[user])
+        # Canonical order: the other ones come sorted by (user, item) (pos is sorted and item grows
+        # with slot); each kept own one is inserted before its user's first other slot j >= v_u
+        # (item j + 1 > v_u), so a report never lists its own item first (that order named it).
+        at = np.searchsorted(pos, own * max(1, self.d - 1) + v[own])
         return UnaryReports(
             n_users=m,
-            user=np.concatenate([own, user]).astype(np.int64),
-            item=np.concatenate([v[own], item]).astype(np.int64),
+            user=np.insert(user, at, own).astype(np.int64, copy=False),
+            item=np.insert(item, at, v[own]).astype(np.int64, copy=False),
         )
+
+    def encode_reports(self, reports: UnaryReports, n_users: int) -> np.ndarray:
+        """Each user's item list as held (:func:`encode_unary`)."""
+        return encode_unary(reports, n_users)
 
     # -- aggregator side ----------------------------------------------------------------------
     def support_counts(self, reports: UnaryReports) -> np.ndarray:

@@ -77,6 +77,9 @@ class Adaptive(Oracle):
     def perturb(self, values: np.ndarray, rng: np.random.Generator) -> Any:
         return self.delegate.perturb(values, rng)
 
+    def encode_reports(self, reports: Any, n_users: int) -> Any:
+        return self.delegate.encode_reports(reports, n_users)
+
     def support_counts(self, reports: Any) -> np.ndarray:
         return self.delegate.support_counts(reports)
 

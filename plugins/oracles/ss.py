@@ -82,7 +82,8 @@ def uniform_subsets(m: int, population: int, k: int, rng: np.random.Generator) -
 class SubsetSelection(Oracle):
     """Subset selection: report k items, the true one among them w.p. k e^eps / (k e^eps + d - k).
 
-    - **Per-user path** (:meth:`perturb`): reports are ``(m, k)`` int arrays of distinct items.
+    - **Per-user path** (:meth:`perturb`): reports are ``(m, k)`` int arrays of distinct items,
+      each row sorted (the message is the set: its order must not depend on the user's item).
       Every user draws a uniform k-subset of the d - 1 items other than her own
       (:func:`uniform_subsets`, vectorized over the chunk); a user who includes her own item (w.p.
       p*) puts it in place of one of the k uniformly chosen columns, which leaves a uniform
@@ -142,6 +143,10 @@ class SubsetSelection(Oracle):
         slots = uniform_subsets(v.size, self.d - 1, k, rng)
         items = slots + (slots >= v[:, None])  # slot j of user u stands for item j + (j >= v_u)
         items[include, rng.integers(0, k, size=include.size)] = v[include]
+        # What a client sends is the subset, not a list: sorted, the columns carry no trace of
+        # which slot the own item took (their order is not uniform: Floyd's sampler fills the
+        # slots in a fixed pattern).
+        items.sort(axis=1)
         return items
 
     # -- aggregator side ----------------------------------------------------------------------

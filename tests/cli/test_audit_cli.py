@@ -76,3 +76,31 @@ def test_check_oracle_names_the_exception_and_the_plugin_line():
     plugins = plugins_with_fixtures()  # the built-ins and tests/fixtures' raising oracles
     with pytest.raises(AssertionError, match=r"check_\w+ failed: IndexError: .*raising_oracles\.py:23"):
         check_oracle("raise-in-support-counts", plugins=plugins)
+
+
+def test_audit_tests_what_perturb_sends_not_only_the_table(capsys):
+    """The issue's third-party SS: a correct inherited table and SS's sets, listed from the true item
+    on. Before, 'audit' said consistent (exit 0) and 'check-plugin' 20 passed, 1 not applicable."""
+    code, out, err = audit_cli(capsys, "audit", "disguised-ss-window", "--trials", "2000", "--epsilon", "0.5")
+    assert code == 3, out + err
+    assert "exact: passed" in out and "  LEAK" not in out  # the table and the attacks on its sets pass
+    assert "reports: FAILED" in out and "depends on the item" in out
+    assert "verdict: LEAK: the reports perturb returns do not follow the output table" in out
+
+
+def test_a_partial_audit_exits_3_unless_accepted(capsys):
+    code, out, err = audit_cli(capsys, "audit", "she", "--trials", "2000", "--epsilon", "1")
+    assert code == 3 and "verdict: partial" in out
+    assert "partial (exact: no output table" in err and "pass --allow-partial" in err
+    code, out, err = audit_cli(capsys, "audit", "she", "--trials", "2000", "--epsilon", "1", "--allow-partial")
+    assert code == 0 and "accepted (--allow-partial)" in err
+
+
+def test_an_audit_whose_empirical_part_cannot_run_is_partial(capsys):
+    code, out, err = audit_cli(capsys, "audit", "table-only-grr", "--epsilon", "1", "--json")
+    assert code == 3, out + err
+    report = json.loads(out)
+    assert report["partial"] and not report["failed"]
+    assert report["parts"]["exact"] == report["parts"]["reports"] == "ran"
+    assert "neither support_matrix nor a report density" in report["parts"]["empirical"]
+    assert audit_cli(capsys, "audit", "table-only-grr", "--epsilon", "1", "--allow-partial")[0] == 0

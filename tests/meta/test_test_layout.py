@@ -26,7 +26,6 @@ UNTESTED_HERE: dict[str, str] = {
     "__init__.py": "the public surface: tests/meta/test_surface.py",
     "__main__.py": "`python -m ldpbench`: every subprocess run of tests/cli/ and tests/system/ (conftest's run_cli)",
     "audit/__init__.py": "re-exports only",
-    "audit/verdict.py": "`ldpbench audit`: tests/cli/test_audit_cli.py, tests/system/test_audit_cli.py",
     "boundary/__init__.py": "a package docstring only",
     "boundary/failures.py": "plugin failures described: tests/hardening/test_plugin_failure.py, tests/cli/test_leaderboard_failures.py",
     "boundary/guard.py": "time limits, exits, interrupts: tests/hardening/test_cell_timeout.py, tests/hardening/test_interrupts_and_timeouts.py",

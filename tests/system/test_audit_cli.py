@@ -73,3 +73,26 @@ def test_check_plugin_no_audit_leaves_the_audit_out(capsys):
     code, out, _ = audit_cli(capsys, "check-plugin", "hr", "--no-audit", "--json")
     assert code == 0
     assert "empirical_privacy_audit" not in {c["check"] for c in json.loads(out)["checks"]}
+
+
+def test_check_plugin_fails_the_window_ss_by_its_reports(capsys):
+    code, out, err = audit_cli(capsys, "check-plugin", "disguised-ss-window", "--json")
+    assert code == 3, out + err
+    outcomes = {c["check"]: c["outcome"] for c in json.loads(out)["checks"]}
+    assert outcomes["check_output_table_ldp"] == "passed"  # the inherited table is eps-LDP
+    assert outcomes["check_reports_follow_table"] == "FAILED"
+    assert json.loads(out)["unaudited"] == []
+
+
+def test_check_plugin_of_an_oracle_without_a_table_is_partial(capsys):
+    code, out, err = audit_cli(capsys, "check-plugin", "she", "--trials", "2000")
+    assert code == 3 and "check_output_table_ldp, check_reports_follow_table could not run" in err
+    code, _, err = audit_cli(capsys, "check-plugin", "she", "--trials", "2000", "--allow-partial")
+    assert code == 0 and "accepted (--allow-partial)" in err
+
+
+def test_check_plugin_whose_empirical_audit_cannot_run_is_partial(capsys):
+    # Before: "empirical_privacy_audit: not applicable" ended in exit 0.
+    code, out, err = audit_cli(capsys, "check-plugin", "table-only-grr", "--trials", "2000")
+    assert code == 3 and "empirical_privacy_audit could not run" in err, out + err
+    assert audit_cli(capsys, "check-plugin", "table-only-grr", "--trials", "2000", "--allow-partial")[0] == 0

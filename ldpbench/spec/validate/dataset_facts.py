@@ -16,6 +16,7 @@ from ldpbench.spec.model import Budget, DatasetEntry
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.limits import MAX_PER_USER_USERS
+from ldpbench.types.oracle import MIN_DOMAIN
 
 #: Seconds a dataset may take to load at validation when no cell_timeout is set (a slower one is
 #: left to the run, where its cells fail or succeed on their own).
@@ -23,7 +24,8 @@ MAX_FACTS_SECONDS = 120.0
 
 
 def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
-    """Load each dataset once and check what depends on its size: ``sample`` and user-group
+    """Load each dataset once and check what depends on its size: a domain of at least
+    :data:`~ldpbench.types.oracle.MIN_DOMAIN` items, ``sample`` and user-group
     counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), and
     per-user simulation of more than :data:`~ldpbench.spec.validate.limits.MAX_PER_USER_USERS` users.
 
@@ -39,6 +41,13 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
         n, d = size
         if n <= 0:
             ctx.problem(where, f"dataset '{ds.label}' has no users")
+            continue
+        if d < MIN_DOMAIN:
+            ctx.problem(
+                where,
+                f"dataset '{ds.label}' has d = {d} item(s); every oracle needs a domain of at least "
+                f"{MIN_DOMAIN} items (as ldpbench audit and check-plugin --domain do)",
+            )
             continue
         if ds.sample is not None and ds.sample > n:
             ctx.problem(

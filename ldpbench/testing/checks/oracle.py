@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ldpbench.boundary.values import readonly
 from ldpbench.engine.simulate import aggregate_draw
 from ldpbench.testing import stats
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _global_state, _rng, _same_state, _simulate, _where
@@ -28,6 +29,36 @@ class OracleCheckConfig:
     table_domains: tuple[int, ...] = (2, 3)  #: domains of the exact output-table audit
     law_samples: int = 5000  #: draws of the exact-law tests (docs/algorithms.md §8.2 uses 200,000)
     law_counts: tuple[int, ...] = (2, 1, 1)  #: the tiny population of the exact-law tests
+    #: Total-variation deviation of the reports' law per item that ``check_reports_follow_table`` is
+    #: sized to catch with probability 0.9 (``ldpbench audit``: 0.05, four times the draws).
+    reports_delta: float = 0.1
+
+
+def _items(values: np.ndarray) -> np.ndarray:
+    """Users' items as every ``perturb`` is handed them in a run: int64 and read-only (an oracle that
+    sorts or overwrites its input fails here as it would in a run)."""
+    return readonly(np.asarray(values, dtype=np.int64))
+
+
+def _fmt(x: object) -> str:
+    """A number or array, short (a few values), for a failure message."""
+    a = np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) or x.dtype.kind in "biuf" else np.asarray(x)
+    if a.ndim == 0:
+        return f"{float(a):.12g}"
+    return np.array2string(a, precision=6, threshold=8, edgeitems=3, max_line_width=200)
+
+
+def _nonfinite(x: object) -> str:
+    """``" (it holds 2 NaN, 1 inf)"`` when that is the cause of a mismatch, else ``""``."""
+    a = np.asarray(x, dtype=float)
+    nan, inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+    parts = [f"{nan} NaN"] * bool(nan) + [f"{inf} inf"] * bool(inf)
+    return f" (it holds {', '.join(parts)})" if parts else ""
+
+
+def _vs(got: object, want: object) -> str:
+    """``"got G, expected W"``, naming NaN/inf in either."""
+    return f"got {_fmt(got)}{_nonfinite(got)}, expected {_fmt(want)}{_nonfinite(want)}"
 
 
 def _paths(oracle: Oracle) -> tuple[str, ...]:
@@ -85,8 +116,12 @@ def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
         est = o.estimate(c, n)
         want = (c / n - q) / (p - q)
         f = np.asarray(est.frequencies, dtype=float)
-        assert np.allclose(f, want, rtol=1e-12, atol=1e-12), f"{where}: estimate() is not (c/n - q*)/(p* - q*)"
-        assert np.allclose(est.counts, n * want, rtol=1e-12, atol=1e-9), f"{where}: count scale != n x fraction"
+        assert np.allclose(f, want, rtol=1e-12, atol=1e-12), (
+            f"{where}: estimate() is not (c/n - q*)/(p* - q*): {_vs(f, want)}"
+        )
+        assert np.allclose(est.counts, n * want, rtol=1e-12, atol=1e-9), (
+            f"{where}: count scale != n x fraction: {_vs(est.counts, n * want)}"
+        )
         truth = rng.dirichlet(np.ones(cfg.d))
         got = np.asarray(o.variance(n, truth), dtype=float)
         if o.tags().real_valued_counts or not o.tags().unbiased:
@@ -94,18 +129,22 @@ def check_constants(subject: Subject, cfg: OracleCheckConfig) -> None:
             # probabilities, so (V-exact) does not apply; the repeated simulations check the variance.
             # A biased oracle (Apple's fixed hash family) is not a pure protocol either.
             assert got.shape == (cfg.d,) and np.all(np.isfinite(got)) and np.all(got > 0), (
-                f"{where}: variance(n, f) must be {cfg.d} finite positive numbers"
+                f"{where}: variance(n, f) must be {cfg.d} finite positive numbers, got {_fmt(got)}{_nonfinite(got)}"
             )
             noise = o.noise_variance(n)
-            assert math.isfinite(noise) and noise > 0, f"{where}: noise_variance(n) must be finite and positive"
+            assert math.isfinite(noise) and noise > 0, (
+                f"{where}: noise_variance(n) must be finite and positive, got {noise}"
+            )
             continue
         exact = (q * (1 - q) + truth * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
         assert np.allclose(got, exact, rtol=1e-12, atol=0), (
             f"{where}: variance(n, f) differs from (V-exact) [q*(1-q*) + f (p*-q*)(1-p*-q*)]/(n (p*-q*)^2): "
-            f"max relative error {np.max(np.abs(got / exact - 1)):.3g}"
+            f"max relative error {np.max(np.abs(got / exact - 1)):.3g}; {_vs(got, exact)}"
         )
         approx = q * (1 - q) / (n * (p - q) ** 2)
-        assert math.isclose(o.noise_variance(n), approx, rel_tol=1e-12), f"{where}: noise_variance != (V-approx)"
+        assert math.isclose(o.noise_variance(n), approx, rel_tol=1e-12), (
+            f"{where}: noise_variance != (V-approx): {_vs(o.noise_variance(n), approx)}"
+        )
 
 
 def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -119,7 +158,9 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
         est = _simulate(o, counts, _rng(cfg, "fields", path), path)
         assert isinstance(est, Estimate), f"{where}: estimate() must return an Estimate, got {type(est).__name__}"
         f = np.asarray(est.frequencies)
-        assert f.shape == (cfg.d,) and np.all(np.isfinite(f)), f"{where}: frequencies must be {cfg.d} finite numbers"
+        assert f.shape == (cfg.d,) and np.all(np.isfinite(f)), (
+            f"{where}: frequencies must be {cfg.d} finite numbers, got {_fmt(f)}{_nonfinite(f)}"
+        )
         assert est.n == n, f"{where}: Estimate.n = {est.n}, expected {n}"
         assert est.epsilon == eps, f"{where}: Estimate.epsilon = {est.epsilon}, expected {eps}"
         real = o.tags().real_valued_counts
@@ -129,18 +170,21 @@ def check_estimate_fields(subject: Subject, cfg: OracleCheckConfig) -> None:
             )
         else:
             assert est.p_star == o.p_star and est.q_star == o.q_star, (
-                f"{where}: Estimate p*/q* differ from the oracle's"
+                f"{where}: Estimate p*/q* differ from the oracle's: Estimate ({est.p_star}, {est.q_star}), "
+                f"oracle ({o.p_star}, {o.q_star})"
             )
         assert est.mechanism, f"{where}: Estimate.mechanism is empty"
         var = None if est.variance is None else np.asarray(est.variance, dtype=float)
         assert var is not None and var.shape == (cfg.d,), f"{where}: Estimate.variance must have length {cfg.d}"
-        assert np.all(np.isfinite(var)) and np.all(var >= 0), f"{where}: Estimate.variance must be finite, >= 0"
+        assert np.all(np.isfinite(var)) and np.all(var >= 0), (
+            f"{where}: Estimate.variance must be finite, >= 0, got {_fmt(var)}{_nonfinite(var)}"
+        )
         sc = None if est.support_counts is None else np.asarray(est.support_counts)
         assert sc is not None and sc.shape == (cfg.d,), f"{where}: Estimate.support_counts must have length {cfg.d}"
         if real:
-            assert np.all(np.isfinite(sc)), f"{where}: support sums must be finite"
+            assert np.all(np.isfinite(sc)), f"{where}: support sums must be finite, got {_fmt(sc)}{_nonfinite(sc)}"
         else:
-            assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n]"
+            assert np.all((sc >= 0) & (sc <= n)), f"{where}: support counts must lie in [0, n = {n}], got {_fmt(sc)}"
         if o.tags().finite_output and (path == "per-user" or o.tags().aggregate_histogram):
             assert est.report_histogram is not None and est.channel is not None, (
                 f"{where}: a finite-output estimate must carry its report histogram and channel"
@@ -158,7 +202,9 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
             o = subject.oracle(d, eps)
             where = _where(subject, d=d, epsilon=eps)
             P, _ = _table(o, where)
-            assert np.all(P >= 0), f"{where}: negative probabilities in output_table"
+            assert np.all(P >= 0), (
+                f"{where}: negative probabilities in output_table (min {_fmt(P.min())}){_nonfinite(P)}"
+            )
             sums = P.sum(axis=0)
             assert np.allclose(sums, 1, rtol=0, atol=1e-12), (
                 f"{where}: P(. | v) must sum to 1 for every v, got sums {sums.tolist()}"
@@ -193,6 +239,36 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
         f"{subject.label}: not epsilon-LDP ({len(audit.failures)} of {len(audit.findings)} tables): "
         f"{audit.failures[0].describe()}"
     )
+
+
+def check_reports_follow_table(subject: Subject, cfg: OracleCheckConfig) -> None:
+    """What a client sends follows the table the exact audit proved: at every point it enumerates
+    (d = 2..8, each budget, each sampled parameter setting), ``perturb``'s reports encoded by
+    ``encode_reports`` are tested against ``P(. | v)`` row by row, and within each row the message
+    sent must not depend on the item (item order, extra fields, dtype): :mod:`ldpbench.audit.law`,
+    family-wise level 0.05, power 0.9 against a total-variation deviation of ``reports_delta`` (0.1)
+    per item (``ldpbench audit``: 0.05)."""
+    from ldpbench.audit import exact_audit
+    from ldpbench.audit.exact import DEFAULT_DOMAINS
+
+    if not subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags().output_rows:
+        raise CheckSkipped(
+            f"{subject.label} has an output table but no output_rows: its reports cannot be tied to the "
+            "table's rows, so the exact audit proves nothing about what perturb sends"
+        )
+    audit = exact_audit(
+        subject.cls,
+        cfg.epsilons,
+        values=subject._values(),
+        fixed=tuple(subject.params),
+        domains=tuple(sorted(set(cfg.table_domains) | set(DEFAULT_DOMAINS))),
+        seed=cfg.seed,
+        law=True,
+        delta=cfg.reports_delta,
+    )
+    law = audit.law
+    assert law is not None and law.available, f"{subject.label}: reports not tested: {law.summary() if law else ''}"
+    assert law.passed, f"{subject.label}: {law.summary()}"
 
 
 def check_output_table_support(subject: Subject, cfg: OracleCheckConfig) -> None:
@@ -260,11 +336,13 @@ def check_perturb_follows_output_table(subject: Subject, cfg: OracleCheckConfig)
         P, S = _table(o, _where(subject, d=d, epsilon=eps)) if tags.output_table else (None, None)
         for v in range(d):
             where = _where(subject, d=d, epsilon=eps, item=v)
-            reports = o.perturb(np.full(m, v, dtype=np.int64), _rng(cfg, "follows", eps, v))
+            reports = o.perturb(_items(np.full(m, v)), _rng(cfg, "follows", eps, v))
             support = np.asarray(o.support_counts(reports))
             if tags.output_table and tags.output_rows:
                 rows = np.asarray(o.output_rows(reports), dtype=np.int64)
-                assert rows.shape == (m,), f"{where}: output_rows must give one row per report"
+                assert rows.shape == (m,), (
+                    f"{where}: output_rows must give one row per report: got shape {rows.shape}, expected ({m},)"
+                )
                 law = {(int(y),): float(P[y, v]) for y in range(P.shape[0]) if P[y, v] > 0}
                 stats.exact_distribution_test(rows[:, None], law, label=f" of the reports, {where}").check()
                 want = S[rows].sum(axis=0)
@@ -296,21 +374,30 @@ def check_channel(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert isinstance(ch, Channel), f"{where}: tags() declare finite_output, so channel() must return a Channel"
         A = np.asarray(ch.dense(), dtype=float)
         assert A.shape == (ch.n_reports, d), f"{where}: channel is {A.shape}, expected ({ch.n_reports}, {d})"
-        assert np.all(A >= 0) and np.allclose(A.sum(axis=0), 1, atol=1e-12), f"{where}: columns must be laws"
+        assert np.all(A >= 0) and np.allclose(A.sum(axis=0), 1, atol=1e-12), (
+            f"{where}: columns must be laws, column sums {_fmt(A.sum(axis=0))}{_nonfinite(A)}"
+        )
         rng = _rng(cfg, "channel", eps)
         theta, w = rng.random(d), rng.random(ch.n_reports)
-        assert np.allclose(ch.forward(theta), A @ theta, atol=1e-12), f"{where}: forward != dense @ theta"
-        assert np.allclose(ch.backward(w), A.T @ w, atol=1e-12), f"{where}: backward != dense.T @ w"
+        assert np.allclose(ch.forward(theta), A @ theta, atol=1e-12), (
+            f"{where}: forward != dense @ theta: {_vs(ch.forward(theta), A @ theta)}"
+        )
+        assert np.allclose(ch.backward(w), A.T @ w, atol=1e-12), (
+            f"{where}: backward != dense.T @ w: {_vs(ch.backward(w), A.T @ w)}"
+        )
         for v in range(d):
-            reports = o.perturb(np.full(m, v, dtype=np.int64), rng)
+            reports = o.perturb(_items(np.full(m, v)), rng)
             hist = np.asarray(o.report_histogram(reports))
-            assert hist.shape == (ch.n_reports,) and int(hist.sum()) == m, f"{where}: bad report histogram"
+            assert hist.shape == (ch.n_reports,) and int(hist.sum()) == m, (
+                f"{where}: bad report histogram: shape {hist.shape} (expected ({ch.n_reports},)), total {hist.sum()} (expected {m})"
+            )
             law = {(y,): float(A[y, v]) for y in range(ch.n_reports) if A[y, v] > 0}
             samples = np.repeat(np.arange(ch.n_reports), hist)[:, None]
             stats.exact_distribution_test(samples, law, label=f" of reports vs channel, {where}, item {v}").check()
             via_hist = np.asarray(o.support_counts_from_histogram(hist))
             assert np.array_equal(via_hist, np.asarray(o.support_counts(reports))), (
-                f"{where}: support_counts_from_histogram(report_histogram(r)) != support_counts(r)"
+                f"{where}: support_counts_from_histogram(report_histogram(r)) != support_counts(r): "
+                f"{_vs(via_hist, o.support_counts(reports))}"
             )
 
 
@@ -371,11 +458,11 @@ def check_exact_law_per_user(subject: Subject, cfg: OracleCheckConfig) -> None:
         if o.tags().output_rows:
             m = cfg.law_samples
             _, S = _table(o, where)
-            rows = np.asarray(o.output_rows(o.perturb(np.tile(values, m), rng)), dtype=np.int64)
+            rows = np.asarray(o.output_rows(o.perturb(_items(np.tile(values, m)), rng)), dtype=np.int64)
             draws = S[rows].reshape(m, n, d).sum(axis=1)
         else:
             m = max(1000, cfg.law_samples // 5)
-            draws = np.array([np.asarray(o.support_counts(o.perturb(values, rng))) for _ in range(m)])
+            draws = np.array([np.asarray(o.support_counts(o.perturb(_items(values), rng))) for _ in range(m)])
         stats.exact_distribution_test(draws, law, label=f" of per-user support counts, {where}").check()
 
 
@@ -454,20 +541,26 @@ def check_chunks(subject: Subject, cfg: OracleCheckConfig) -> None:
     o = subject.oracle(cfg.d, cfg.epsilons[0])
     where = _where(subject, d=cfg.d, epsilon=cfg.epsilons[0])
     rng = _rng(cfg, "chunks")
-    empty = np.asarray(o.support_counts(o.perturb(np.zeros(0, dtype=np.int64), rng)))
-    assert empty.shape == (cfg.d,) and not empty.any(), f"{where}: an empty chunk must give zero support counts"
-    one = np.asarray(o.support_counts(o.perturb(np.array([cfg.d - 1]), rng)))
+    empty = np.asarray(o.support_counts(o.perturb(_items(np.zeros(0)), rng)))
+    assert empty.shape == (cfg.d,) and not empty.any(), (
+        f"{where}: an empty chunk must give {cfg.d} zero support counts, got {_fmt(empty)} of shape {empty.shape}"
+    )
+    one = np.asarray(o.support_counts(o.perturb(_items(np.array([cfg.d - 1])), rng)))
     if o.tags().real_valued_counts:
         assert empty.dtype.kind in "iuf", f"{where}: support sums must be real numbers, got dtype {empty.dtype}"
-        assert one.shape == (cfg.d,) and np.all(np.isfinite(one)), f"{where}: one user's sums must be finite"
+        assert one.shape == (cfg.d,) and np.all(np.isfinite(one)), (
+            f"{where}: one user's sums must be finite, got {_fmt(one)}{_nonfinite(one)}"
+        )
     else:
         assert empty.dtype.kind in "iu", f"{where}: support counts must be integers, got dtype {empty.dtype}"
         assert one.shape == (cfg.d,) and np.all((one >= 0) & (one <= 1)), (
-            f"{where}: one user supports each value 0/1 times"
+            f"{where}: one user supports each value 0/1 times, got {_fmt(one)}{_nonfinite(one)}"
         )
     if o.tags().finite_output:
-        hist = np.asarray(o.report_histogram(o.perturb(np.zeros(0, dtype=np.int64), rng)))
-        assert hist.shape == (o.channel().n_reports,) and not hist.any(), f"{where}: empty chunk histogram"
+        hist = np.asarray(o.report_histogram(o.perturb(_items(np.zeros(0)), rng)))
+        assert hist.shape == (o.channel().n_reports,) and not hist.any(), (
+            f"{where}: an empty chunk's histogram must be {o.channel().n_reports} zeros, got {_fmt(hist)}"
+        )
     chunk = o.tags().chunk_users
     if chunk is not None:
         assert int(chunk) == chunk and chunk >= 1, f"{where}: chunk_users must be a positive int, got {chunk!r}"
@@ -493,9 +586,10 @@ def check_bernoulli_support(subject: Subject, cfg: OracleCheckConfig) -> None:
             est = _simulate(o, counts, _rng(cfg, "bernoulli", path, eps), path)
             c = np.asarray(est.support_counts)
             assert np.all(np.isfinite(c)) and np.array_equal(c, np.round(c)), (
-                f"{where}: bernoulli_support is declared, so support counts must be integers (sums of bits)"
+                f"{where}: bernoulli_support is declared, so support counts must be integers (sums of bits), "
+                f"got {_fmt(c)}{_nonfinite(c)}"
             )
-            assert np.all((c >= 0) & (c <= n)), f"{where}: support counts outside [0, n={n}]"
+            assert np.all((c >= 0) & (c <= n)), f"{where}: support counts outside [0, n={n}]: {_fmt(c)}"
             assert est.bernoulli_support, f"{where}: the estimate does not carry the declared bernoulli_support"
 
 
@@ -507,7 +601,8 @@ def check_reproducible(subject: Subject, cfg: OracleCheckConfig) -> None:
         a = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         b = _simulate(o, counts, np.random.default_rng(cfg.seed), path)
         assert np.array_equal(a.support_counts, b.support_counts), (
-            f"{_where(subject, path=path)}: the same seed gave different support counts"
+            f"{_where(subject, path=path)}: the same seed gave different support counts: "
+            f"{_fmt(a.support_counts)} and {_fmt(b.support_counts)}"
         )
 
 
@@ -562,7 +657,8 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
         if tags.unbiased:
             f = rng.dirichlet(np.ones(d))
             assert np.allclose(np.asarray(o.expected_estimate(f), dtype=float), f, rtol=1e-12, atol=1e-15), (
-                f"{where}: tags() declare the oracle unbiased, but expected_estimate(f) is not f"
+                f"{where}: tags() declare the oracle unbiased, but expected_estimate(f) is not f: "
+                f"{_vs(o.expected_estimate(f), f)}"
             )
         if tags.finite_output:
             ch = o.channel()
@@ -576,19 +672,21 @@ def check_tags(subject: Subject, cfg: OracleCheckConfig) -> None:
         assert isinstance(tags.exact_aggregate, bool), f"{where}: exact_aggregate must be a bool"
         if tags.support_matrix:
             values = rng.integers(0, d, size=50)
-            reports = o.perturb(values, rng)
+            reports = o.perturb(_items(values), rng)
             M = np.asarray(o.support_matrix(reports))
             assert M.shape == (values.size, d) and M.dtype == bool, (
                 f"{where}: support_matrix must be a boolean ({values.size}, {d}) array, got {M.dtype} {M.shape}"
             )
             assert np.array_equal(M.sum(axis=0), np.asarray(o.support_counts(reports))), (
-                f"{where}: support_matrix(reports) summed over users != support_counts(reports)"
+                f"{where}: support_matrix(reports) summed over users != support_counts(reports): "
+                f"{_vs(M.sum(axis=0), o.support_counts(reports))}"
             )
 
 
 #: The tags a check needs; without them it is not applicable (and pytest does not collect it).
 _ORACLE_NEEDS: dict[Callable[..., None], tuple[str, ...]] = {
     check_output_table_ldp: ("output_table",),
+    check_reports_follow_table: ("output_table",),
     check_output_table_support: ("output_table", "unbiased"),
     check_output_table_moments: ("output_table", "biased"),
     check_channel: ("finite_output",),
@@ -611,6 +709,7 @@ CHECKS: tuple[Callable[[Subject, OracleCheckConfig], None], ...] = (
     check_tags,
     check_estimate_fields,
     check_output_table_ldp,
+    check_reports_follow_table,
     check_output_table_support,
     check_output_table_moments,
     check_perturb_follows_output_table,

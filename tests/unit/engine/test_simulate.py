@@ -91,3 +91,17 @@ def test_only_the_aggregate_path_of_an_approximate_oracle_is_labelled():
     per_user = simulate(oracle, counts, np.random.default_rng(0), "per-user")
     assert agg.warnings == (approximate_aggregate_note("sue"),) and per_user.warnings == ()
     assert simulate(SUE(d=8, epsilon=1.0), counts, np.random.default_rng(0), "aggregate").warnings == ()
+
+
+def test_perturb_is_handed_read_only_items_in_a_run():
+    from ldpbench_plugins.oracles.grr import GRR
+
+    class SortingGRR(GRR):
+        name = "sorting-grr"
+
+        def perturb(self, values, rng):
+            values.sort()  # a write into the harness's users
+            return super().perturb(values, rng)
+
+    with pytest.raises(ValueError, match="read-only"):
+        simulate(SortingGRR(d=4, epsilon=1.0), np.array([3, 2, 1, 0]), np.random.default_rng(0), "per-user")

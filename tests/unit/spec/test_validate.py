@@ -275,11 +275,26 @@ def test_personalized_budgets_obey_the_epsilon_bounds(tmp_path, plugins, users, 
 
 
 def test_ln_d_with_a_one_item_domain_is_refused(tmp_path, plugins):
+    # ln(d) at d = 1 is 0; d = 1 itself is now refused first, at the dataset's line.
     text = MINIMAL.replace("{d: 64, n: 5000}", "{d: 1, n: 5000}").replace(
         "epsilons: [1]", "users: [{epsilon: ln(d), count: 10}]"
     )
-    msg = one_problem(tmp_path, plugins, text, 4)
-    assert "d = 1" in msg and "ln(d)" in msg
+    msg = one_problem(tmp_path, plugins, text, 3)
+    assert "'d'" in msg and "2" in msg, msg
+
+
+def test_a_one_item_domain_is_refused_at_validate_as_audit_refuses_it(tmp_path, plugins, capsys):
+    """d = 1 is valid everywhere or nowhere: a spec, ``audit --domain`` and ``check-plugin --domain``
+    share MIN_DOMAIN (an oracle dividing by d - 1 failed every cell of such a spec)."""
+    from ldpbench.cli import main
+    from ldpbench.types.oracle import MIN_DOMAIN
+
+    assert MIN_DOMAIN == 2
+    msg = one_problem(tmp_path, plugins, MINIMAL.replace("{d: 64, n: 5000}", "{d: 1, n: 5000}"), 3)
+    assert "'d'" in msg and "2" in msg, msg
+    for command in ("audit", "check-plugin"):
+        assert main([command, "grr", "--domain", "1"]) == 2
+        assert "--domain must lie in [2, " in capsys.readouterr().err
 
 
 def test_tiny_epsilons_are_refused(tmp_path, plugins):
@@ -440,3 +455,10 @@ def test_a_support_the_prior_is_not_defined_on_is_refused_at_its_line(tmp_path, 
     )
     (msg,) = problems(tmp_path, plugins, spec)
     assert msg.startswith(f"{tmp_path / 'spec.yaml'}:10: support_min = 0 is below 1, where the 'power-law' prior"), msg
+
+
+def test_a_loaded_dataset_of_one_item_is_refused_at_its_line(tmp_path, plugins):
+    (tmp_path / "one.csv").write_text("count\n500\n")
+    text = MINIMAL.replace("- zipf: {d: 64, n: 5000}", "- histogram: {path: one.csv}")
+    msg = one_problem(tmp_path, plugins, text, 3)
+    assert "has d = 1 item(s); every oracle needs a domain of at least 2 items" in msg

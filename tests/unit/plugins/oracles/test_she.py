@@ -114,19 +114,22 @@ def test_personalized_budgets_weight_she_groups_by_their_variance():
 
 
 def test_audit_she_says_what_it_checked(capsys):
-    """'ldpbench audit she' exits 0 having audited something: the declared density's worst loss per
-    budget (exactly eps) and the likelihood-ratio attack, not 'nothing was audited'."""
+    """'ldpbench audit she' audits something: the declared density's worst loss per budget (exactly
+    eps) and the likelihood-ratio attack, not 'nothing was audited'; with no output table the audit
+    is partial, which exits 3 unless --allow-partial accepts it."""
     import json
 
     from ldpbench.cli import main
 
-    assert main(["audit", "she", "--trials", "3000", "--json"]) == 0
+    assert main(["audit", "she", "--trials", "3000", "--json", "--allow-partial"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["verdict"].startswith("consistent")
+    assert report["verdict"].startswith("partial: no evidence") and report["partial"]
+    assert report["parts"] == {"exact": "no output table (output_table() not implemented)", "empirical": "ran"}
     budgets = report["empirical"]["budgets"]
     assert [b["declared_loss"] for b in budgets] == pytest.approx([0.5, 1.0, 4.0], rel=1e-9)
     assert all(b["best"]["attack"] == "likelihood-ratio" for b in budgets)
     assert report["exact"]["available"] is False
-    assert main(["audit", "she", "--trials", "3000"]) == 0
-    out = capsys.readouterr().out
-    assert "continuous reports: no output table (the exact audit does not apply)" in out
+    assert main(["audit", "she", "--trials", "3000"]) == 3
+    captured = capsys.readouterr()
+    assert "continuous reports: no output table (the exact audit does not apply)" in captured.out
+    assert "the audit of 'she' is partial" in captured.err and "--allow-partial" in captured.err

@@ -213,3 +213,45 @@ def test_the_kit_checks_a_declared_support_matrix_against_support_counts():
     dict(oracle_checks(RightMatrix, **SMALL))["check_tags"]()
     with pytest.raises(AssertionError, match="support_matrix"):
         dict(oracle_checks(WrongMatrix, **SMALL))["check_tags"]()
+
+
+class SortingGRR(GRR):
+    """Sorts the users' items in place before perturbing them (writes into its input)."""
+
+    name = "sorting-grr"
+
+    def perturb(self, values, rng):
+        values.sort()
+        return super().perturb(values, rng)
+
+
+def test_an_oracle_sorting_its_input_in_place_fails_the_kit():
+    # Passed at default settings before: perturb's input was a fresh writable array.
+    for check in ("check_perturb_follows_output_table", "check_chunks", "check_reproducible"):
+        with pytest.raises(ValueError, match="read-only"):
+            run_check(SortingGRR, check)
+
+
+class NaNVariance(GRR):
+    name = "nan-variance"
+
+    def variance(self, n, f):
+        out = super().variance(n, f)
+        out[0] = np.nan
+        return out
+
+
+def test_kit_messages_name_nan_and_print_both_numbers():
+    with pytest.raises(
+        AssertionError, match=r"differs from \(V-exact\).*got \[ *nan .*\(it holds 1 NaN\), expected \["
+    ):
+        run_check(NaNVariance, "check_constants")
+
+    class WrongNoise(GRR):
+        name = "wrong-noise"
+
+        def noise_variance(self, n):
+            return 2 * super().noise_variance(n)
+
+    with pytest.raises(AssertionError, match=r"noise_variance != \(V-approx\): got [0-9.e-]+, expected [0-9.e-]+"):
+        run_check(WrongNoise, "check_constants")
