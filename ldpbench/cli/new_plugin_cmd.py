@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if written.unversioned:
         print(f"ldpbench: not a git repository of its own: {written.unversioned}", file=sys.stderr)
     else:
-        print("ldpbench: a git repository (branch main): the files and the baseline are committed", file=sys.stderr)
+        what = "the files are" if args.no_baseline else "the files and the baseline are"
+        print(f"ldpbench: a git repository (branch main): {what} committed", file=sys.stderr)
     print(f"next: cd {root} && pip install -e '.[test]' && pytest", file=sys.stderr)
     return int(ExitCode.OK)

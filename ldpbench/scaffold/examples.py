@@ -88,6 +88,14 @@ class ${cls}(Oracle):
     def output_rows(self, reports):
         return np.asarray(reports, dtype=np.int64)
 
+    # -- per-user supports, for the empirical audit's distinguishing attacks ---------------------
+    def support_matrix(self, reports):
+        """(n_users, d) bools: a k-RR report supports exactly the item reported."""
+        y = np.asarray(reports, dtype=np.int64)
+        out = np.zeros((y.size, self.d), dtype=bool)
+        out[np.arange(y.size), y] = True
+        return out
+
 
 @hookimpl
 def ldpbench_register_oracles(registry):

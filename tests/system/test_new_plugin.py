@@ -104,3 +104,15 @@ def test_the_generated_install_lines_work_in_a_fresh_virtual_environment(tmp_pat
         repo,
     )
     assert "0 worse" in reseeded.stdout and "under --ldpbench-seed 7" in reseeded.stdout, reseeded.stdout[-2000:]
+
+
+def test_check_plugin_audits_the_generated_oracle_whole(tmp_path, capsys, monkeypatch):
+    """The example oracle declares what the kit and both audits need: no part goes unaudited,
+    so check-plugin passes without --allow-partial."""
+    dest = tmp_path / "repo"
+    assert main(["new-plugin", "my-krr", "--kind", "oracle", str(dest), "--no-baseline", "--no-git"]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(dest)
+    assert main(["check-plugin", "my-krr", "--plugins-dir", "ldpbench_my_krr", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert not out.get("unaudited"), out.get("unaudited")
