@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 from pathlib import Path
 
@@ -76,7 +77,25 @@ def _section(text: str, heading: str, page: str) -> str:
 
 
 def _code_names(text: str) -> set[str]:
-    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", text))
+    """Names in backticks, alone (`name`) or called (`name(n, f)`)."""
+    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\([^`]*\))?`", text))
+
+
+def _call(cls: type, name: str) -> str | None:
+    """``name(a, b)`` as the class declares the method (no ``self``; ``*args``), or None for a
+    member that is not a method (an attribute, a property, a nested class)."""
+    try:
+        obj = inspect.getattr_static(cls, name)
+    except AttributeError:  # d, epsilon: set by __init__
+        return None
+    if isinstance(obj, property) or inspect.isclass(obj) or not callable(getattr(cls, name, None)):
+        return None
+    function = obj.__func__ if isinstance(obj, (classmethod, staticmethod)) else obj
+    params = list(inspect.signature(function).parameters.values())
+    if params and not isinstance(obj, staticmethod):
+        params = params[1:]  # self, or a classmethod's class
+    stars = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+    return f"{name}({', '.join(stars.get(p.kind, '') + p.name for p in params)})"
 
 
 def _members(cls: type) -> set[str]:
@@ -99,6 +118,15 @@ def test_every_contract_member_is_documented(title):
     documented = _code_names(_section(REFERENCE, f"### {title}", "docs/plugins/reference.md"))
     missing = _members(SECTIONS[title]) - documented
     assert not missing, f"docs/plugins/reference.md, '### {title}': document {sorted(missing)}"
+
+
+@pytest.mark.parametrize("title", sorted(SECTIONS))
+def test_every_contract_method_shows_its_signature(title):
+    """A plugin author reads what to pass and what comes back without opening our source."""
+    section = _section(REFERENCE, f"### {title}", "docs/plugins/reference.md")
+    calls = {_call(SECTIONS[title], name) for name in _members(SECTIONS[title])} - {None}
+    missing = sorted(c for c in calls if f"`{c}`" not in section)
+    assert not missing, f"docs/plugins/reference.md, '### {title}': show the signatures {missing}"
 
 
 def test_every_param_field_is_documented():
