@@ -114,6 +114,7 @@ def test_personalized_randomized_response_budgets_are_solved_directly():
     np.testing.assert_allclose(direct.frequencies, iterated.frequencies, atol=1e-6)
 
 
-def test_hadamard_responses_full_likelihood_is_iterated():
+def test_hadamard_responses_full_likelihood_is_not_separable():
+    # HR's goes to the projected-gradient solver (test_projected.py)
     est = _estimate("hr", {}, d=12, eps=1.0, n=5000, seed=2)
-    assert _ibu(est).info["ibu_solver"] == "iteration"
+    assert _ibu(est).info["ibu_solver"] == "projected-gradient"
