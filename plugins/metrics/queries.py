@@ -9,6 +9,8 @@ of the domain is compared with the true frequencies of those items).
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,36 @@ from ._align import aligned_truth
 #: The most random subsets a set-query metric draws per trial: each costs O(d), and the error of
 #: their mean is settled to well under 1% long before (the default is 100).
 MAX_QUERIES = 100_000
+#: Bytes of subset indices this process keeps across cells (:func:`_drawn_subsets`): 9.9 MB per
+#: repeat for the Kosarak sweep's two set-query metrics (100 subsets of 10% and of 50% of
+#: d = 41,270, the latter stored as complements), so its 10 repeats fit.
+_SUBSET_CACHE_BYTES = 128 << 20
+#: A shared vector of ones: the matrices' data (every stored entry is 1).
+_ONES = np.ones(0)
+
+
+def _ones(size: int) -> np.ndarray:
+    global _ONES
+    if _ONES.size < size:
+        _ONES = np.ones(size)
+    return _ONES[:size]
+
+
+def _draw_indices(d: int, size: int, queries: int, rng: np.random.Generator) -> np.ndarray:
+    """The sorted columns of every subset S_j (or of its complement when ``size > d - size``), row
+    after row: one uniform draw without replacement per query, in order (``Generator.choice``, as
+    the metric has always drawn them)."""
+    complement = size > d - size
+    width = d - size if complement else size
+    index_type = np.int32 if max(d, queries * width) < 2**31 else np.int64
+    indices = np.empty(queries * width, dtype=index_type)
+    keep = np.empty(d, dtype=bool)
+    for j in range(queries):  # a loop over queries, not items: each draw is vectorized
+        keep[:] = complement
+        keep[rng.choice(d, size, replace=False)] = not complement
+        # the sorted columns of S or of its complement (a mask is cheaper than a sort)
+        indices[j * width : (j + 1) * width] = np.flatnonzero(keep)
+    return indices
 
 
 class _Subsets:
@@ -32,28 +64,34 @@ class _Subsets:
     Each subset is uniform without replacement ([W20] §V; docs/algorithms.md §6.2). A subset larger
     than half the domain is stored as its complement (sum over S = total - sum over the rest), so
     summing costs at most queries x d/2 multiply-adds: ~3 ms for 100 queries on d = 41,270.
+    ``indices`` (what :func:`_draw_indices` returned for the same arguments) skips the draw.
     """
 
-    def __init__(self, d: int, size: int, queries: int, rng: np.random.Generator):
+    def __init__(
+        self, d: int, size: int, queries: int, rng: np.random.Generator | None, indices: np.ndarray | None = None
+    ):
         self.complement = size > d - size
-        self._truth: tuple[bytes, np.ndarray] | None = None
-        rows = []
-        for _ in range(queries):  # a loop over queries, not items: each draw is vectorized
-            keep = np.zeros(d, dtype=bool)
-            keep[rng.choice(d, size, replace=False)] = True
-            # The sorted column indices of S or of its complement (a mask is cheaper than a sort).
-            rows.append(np.flatnonzero(~keep if self.complement else keep))
-        width = rows[0].size
-        index_type = np.int32 if max(d, queries * width) < 2**31 else np.int64
-        indices = np.concatenate(rows).astype(index_type)
-        indptr = np.arange(queries + 1, dtype=index_type) * width
-        self.matrix = sparse.csr_matrix((np.ones(indices.size), indices, indptr), shape=(queries, d))
+        self._truth: tuple[Any, np.ndarray] | None = None
+        #: The sorted columns, row after row (what the process-wide cache keeps).
+        self.indices = _draw_indices(d, size, queries, rng) if indices is None else indices
+        width = self.indices.size // queries
+        indptr = np.arange(queries + 1, dtype=self.indices.dtype) * width
+        self.matrix = sparse.csr_matrix((_ones(self.indices.size), self.indices, indptr), shape=(queries, d))
 
-    def true_sums(self, f: np.ndarray) -> np.ndarray:
-        """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks)."""
-        key = hashlib.blake2b(np.ascontiguousarray(f, dtype=float).tobytes(), digest_size=16).digest()
-        if self._truth is None or self._truth[0] != key:
-            self._truth = (key, self.sums(f))
+    def true_sums(self, f: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks, and the
+        cells of every mechanism of a repeat share the subsets). ``counts``, when given, is the
+        population's read-only count vector that ``f`` was computed from: the same object means the
+        same truth, without hashing ``f``."""
+        if counts is not None:
+            key: Any = ("counts", counts)
+            if self._truth is not None and self._truth[0][0] == "counts" and self._truth[0][1] is counts:
+                return self._truth[1]
+        else:
+            key = ("digest", hashlib.blake2b(np.ascontiguousarray(f, dtype=float).tobytes(), digest_size=16).digest())
+            if self._truth is not None and self._truth[0] == key:
+                return self._truth[1]
+        self._truth = (key, self.sums(f))
         return self._truth[1]
 
     def sums(self, x: np.ndarray) -> np.ndarray:
@@ -61,6 +99,41 @@ class _Subsets:
         x = np.asarray(x, dtype=float)
         part = self.matrix @ x
         return x.sum() - part if self.complement else part
+
+
+def _state_key(rng: np.random.Generator) -> str:
+    """The generator's full state as a hashable key (its bit generator's name and words)."""
+    return repr(rng.bit_generator.state)
+
+
+#: ``(d, size, queries, state) -> (subsets, state after the draw)``, least recently used first.
+_DRAWN: OrderedDict[tuple[Any, ...], tuple[_Subsets, dict]] = OrderedDict()
+_DRAWN_LOCK = threading.Lock()
+
+
+def _drawn_subsets(d: int, size: int, queries: int, rng: np.random.Generator) -> _Subsets:
+    """The subsets a generator in this state draws, drawn once per process while they fit.
+
+    The metric's stream is keyed by the repeat, not the mechanism (engine/scoring.py), so every
+    mechanism of a repeat asks for the same subsets: drawing them (O(queries x d) generator calls)
+    was the largest cost of the Kosarak-scale sweep. The cache is bounded by
+    :data:`_SUBSET_CACHE_BYTES` of indices. A hit leaves the generator in the state the draw would
+    have left it in, so the numbers are those of a fresh draw.
+    """
+    key = (d, size, queries, _state_key(rng))
+    with _DRAWN_LOCK:
+        hit = _DRAWN.get(key)
+        if hit is not None:
+            _DRAWN.move_to_end(key)
+    if hit is not None:
+        rng.bit_generator.state = hit[1]
+        return hit[0]
+    subsets = _Subsets(d, size, queries, rng)
+    with _DRAWN_LOCK:
+        _DRAWN[key] = (subsets, rng.bit_generator.state)
+        while sum(entry.indices.nbytes for entry, _ in _DRAWN.values()) > _SUBSET_CACHE_BYTES and len(_DRAWN) > 1:
+            _DRAWN.popitem(last=False)
+    return subsets
 
 
 class SetQuery(Metric):
@@ -79,32 +152,24 @@ class SetQuery(Metric):
         Param("queries", int, 100, f"random subsets per trial (at most {MAX_QUERIES:,})", min=1, max=MAX_QUERIES),
     )
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._cache: tuple[Any, _Subsets, Any] | None = None
-
     def subset_size(self, d: int) -> int:
         """round(rho d / 100), at least 1."""
         return max(1, min(d, int(round(self.rho * d / 100.0))))
 
     def _subsets(self, d: int, rng: np.random.Generator) -> _Subsets:
-        # The runner hands every pipeline of a cell a generator in the same state, so all methods
-        # answer the same queries (paired comparisons). Drawing them is the costly part; a
-        # generator in the same state would draw the same subsets, so reuse them and leave the
-        # generator in the state the draw would have left it in.
-        key = (d, rng.bit_generator.state)
-        if self._cache is not None and self._cache[0] == key:
-            rng.bit_generator.state = self._cache[2]
-            return self._cache[1]
-        subsets = _Subsets(d, self.subset_size(d), self.queries, rng)
-        self._cache = (key, subsets, rng.bit_generator.state)
-        return subsets
+        # The runner hands every pipeline of a cell (and every mechanism of a repeat) a generator
+        # in the same state, so all methods answer the same queries (paired comparisons). Drawing
+        # them is the costly part; a generator in the same state would draw the same subsets, so
+        # they are reused, and the generator left in the state the draw would have left it in.
+        return _drawn_subsets(d, self.subset_size(d), self.queries, rng)
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
         f = aligned_truth(truth, estimate)
         subsets = self._subsets(f.size, rng)
         answers = estimate.answer(subsets.sums(np.asarray(estimate.frequencies, dtype=float)))
-        return float(np.mean((answers - subsets.true_sums(f)) ** 2))
+        # the whole domain: f is truth.counts / n, so the (read-only) counts object names the truth
+        counts = truth.counts if estimate.items is None and not truth.counts.flags.writeable else None
+        return float(np.mean((answers - subsets.true_sums(f, counts)) ** 2))
 
 
 class TopKMSE(Metric):

@@ -66,6 +66,32 @@ def independent_binomials(counts: np.ndarray, p: float, q: float, rng: np.random
     return (rng.binomial(counts, p) + rng.binomial(n - counts, q)).astype(np.int64)
 
 
+#: The ``aggregate`` parameter's values (SS, CMS, PGR: :func:`aggregate_param`).
+AGGREGATE_MODES = ("exact", "marginal")
+
+
+def aggregate_param(exact_cost: str):
+    """The ``aggregate`` parameter of an oracle whose exact aggregate sampler costs more than O(d)
+    NumPy calls: ``exact`` (default) draws the joint law of the support counts; ``marginal`` draws
+    each count from its exact law, independently across items (:func:`independent_binomials`), in
+    O(d), and is declared approximate (``exact_aggregate`` False, so the rows say so).
+
+    The per-item laws are exact, so every per-item quantity (an estimate's mean and variance, the
+    expected MSE over items) is as under the exact sampler; what it loses is the dependence across
+    items (covariances, the sum of the counts), which set queries and normalizing post-processors
+    read."""
+    from ldpbench.params import Param
+
+    return Param(
+        "aggregate",
+        str,
+        "exact",
+        f"aggregate path: exact (the joint law of the support counts; {exact_cost}) or marginal (each "
+        "count's exact law, independent across items, O(d): declared approximate)",
+        choices=AGGREGATE_MODES,
+    )
+
+
 def independent_bits_table(d: int, p: float, q: float) -> tuple[np.ndarray, np.ndarray]:
     """The exact output table of ``d`` independent support bits (OUE, THE): all ``2^d`` bit vectors.
 

@@ -1,24 +1,34 @@
-"""The per-item composite MLE on the simplex, solved directly instead of by iteration.
+"""The maximizer of a separable likelihood on the simplex, solved directly instead of by iteration.
 
-When every budget group contributes the per-item likelihood of its support counts
-(``_likelihood``: ``c_gv`` a sum of ``n_g`` Bernoulli bits, ``r_gv = q_g + (p_g - q_g) theta_v``),
-the log-likelihood is a sum of one-dimensional concave terms,
+Two kinds of budget group have a log-likelihood that is a sum of one-dimensional terms in theta:
 
-    L(theta) = sum_v l_v(theta_v),   l_v(t) = sum_g c_gv log r_gv(t) + (n_g - c_gv) log(1 - r_gv(t)),
+- the **per-item** composite likelihood of support counts (``_likelihood``: ``c_gv`` a sum of
+  ``n_g`` Bernoulli bits, ``r_gv = q_g + (p_g - q_g) theta_v``): ones ``c_gv``, zeros ``n_g - c_gv``;
+- the **full** likelihood of randomized response (GRR, k-RR, and the identity channel of
+  eps = inf users): a report of y has probability ``q_g + (p_g - q_g) theta_y`` on the simplex
+  (``p_g + (d - 1) q_g = 1``), so ``sum_y h_gy log(q_g + (p_g - q_g) theta_y)`` is the same term
+  with ones ``h_gy`` and no zeros.
 
-so the KKT conditions of ``max L`` on the simplex couple the items only through the multiplier
-``lam`` of ``sum(theta) = 1``: ``theta_v(lam)`` maximizes ``l_v(t) - lam t`` over ``[0, 1]``, i.e.
-``theta_v = 0`` where ``l_v'(0) <= lam`` and ``l_v'(theta_v) = lam`` elsewhere, and ``lam`` solves
-``sum_v theta_v(lam) = 1`` (the sum decreases in ``lam``). For one group the inner equation is a
-quadratic in ``r``::
+Any mix of them sums to
 
-    c / r - (n - c) / (1 - r) = mu   <=>   mu r^2 - (mu + n) r + c = 0,   mu = lam / (p - q),
+    L(theta) = sum_v l_v(theta_v),   l_v(t) = sum_g a_gv log r_gv(t) + b_gv log(1 - r_gv(t)),
 
-with its root in ``[0, 1]`` in closed form; with several groups it is solved by bisection on each
-item at once. The outer equation is solved by regula falsi (Illinois) on ``lam``, inside a bracket. This is the fixed point that
-IBU's iteration approaches (the same maximizer: the likelihood is concave, and IBU never leaves
-the simplex), reached in O(d) work per bisection step rather than after up to 10^4 maps of IBU,
-which crawl when the domain is large and most items sit on the boundary (d = 41,270: the cap).
+(``a`` the ones, ``b`` the zeros), so the KKT conditions of ``max L`` on the simplex couple the
+items only through the multiplier ``lam`` of ``sum(theta) = 1``: ``theta_v(lam)`` maximizes
+``l_v(t) - lam t`` over ``[0, 1]``, i.e. ``theta_v = 0`` where ``l_v'(0) <= lam`` and
+``l_v'(theta_v) = lam`` elsewhere, and ``lam`` solves ``sum_v theta_v(lam) = 1`` (the sum decreases
+in ``lam``). For one group the inner equation is a quadratic in ``r``::
+
+    a / r - b / (1 - r) = mu   <=>   mu r^2 - (mu + a + b) r + a = 0,   mu = lam / (p - q),
+
+with its root in ``[0, 1]`` in closed form (``r = a / mu`` when ``b = 0``: the closed form of
+randomized response's MLE, Pinzon et al., AAAI 2026, which ``mle-rr`` computes by a sort); with
+several groups it is solved by Newton's method inside a bracket on each item at once. The outer
+equation is solved by regula falsi (Illinois) on ``lam``, inside a bracket. This is the fixed point
+that IBU's iteration approaches (the same maximizer: the likelihood is concave, and IBU never
+leaves the simplex), reached in O(d) work per step on the multiplier rather than after up to 10^4
+maps of IBU, which crawl when the domain is large and most items sit on the boundary (d = 41,270:
+the cap).
 """
 
 from __future__ import annotations
@@ -36,8 +46,9 @@ MAX_STEPS = 200
 
 
 def separable(groups: Sequence[Group]) -> bool:
-    """Whether every group's likelihood is the per-item one (the direct solve applies)."""
-    return bool(groups) and all(isinstance(g.channel, SupportBitsChannel) for g in groups)
+    """Whether every group's likelihood is separable (per-item, or randomized response's full one):
+    the direct solve applies."""
+    return bool(groups) and all(isinstance(g.channel, SupportBitsChannel) or g.grr_like for g in groups)
 
 
 def per_item_mle(groups: Sequence[Group]) -> EMResult:
@@ -99,16 +110,25 @@ def per_item_mle(groups: Sequence[Group]) -> EMResult:
     return EMResult(theta=theta, iterations=steps, converged=True, loglik=loglik, m=m)
 
 
-def _statistics(group: Group) -> tuple[float, float, float, np.ndarray]:
-    """``(p, q, n, c)`` of a per-item group: its channel's constants, users and support counts."""
+Stats = tuple[float, float, np.ndarray, np.ndarray]
+
+
+def _statistics(group: Group) -> Stats:
+    """``(p, q, n, c)`` of a group: its constants, the ones plus zeros ``n`` and the ones ``c`` per
+    item (per-item: ``n`` users, ``c`` the support counts; randomized response: ``n = c = h``, the
+    report histogram, as no report counts against an item)."""
     ch = group.channel
-    d = ch.n_items
-    c = np.asarray(group.histogram[:d], dtype=float)
-    n = float(group.n) / d  # the channel's mass is n d (one virtual report per user and item)
-    return ch.p, ch.q, n, c
+    if isinstance(ch, SupportBitsChannel):
+        d = ch.n_items
+        c = np.asarray(group.histogram[:d], dtype=float)
+        # the channel's mass is n d (one virtual report per user and item)
+        return ch.p, ch.q, np.full(d, float(group.n) / d), c
+    p, q = group.rr
+    h = np.asarray(group.histogram, dtype=float)
+    return p, q, h, h
 
 
-def _slope(stats: Sequence[tuple[float, float, float, np.ndarray]], theta: np.ndarray) -> np.ndarray:
+def _slope(stats: Sequence[Stats], theta: np.ndarray) -> np.ndarray:
     """``l_v'(theta_v)`` for every item (``+inf`` where a count meets ``r = 0``, ``-inf`` at ``r = 1``)."""
     out = np.zeros(theta.size)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -120,23 +140,23 @@ def _slope(stats: Sequence[tuple[float, float, float, np.ndarray]], theta: np.nd
     return out
 
 
-def _one_group(stats: Sequence[tuple[float, float, float, np.ndarray]], lam: float) -> np.ndarray:
+def _one_group(stats: Sequence[Stats], lam: float) -> np.ndarray:
     """``theta_v(lam)`` for one group: the root in [0, 1] of ``mu r^2 - (mu + n) r + c = 0``."""
     ((p, q, n, c),) = stats
     mu = lam / (p - q)
     if mu == 0.0:
-        r = c / n
+        # l_v' = 0 at r = c / n; an item nobody reported (randomized response, n = 0) has l_v = 0
+        r = np.divide(c, n, out=np.zeros_like(c), where=n > 0)
     else:
         b = mu + n
         disc = np.sqrt(np.maximum(b * b - 4.0 * mu * c, 0.0))
         # The root in [0, 1] without cancellation: 2c / (b + disc) when b > 0, else (b - disc) / 2mu.
-        r = (2.0 * c) / (b + disc) if b > 0 else (b - disc) / (2.0 * mu)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(b > 0, (2.0 * c) / (b + disc), (b - disc) / (2.0 * mu))
     return np.clip((r - q) / (p - q), 0.0, 1.0)
 
 
-def _many_groups(
-    stats: Sequence[tuple[float, float, float, np.ndarray]], lam: float, start: np.ndarray | None = None
-) -> np.ndarray:
+def _many_groups(stats: Sequence[Stats], lam: float, start: np.ndarray | None = None) -> np.ndarray:
     """``theta_v(lam)`` for several groups: Newton's method on each item's decreasing ``l_v'``,
     kept inside a bracket that every step narrows (a step leaving it bisects instead)."""
     d = stats[0][3].size
@@ -162,7 +182,7 @@ def _many_groups(
     return theta
 
 
-def _curvature(stats: Sequence[tuple[float, float, float, np.ndarray]], theta: np.ndarray) -> np.ndarray:
+def _curvature(stats: Sequence[Stats], theta: np.ndarray) -> np.ndarray:
     """``l_v''(theta_v)`` (negative: each term is concave)."""
     out = np.zeros(theta.size)
     with np.errstate(divide="ignore", invalid="ignore"):

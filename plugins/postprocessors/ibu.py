@@ -38,12 +38,19 @@ and a spec pairing ``ibu`` with an oracle that has neither is refused by ``ldpbe
 Personalized budgets: one group per budget, the log-likelihoods summed. The iteration is
 ``_em.run_em`` (O(d) per map for GRR and the per-item likelihood, O(K log K) for HR), by default
 with SQUAREM extrapolation (same fixed point, fewer maps). When every group's likelihood is the
-per-item one, it is a sum of one-dimensional concave terms and its maximizer on the simplex is
-computed directly (``_separable``: one equation in the constraint's multiplier, a closed-form
+per-item one or randomized response's full one (GRR, eps = inf users: a report of y has
+probability q + (p - q) theta_y on the simplex), it is a sum of one-dimensional concave terms and
+its maximizer on the simplex is computed directly (``_separable``: one equation in the constraint's multiplier, a closed-form
 quadratic per item), which is IBU's fixed point without the iteration: at d = 41,270 the
-iteration stops at its 10,000-map cap. ``solver: iterate`` runs the iteration anyway. Output on
-the simplex; ``info`` records the likelihood, the solver, maps (or bisection steps), whether the
-stopping rule was met and the KKT residuals of the fixed point.
+iteration stops at its 10,000-map cap (GRR: 41 s; the direct solve 51 ms, equal to ``mle-rr``'s
+closed form to round-off). Any other likelihood (HR's full one, mixes with it) is maximized by
+spectral projected gradient (``_projected``), whose Euclidean projection puts the boundary
+components at zero in one step where the IBU map shrinks them geometrically: HR at d = 41,270,
+n = 8,019,015 in 17 gradient evaluations (the iteration: its 10,000-map cap, 476 s), the same
+point as the iteration run to convergence where that converges (1e-11). ``solver: iterate`` runs
+the iteration anyway. Output on the simplex; ``info`` records the likelihood, the solver, maps
+(gradient evaluations, or steps on the multiplier), whether the stopping rule was met and the KKT
+residuals of the fixed point.
 """
 
 from __future__ import annotations
@@ -58,10 +65,14 @@ from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 
 from ._em import DEFAULT_MAX_ITER, DEFAULT_TOL, EMResult, run_em
 from ._likelihood import describe, likelihood_groups
+from ._projected import DEFAULT_TOL as SPG_TOL
+from ._projected import spg_mle
 from ._separable import per_item_mle, separable
 
 #: The most maps one run may evaluate (as for ``em``).
 MAX_ITER = 100_000
+#: ``ibu_solver`` of a likelihood solved by spectral projected gradient (``_projected``).
+SPG = "projected-gradient"
 
 
 class IBU(PostProcessor):
@@ -90,8 +101,8 @@ class IBU(PostProcessor):
             "solver",
             str,
             "auto",
-            "auto: solve a per-item likelihood directly (it is separable), iterate otherwise; "
-            "iterate: always run the IBU iteration",
+            "auto: solve a separable likelihood (per-item, or GRR's full one) directly, any other "
+            "(HR's full one) by projected gradient; iterate: always run the IBU iteration",
             choices=("auto", "iterate"),
         ),
     )
@@ -101,20 +112,31 @@ class IBU(PostProcessor):
 
     def fit(self, estimate: Estimate) -> tuple[EMResult, tuple[str, str], str]:
         """The IBU fixed point, the likelihood it maximized (short and long names) and how it was
-        found (``"direct"`` or ``"iteration"``)."""
+        found (``"direct"``, ``"projected-gradient"`` or ``"iteration"``)."""
         groups, kinds = likelihood_groups(estimate, self.name)
         if self.solver == "auto" and separable(groups):
             return per_item_mle(groups), describe(kinds), "direct"
+        if self.solver == "auto":
+            return spg_mle(groups, tol=self._spg_tol(groups), max_iter=self.max_iter), describe(kinds), SPG
         result = run_em(groups, tol=self.tol, max_iter=self.max_iter, accelerate=self.accelerate)
         return result, describe(kinds), "iteration"
 
+    def _spg_tol(self, groups) -> float:
+        """The projected-gradient step at which the projected solver stops: ``tol / d``, at most
+        1e-13 (0 runs ``max_iter`` gradient evaluations)."""
+        return min(SPG_TOL, self.tol / groups[0].channel.n_items)
+
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         result, (short, likelihood), how = self.fit(estimate)
-        rule = (
-            "direct: bisection on the multiplier to the last bit (separable per-item likelihood)"
-            if how == "direct"
-            else f"max |theta change| < {self.tol:g}/d, at most {self.max_iter} maps"
-        )
+        if how == "direct":
+            rule = "direct: regula falsi on the multiplier to the last bit (separable likelihood)"
+        elif how == SPG:
+            rule = (
+                f"max |P(theta + m - 1) - theta| <= min({self.tol:g}/d, {SPG_TOL:g}) "
+                f"(projected-gradient step), at most {self.max_iter} gradient evaluations"
+            )
+        else:
+            rule = f"max |theta change| < {self.tol:g}/d, at most {self.max_iter} maps"
         info = {
             **estimate.info,
             "ibu_likelihood": likelihood,

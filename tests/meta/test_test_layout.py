@@ -45,7 +45,6 @@ UNTESTED_HERE: dict[str, str] = {
     "cli/validate_cmd.py": "tests/system/test_capabilities.py, tests/unit/plugins/oracles/test_she.py",
     "engine/__init__.py": "a package docstring only",
     "engine/rows.py": "the row schema: tests/unit/results/test_store.py, tests/unit/leaderboard/test_aggregate.py",
-    "engine/scoring.py": "every cell's scores: tests/unit/test_runner.py; the theory column: tests/statistical/test_theory.py",
     "engine/theory.py": "tests/statistical/test_theory.py",
     "hookspecs.py": "the registration hooks: tests/unit/loading/test_manager.py; one per kind: tests/meta/test_kinds.py",
     "leaderboard/__init__.py": "a package docstring only",

@@ -114,6 +114,53 @@ def test_set_query_reuses_subsets_only_for_the_same_generator_state():
     )
 
 
+def _one_query_at_a_time(d, size, queries_, rng):
+    """The subsets as the metric first built them: a mask per query, then its nonzero columns."""
+    complement = size > d - size
+    rows = []
+    for _ in range(queries_):
+        keep = np.zeros(d, dtype=bool)
+        keep[rng.choice(d, size, replace=False)] = True
+        rows.append(np.flatnonzero(~keep if complement else keep))
+    return np.concatenate(rows)
+
+
+@pytest.mark.parametrize("size", [1, 40, 150, 151, 260, 300])
+def test_set_query_subsets_are_those_of_one_draw_per_query(size):
+    # The same draws in the same order: the same matrix, bit for bit, and the generator left in
+    # the same state (the cache below relies on both).
+    rng_new, rng_old = np.random.default_rng(size), np.random.default_rng(size)
+    got = queries._Subsets(TRUTH.d, size, 9, rng_new).matrix
+    want = _one_query_at_a_time(TRUTH.d, size, 9, rng_old)
+    np.testing.assert_array_equal(got.indices, want)
+    np.testing.assert_array_equal(got.indptr, np.arange(10) * (want.size // 9))
+    assert rng_new.bit_generator.state == rng_old.bit_generator.state
+
+
+def test_set_query_subsets_are_shared_by_every_metric_instance_in_a_process():
+    # Another cell (another mechanism, same repeat) builds a new metric with a generator in the
+    # same state: it reuses the subsets, and gets the numbers a fresh draw gives.
+    queries._DRAWN.clear()
+    est = estimate(noisy(TRUTH, 0.01, 12))
+    first = metric("set-query", rho=30, queries=25).score(TRUTH, est, np.random.default_rng(21))
+    assert len(queries._DRAWN) == 1
+    (entry,) = queries._DRAWN.values()
+    again = metric("set-query", rho=30, queries=25).score(TRUTH, est, np.random.default_rng(21))
+    (entry_again,) = queries._DRAWN.values()
+    assert again == first and entry_again[0] is entry[0]
+    queries._DRAWN.clear()
+    assert metric("set-query", rho=30, queries=25).score(TRUTH, est, np.random.default_rng(21)) == first
+
+
+def test_set_query_subset_cache_is_bounded(monkeypatch):
+    queries._DRAWN.clear()
+    monkeypatch.setattr(queries, "_SUBSET_CACHE_BYTES", 1)
+    for seed in range(3):
+        queries._drawn_subsets(TRUTH.d, 50, 10, np.random.default_rng(seed))
+        assert len(queries._DRAWN) == 1  # the newest only
+    queries._DRAWN.clear()
+
+
 def test_set_query_respects_estimate_items():
     items = np.array([5, 17, 3, 250, 99, 42, 7, 8, 9, 10])
     f_hat = TRUTH.frequencies[items] + 0.001

@@ -67,3 +67,33 @@ def test_ss_aggregate_estimates_sum_to_one_too():
         assert c.sum() == counts.sum() * oracle.subset_size and c.min() >= 0
         est = simulate(oracle, counts, rng, "aggregate")
         assert est.frequencies.sum() == pytest.approx(1.0, abs=1e-9) and est.warnings == ()
+
+
+@pytest.mark.parametrize("name", ["ss", "cms", "pgr"])
+def test_the_marginal_aggregate_path_is_declared_and_keeps_each_counts_law(name):
+    """``aggregate: marginal`` (SS, CMS, PGR): declared approximate (tag, warning), the default
+    stays exact; each count is Binomial(n_v, p*) + Binomial(n - n_v, q*): the mean and variance of
+    every count over 3,000 draws within 5 standard errors (of the mean; of the sample variance,
+    sqrt(2/R) relative), and the counts no longer sum to a constant (SS's exact ones sum to n k)."""
+    from support import builtin_plugins
+
+    plugins = builtin_plugins()
+    d, counts = 12, np.array([900, 500, 300, 120, 60, 40, 30, 20, 15, 10, 5, 0])
+    exact = plugins.create("oracle", name, {}, d=d, epsilon=1.0)
+    marginal = plugins.create("oracle", name, {"aggregate": "marginal"}, d=d, epsilon=1.0)
+    assert exact.tags().exact_aggregate and not marginal.tags().exact_aggregate
+    assert not simulate(exact, counts, np.random.default_rng(0)).warnings
+    assert "approximates" in simulate(marginal, counts, np.random.default_rng(0)).warnings[0]
+    rng = np.random.default_rng(7)
+    repeats = 3_000
+    draws = np.array([marginal.sample_support_counts(counts, rng) for _ in range(repeats)], dtype=float)
+    n, p, q = counts.sum(), marginal.p_star, marginal.q_star
+    mean = counts * p + (n - counts) * q
+    var = counts * p * (1 - p) + (n - counts) * q * (1 - q)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) <= 5 * np.sqrt(var / repeats))
+    assert np.all(np.abs(draws.var(axis=0, ddof=1) / var - 1) <= 5 * np.sqrt(2 / repeats))
+    assert np.ptp(draws.sum(axis=1)) > 0
+    if name == "ss":
+        k = exact.subset_size
+        sums = [exact.sample_support_counts(counts, rng).sum() for _ in range(20)]
+        assert set(sums) == {n * k}

@@ -67,3 +67,31 @@ def test_power_is_monotone_in_the_estimate():
     m = posterior(x, s, PowerLaw(), (1.8,), (1, n)).mean
     assert np.all(np.diff(m) >= -1e-9 * m[1:])
     assert m.min() >= 1 and m.max() <= n
+
+
+def test_power_reuses_a_result_only_for_the_same_vector_n_and_noise(plugins):
+    # power and power-ns of one cell start from the same estimate: the second reuses the first's
+    # posterior means, which must be exactly what a fresh computation gives
+    import ldpbench_plugins.postprocessors.power as power
+
+    rng = np.random.default_rng(8)
+    est = oue_estimate(rng.normal(0.01, 0.03, 200))
+    power._RECENT.clear()
+    first, info = power_counts(est)
+    first[:] = -1.0  # a caller's changes do not reach the remembered result
+    info["support"].append(0)
+    reused, reused_info = power_counts(est)
+    power._RECENT.clear()
+    fresh, fresh_info = power_counts(est)
+    np.testing.assert_array_equal(reused, fresh)
+    assert reused_info == fresh_info
+    # one ulp in one entry, another n or another noise level: computed anew
+    nudged = est.frequencies.copy()
+    nudged[7] = np.nextafter(nudged[7], 1.0)
+    for other in (est.replace(frequencies=nudged), est.replace(n=est.n + 1), est.replace(variance=est.variance * 4)):
+        power._RECENT.clear()
+        want, _ = power_counts(other)
+        power_counts(est)
+        got, _ = power_counts(other)
+        np.testing.assert_array_equal(got, want)
+    assert len(power._RECENT) == power._RECENT_SIZE
