@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ldpbench.types.data import Estimate, IdentifiedItems, Population
+from ldpbench.types.domain import Domain
+from ldpbench.types.oracle import Oracle
 from ldpbench.types.plugin import Plugin
 from ldpbench.types.tags import ProtocolTags
 
@@ -52,3 +54,16 @@ class Protocol(Plugin):
         opt-in users, local clients) overrides it.
         """
         return [{"group": "all users", "model": "unknown", "epsilon": float(epsilon)}]
+
+    def round_accounting(self, epsilon: float, domain: Domain) -> list[dict[str, Any]]:
+        """:meth:`privacy_accounting` on a given domain, where the rounds depend on it (PEM's
+        number of rounds grows with the items' width): each group's ``per_round`` then has one
+        entry per round of a run on that domain. The default is :meth:`privacy_accounting`."""
+        return self.privacy_accounting(epsilon)
+
+    def round_oracles(self, epsilon: float, domain: Domain) -> list[tuple[str, type[Oracle], float]]:
+        """The frequency oracle each round's reports come from, for the audits: ``(which rounds,
+        oracle class, the budget it runs at)``. The class must draw reports with the protocol's own
+        code (built at a small audit domain ``d`` with that budget); the conformance kit audits
+        each exactly and empirically. Default: none declared (the kit says so)."""
+        return []

@@ -28,6 +28,8 @@ import math
 import numpy as np
 
 from ldpbench_plugins.oracles import _hashing
+from ldpbench_plugins.oracles._common import as_items
+from ldpbench_plugins.oracles.olh import OLH, OLHReports
 
 #: Bits a report's hash seed takes on the wire (a 64-bit seed names the user's hash function).
 SEED_BITS = 64
@@ -57,10 +59,14 @@ def item_keys(items: np.ndarray) -> np.ndarray:
     return _hashing.mix64(z)
 
 
-def perturb(items: np.ndarray, epsilon: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Each user's OLH report ``(seed, y)`` for their item (uint64), vectorized over users."""
-    g = olh_buckets(epsilon)
-    p, _ = olh_probabilities(epsilon)
+def perturb(
+    items: np.ndarray, epsilon: float, rng: np.random.Generator, g: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's OLH report ``(seed, y)`` for their item (uint64), vectorized over users
+    (``g`` buckets, default :func:`olh_buckets`)."""
+    g = g or olh_buckets(epsilon)
+    e = math.exp(epsilon)
+    p = e / (e + g - 1)
     seeds = _hashing.random_seeds(items.size, rng)
     hashed = _hashing.hash_pairs(seeds, item_keys(items), g)
     keep = rng.random(items.size) < p
@@ -69,9 +75,11 @@ def perturb(items: np.ndarray, epsilon: float, rng: np.random.Generator) -> tupl
     return seeds, np.where(keep, hashed, other)
 
 
-def support_counts(seeds: np.ndarray, reports: np.ndarray, candidates: np.ndarray, epsilon: float) -> np.ndarray:
+def support_counts(
+    seeds: np.ndarray, reports: np.ndarray, candidates: np.ndarray, epsilon: float, g: int | None = None
+) -> np.ndarray:
     """``C_c`` for every candidate (the server's work on the per-user path)."""
-    return _hashing.matches_per_value(seeds, reports, item_keys(candidates), olh_buckets(epsilon))
+    return _hashing.matches_per_value(seeds, reports, item_keys(candidates), g or olh_buckets(epsilon))
 
 
 def sample_support_counts(holders: np.ndarray, users: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
@@ -115,3 +123,27 @@ def significance_threshold(users: int, epsilon: float, candidates: int, beta: fl
     p, q = olh_probabilities(epsilon)
     z = NormalDist().inv_cdf(1 - beta / max(candidates, 1))
     return z * math.sqrt(users * q * (1 - q)) / (p - q)
+
+
+class RoundOLH(OLH):
+    """One round's frequency oracle as an :class:`~ldpbench.types.Oracle`, for the audits.
+
+    Its reports are drawn and counted by this module's :func:`perturb` and :func:`support_counts`,
+    the very code a round of ``pem`` or ``fo-threshold`` runs, on the items ``0 .. d-1`` of a small
+    audit domain (OLH's law for an item depends on the item only through its hash, so the budget a
+    report spends does not depend on the domain's size). Everything else (the exact output table
+    over the hash family, the support sets the empirical audit attacks) is the ``olh`` oracle's,
+    whose hash family this module shares: the audits thus compare the round's reports with the
+    law OLH declares. Not registered: the conformance kit's protocol checks audit it
+    (:meth:`~ldpbench.types.Protocol.round_oracles`).
+    """
+
+    name = "olh-round"
+
+    def perturb(self, values: np.ndarray, rng: np.random.Generator) -> OLHReports:
+        v = as_items(values, self.d).astype(np.uint64)
+        seeds, y = perturb(v, self.epsilon, rng, g=self.buckets)
+        return OLHReports(seeds=seeds, y=y)
+
+    def support_counts(self, reports: OLHReports) -> np.ndarray:
+        return support_counts(reports.seeds, reports.y, np.arange(self.d, dtype=np.uint64), self.epsilon, self.buckets)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
-from ldpbench.types import IdentifiedItems, Population, Protocol, ProtocolTags
+from ldpbench.types import Domain, IdentifiedItems, Oracle, Population, Protocol, ProtocolTags
 from ldpbench.types.domain import IDENTIFIED_ITEMS
 
 from . import _candidates as olh
@@ -50,6 +50,10 @@ class FOThreshold(Protocol):
     def privacy_accounting(self, epsilon: float) -> list[dict[str, float | str | list[float]]]:
         """One report per user at the full budget."""
         return [{"group": "all users", "model": "local", "epsilon": float(epsilon), "per_round": [float(epsilon)]}]
+
+    def round_oracles(self, epsilon: float, domain: Domain) -> list[tuple[str, type[Oracle], float]]:
+        """Its one round reports with OLH at the full budget."""
+        return [("round 0", olh.RoundOLH, float(epsilon))]
 
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"

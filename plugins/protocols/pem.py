@@ -32,7 +32,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import ParamError
 from ldpbench.params import Param
-from ldpbench.types import IdentifiedItems, Population, Protocol, ProtocolTags
+from ldpbench.types import Domain, IdentifiedItems, Oracle, Population, Protocol, ProtocolTags
 from ldpbench.types.domain import IDENTIFIED_ITEMS
 
 from . import _candidates as olh
@@ -50,6 +50,12 @@ def extend(kept: np.ndarray, grow: int) -> np.ndarray:
     """Every candidate prefix ``t`` extended by every ``grow``-bit suffix: ``(t << grow) | s``."""
     suffixes = np.arange(1 << grow, dtype=np.uint64)
     return ((kept.astype(np.uint64)[:, None] << np.uint64(grow)) | suffixes[None, :]).ravel()
+
+
+def domain_bits(domain: Domain) -> int:
+    """The width of a domain's items: its bits, or ``ceil(log2 d)`` for ``[d]`` (items are then the
+    integers ``0 .. d-1`` read as bit strings)."""
+    return domain.bits if domain.bits is not None else max(1, math.ceil(math.log2(max(domain.size, 2))))
 
 
 def top(candidates: np.ndarray, estimates: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,11 +128,18 @@ class PEM(Protocol):
             for i, length in enumerate(self.rounds(bits))
         ]
 
+    def round_accounting(self, epsilon: float, domain: Domain) -> list[dict[str, Any]]:
+        return self.privacy_accounting(epsilon, bits=domain_bits(domain))
+
+    def round_oracles(self, epsilon: float, domain: Domain) -> list[tuple[str, type[Oracle], float]]:
+        """Every round reports with OLH over its candidates, at epsilon or epsilon / r."""
+        r = len(self.rounds(domain_bits(domain)))
+        return [(f"rounds 0-{r - 1}", olh.RoundOLH, epsilon / r if self.split == "budget" else epsilon)]
+
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, IdentifiedItems]:
-        domain = population.item_domain
-        bits = domain.bits if domain.bits is not None else max(1, math.ceil(math.log2(max(domain.size, 2))))
+        bits = domain_bits(population.item_domain)
         lengths = self.rounds(bits)
         r = len(lengths)
         n = population.n

@@ -16,7 +16,8 @@ from typing import Any
 from ldpbench.spec.capabilities import _entry_path, _step_path
 from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.validate.context import Context
-from ldpbench.types.domain import FREQUENCIES, Domain
+from ldpbench.types import Domain
+from ldpbench.types.domain import FREQUENCIES
 from ldpbench.util.suggest import closest
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpbench.types import Domain, IdentifiedItems, Population
-from ldpbench.types.data import Estimate
+from ldpbench.types import Domain, Estimate, IdentifiedItems, Population
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RESULTS, bits_to_bytes, bytes_to_bits
 
 
