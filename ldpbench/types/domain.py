@@ -79,7 +79,7 @@ class Domain:
 
 def bytes_to_bits(strings: Iterable[bytes | str], bits: int) -> np.ndarray:
     """Byte strings as items of the ``bits``-wide domain: the first ``bits // 8`` bytes, big-endian,
-    zero-padded (PEM's AOL data: queries cut to 6 bytes = 48 bits; Wang, Li & Jha, TDSC 2019 §VI).
+    zero-padded (PEM's AOL data: queries cut to 6 bytes = 48 bits; Wang, Li & Jha, TDSC 2019).
 
     Strings sharing their first ``bits // 8`` bytes become one item, and prefixes of the bit string
     are prefixes of the text, which is what a prefix-extending method needs. ``bits`` must be a

@@ -102,7 +102,12 @@ DATASET = PluginKind(
     example="ldpbench.scaffold.examples:DATASET",
 )
 PROTOCOL = PluginKind(
-    "protocol", Protocol, "ldpbench_register_protocols", "a protocol", checks="ldpbench.testing.checks.protocol"
+    "protocol",
+    Protocol,
+    "ldpbench_register_protocols",
+    "a protocol",
+    checks="ldpbench.testing.checks.protocol",
+    example="ldpbench.scaffold.examples:PROTOCOL",
 )
 EXECUTOR = PluginKind("executor", Executor, "ldpbench_register_executors", "an executor")
 

@@ -7,8 +7,8 @@ With ``I`` the identified items:
 
 - ``topk-precision`` = |I ∩ T| / |I| (1 when I is empty: no false positive was made),
   ``topk-recall`` = |I ∩ T| / k, ``topk-f1`` their harmonic mean (0 when both are 0) — Wang, Li &
-  Jha, TDSC 2019 §VI, F1 of the identified top-k;
-- ``ncr``, the normalized cumulative rank (Wang, Li & Jha, IEEE S&P 2018, §VI-A): the item of true
+  Jha, TDSC 2019, F1 of the identified top-k;
+- ``ncr``, the normalized cumulative rank (Wang, Li & Jha, IEEE S&P 2018): the item of true
   rank i (1 = most frequent) scores ``k - i + 1``; NCR is the score of I ∩ T over the score of
   T, ``k (k + 1) / 2``, so finding the heaviest items counts most;
 - ``identified-mse``: the mean squared error of the estimated frequencies of the identified items
@@ -79,7 +79,7 @@ class TopKRecall(_IdentificationMetric):
 
 
 class TopKF1(_IdentificationMetric):
-    """The F1 score of the identified top-k ([WLJ19] §VI)."""
+    """The F1 score of the identified top-k (Wang, Li & Jha, TDSC 2019)."""
 
     name = "topk-f1"
 
@@ -88,7 +88,7 @@ class TopKF1(_IdentificationMetric):
 
 
 class NCR(_IdentificationMetric):
-    """Normalized cumulative rank ([WLJ18] §VI-A)."""
+    """Normalized cumulative rank (Wang, Li & Jha, IEEE S&P 2018)."""
 
     name = "ncr"
 

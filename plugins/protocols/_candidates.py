@@ -5,7 +5,7 @@ OLH (Wang, Blocki, Li & Jha, USENIX Security 2017, §4.4: ``g = round(e^eps) + 1
 with item v and hash seed s sends ``(s, y)`` with ``y = H_s(v)`` with probability
 ``p = e^eps / (e^eps + g - 1)``, else one of the other g - 1 buckets), and the server counts, for
 each candidate c only, the reports that support it, ``C_c = #{j : H_{s_j}(c) = y_j}``. A user
-holding c supports it with probability ``p* = p``, any other user with ``q* = 1/g`` ([W17] Eq. 13),
+holding c supports it with probability ``p* = p``, any other user with ``q* = 1/g``,
 so ``(C_c - N q*) / (p* - q*)`` estimates the number of the round's N users holding c.
 
 Two paths:
@@ -117,7 +117,7 @@ def significance_threshold(users: int, epsilon: float, candidates: int, beta: fl
     """The estimated count above which a candidate held by nobody lands with probability at most
     ``beta / candidates`` under the normal approximation: ``z * sqrt(N q*(1 - q*)) / (p* - q*)``
     with ``z = Phi^-1(1 - beta / candidates)`` (a Bonferroni bound over the candidates; the
-    threshold of OUE-Zero in Jia & Gong, INFOCOM 2019, §IV, on OLH's counts)."""
+    threshold of OUE-Zero in Jia & Gong, INFOCOM 2019, on OLH's counts)."""
     from statistics import NormalDist
 
     p, q = olh_probabilities(epsilon)

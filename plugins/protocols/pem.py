@@ -1,5 +1,5 @@
 """PEM, the prefix-extending method (Wang, Li & Jha, "Locally Differentially Private Heavy Hitter
-Identification", IEEE TDSC 2019, §V; docs/heavy-hitters.md).
+Identification", IEEE TDSC 2019; docs/heavy-hitters.md).
 
 Items are ``m``-bit strings (a bit-string domain, never enumerated). Users are split into ``r``
 groups; group i reports the first ``l_i`` bits of its item with OLH at the full budget, where
@@ -65,7 +65,7 @@ def top(candidates: np.ndarray, estimates: np.ndarray, k: int) -> tuple[np.ndarr
 
 
 class PEM(Protocol):
-    """PEM ([WLJ19] Algorithm 2; see the module docstring)."""
+    """PEM, the prefix-extending method (Wang, Li & Jha, TDSC 2019; see the module docstring)."""
 
     name = "pem"
     params = (
@@ -105,7 +105,7 @@ class PEM(Protocol):
         return prefix_lengths(bits, self.first_bits, self.step_bits)
 
     def privacy_accounting(self, epsilon: float, bits: int | None = None) -> list[dict[str, Any]]:
-        """Each group's budget per round ([WLJ19] §V: a user reports once, so its reports are
+        """Each group's budget per round (Wang, Li & Jha, TDSC 2019: a user reports once, so its reports are
         epsilon-LDP; ``split: budget``: r reports at epsilon / r, sequential composition).
 
         The rounds depend on the domain's width: without ``bits`` (the run manifest, written

@@ -23,7 +23,7 @@ def test_pem_quick_runs_and_one_group_per_round_beats_splitting_the_budget(tmp_p
     f1, bits = _means(outcome, "topk-f1"), _means(outcome, "bits-per-user")
     for eps in (2.0, 4.0):
         users, budget = f1[("pem(k=16):top-k", eps)], f1[("pem(k=16,split=budget):top-k", eps)]
-        # [WLJ19] §V: splitting users beats splitting the budget; measured 0.54 vs 0.14 at eps 2,
+        # Wang, Li & Jha, TDSC 2019: splitting users beats splitting the budget; measured 0.54 vs 0.14 at eps 2,
         # 0.89 vs 0.28 at eps 4 (5 repeats): a margin far beyond the repeats' noise.
         assert users > budget + 0.2, (eps, users, budget)
         # one 64-bit seed and a bucket per report; the budget split sends one report per round
