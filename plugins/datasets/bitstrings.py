@@ -1,4 +1,5 @@
-"""Synthetic populations over bit-string domains (2^32, 2^64 items), built without enumerating them.
+"""Populations over bit-string domains, never enumerated: a synthetic Zipf over 2^32 or 2^64 items
+(``zipf-bits``) and the AOL queries as 48-bit strings (``aol-bits``).
 
 A Zipf population over ``{0, 1}^bits``: ``support`` distinct items, the item of rank ``r`` (1 = most
 frequent) held by a share of users proportional to ``r^(-s)``, the items themselves drawn uniformly
@@ -16,7 +17,9 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.params import Param
 from ldpbench.types import Dataset, Domain, Population
+from ldpbench.types.domain import bytes_to_bits
 
+from .search import _read_aol
 from .synthetic import MAX_USERS, apportion
 
 #: The most distinct items held (a few vectors of this length are held while loading).
@@ -70,6 +73,38 @@ class ZipfBits(Dataset):
         )
 
 
+class AOLBits(Dataset):
+    """AOL-2006 queries cut to 6 bytes, as 48-bit strings: PEM's experiment data (657,427 users,
+    120,978 distinct values; the same shipped file as ``aol-queries``, datasets/aol_queries.md).
+
+    Each 6-byte key (space-padded by the preprocessing) is read big-endian as a 48-bit item
+    (:func:`~ldpbench.types.domain.bytes_to_bits`), so a prefix of the bits is a prefix of the
+    query text, which is what PEM extends. Labels keep the text (Latin-1, one character per byte).
+    Research use only (AOL's terms).
+    """
+
+    name = "aol-bits"
+    params = (Param("drop_empty_query", bool, False, "drop AOL's empty-query marker '-' (18,720 users)"),)
+
+    def load(self, rng: np.random.Generator) -> Population:
+        labels, counts = _read_aol(self.drop_empty_query)
+        values = bytes_to_bits([label.encode("latin-1") for label in labels], 48)
+        order = np.argsort(values)
+        return Population(
+            counts[order],
+            name="aol-bits",
+            labels=[labels[i] for i in order],
+            domain=Domain.bit_strings(48),
+            values=values[order],
+            info={
+                "source": "AOL-2006 search log, queries cut to 6 bytes (PEM preprocessing), as 48-bit strings; "
+                "datasets/aol_queries.md",
+                "terms": "AOL: for non-commercial research use only; do not attempt re-identification",
+            },
+        )
+
+
 @hookimpl
 def ldpbench_register_datasets(registry):
     registry.register(ZipfBits)
+    registry.register(AOLBits)

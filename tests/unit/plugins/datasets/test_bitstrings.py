@@ -31,3 +31,17 @@ def test_distinct_items_fill_a_small_domain_exactly():
     assert sorted(items.tolist()) == list(range(256))
     with pytest.raises(ValueError, match="do not fit"):
         distinct_items(257, 8, np.random.default_rng(0))
+
+
+def test_aol_bits_is_the_aol_histogram_as_48_bit_strings():
+    from ldpbench_plugins.datasets.bitstrings import AOLBits
+
+    pop = AOLBits().load(np.random.default_rng(0))
+    assert pop.n == 657_427 and pop.d == 120_978 and pop.item_domain.bits == 48
+    google = int.from_bytes(b"google", "big")
+    at = int(np.searchsorted(pop.values, np.uint64(google)))
+    assert int(pop.values[at]) == google and pop.counts[at] == 12_292 and pop.labels[at] == "google"
+    # prefixes of the bits are prefixes of the text: every 'www.' query shares its top 32 bits
+    www = pop.values >> np.uint64(16) == np.uint64(int.from_bytes(b"www.", "big"))
+    assert pop.counts[www].sum() > 10_000
+    assert AOLBits(drop_empty_query=True).load(np.random.default_rng(0)).n == 657_427 - 18_720
