@@ -128,6 +128,12 @@ class PEM(Protocol):
             for i, length in enumerate(self.rounds(bits))
         ]
 
+    def select(
+        self, candidates: np.ndarray, estimates: np.ndarray, users: int, epsilon: float, *, last: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The prefixes a round keeps: PEM keeps the top k (TreeHist overrides it)."""
+        return top(candidates, estimates, self.k)
+
     def round_accounting(self, epsilon: float, domain: Domain) -> list[dict[str, Any]]:
         return self.privacy_accounting(epsilon, bits=domain_bits(domain))
 
@@ -170,7 +176,7 @@ class PEM(Protocol):
                 support = olh.sample_support_counts(holders, users, per_round_eps, rng)
                 started = time.perf_counter()
             est = olh.estimate_counts(support, users, per_round_eps) / max(users, 1)
-            kept, estimates = top(candidates, est, self.k)
+            kept, estimates = self.select(candidates, est, users, per_round_eps, last=i == r - 1)
             server += time.perf_counter() - started
             rounds.append(
                 {"prefix_bits": length, "users": users, "epsilon": per_round_eps, "candidates": int(candidates.size)}

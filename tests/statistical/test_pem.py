@@ -10,27 +10,12 @@ import math
 
 import numpy as np
 import pytest
+from support import planted_population
 
-from ldpbench.types import Domain, Population
-from ldpbench_plugins.datasets.bitstrings import distinct_items
+from ldpbench.types import Population
 from ldpbench_plugins.protocols import _candidates as olh
 from ldpbench_plugins.protocols.fo_threshold import FOThreshold
 from ldpbench_plugins.protocols.pem import PEM
-
-
-def planted_population(n: int, planted: int, share: float, tail: int, bits: int, seed: int):
-    """``planted`` random items each held by ``share`` of the n users; the rest spread evenly over
-    ``tail`` other random items. Returns the population and the planted items."""
-    rng = np.random.default_rng(seed)
-    items = distinct_items(planted + tail, bits, rng)
-    counts = np.empty(planted + tail, dtype=np.int64)
-    counts[:planted] = round(share * n)
-    rest = n - counts[:planted].sum()
-    counts[planted:] = rest // tail
-    counts[planted : planted + rest % tail] += 1  # the remainder, one user each: the tail stays flat
-    order = np.argsort(items)
-    pop = Population(counts[order], domain=Domain.bit_strings(bits), values=items[order])
-    return pop, set(items[:planted].tolist())
 
 
 @pytest.mark.parametrize(
