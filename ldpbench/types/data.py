@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, Domain
+from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
 from ldpbench.types.tags import ChannelTags
 
 
@@ -41,6 +41,10 @@ class Population:
     :param values: for a bit-string domain, the distinct items held (``uint64``, strictly
         increasing, one per entry of ``counts``); ``None`` for an enumerable domain, where entry
         ``v`` is item ``v``.
+    :param record: the shape of a user's record (``ldpbench.types.domain.RECORDS``): ``item``
+        (one item each: the histogram says everything) or, declared by a dataset whose users hold
+        more, ``set``, ``tuple`` or ``sequence``; a mechanism whose tags do not take the shape is
+        refused at validation (docs/data-model.md).
     """
 
     counts: np.ndarray
@@ -51,8 +55,11 @@ class Population:
     info: Mapping[str, Any] = field(default_factory=dict)
     domain: Domain | None = None
     values: np.ndarray | None = None
+    record: str = "item"
 
     def __post_init__(self) -> None:
+        if self.record not in RECORDS:
+            raise ValueError(f"Population.record must be one of {', '.join(RECORDS)}, not {self.record!r}")
         counts = np.asarray(self.counts)
         if counts.ndim != 1:
             raise ValueError("Population.counts must be one-dimensional")

@@ -16,7 +16,7 @@ from ldpbench.spec.model import Budget, DatasetEntry
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.limits import MAX_PER_USER_USERS
-from ldpbench.spec.validate.results import domain_problems
+from ldpbench.spec.validate.results import domain_problems, record_problems
 from ldpbench.types import Domain
 
 #: Seconds a dataset may take to load at validation when no cell_timeout is set (a slower one is
@@ -27,7 +27,9 @@ MAX_FACTS_SECONDS = 120.0
 def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
     """Load each dataset once and check what depends on its size: ``sample`` and user-group
     counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), a
-    mechanism that enumerates on a domain that is not enumerable, and per-user simulation of more than :data:`~ldpbench.spec.validate.limits.MAX_PER_USER_USERS` users.
+    mechanism that enumerates on a domain that is not enumerable or does not take the users' record
+    shape, and per-user simulation of more than
+    :data:`~ldpbench.spec.validate.limits.MAX_PER_USER_USERS` users.
 
     A dataset that cannot be loaded (a missing or unreadable file, a malformed one) is a
     problem of the spec (exit 2), found here rather than as every cell failing.
@@ -38,8 +40,9 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
         size = dataset_size(ctx, ds, found.seed, where, seconds)
         if size is None:
             continue
-        n, d, domain = size
+        n, d, domain, record = size
         domain_problems(ctx, data, ds.label, domain, found.mechanisms)
+        record_problems(ctx, data, ds.label, record, found.mechanisms)
         if n <= 0:
             ctx.problem(where, f"dataset '{ds.label}' has no users")
             continue
@@ -58,15 +61,15 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
 
 def dataset_size(
     ctx: Context, ds: DatasetEntry, seed: int, where: tuple[Any, ...], seconds: float
-) -> tuple[int, int, Domain] | None:
-    """``(n, d, domain)`` of a dataset: from parameters declared ``describes`` when it has both
-    ``n`` and ``d`` (an enumerable domain), else by loading it; ``None`` (after recording a
-    problem, if it is the user's) when unknown."""
+) -> tuple[int, int, Domain, str] | None:
+    """``(n, d, domain, record)`` of a dataset: from parameters declared ``describes`` when it has
+    both ``n`` and ``d`` (an enumerable domain, one item per user), else by loading it; ``None``
+    (after recording a problem, if it is the user's) when unknown."""
     info = ctx.plugins.get("dataset", ds.name)
     values = info.resolve_params(dict(ds.params)).values
     described = {p.describes: values.get(p.name) for p in info.params if p.describes in ("n", "d")}
     if isinstance(described.get("n"), int) and isinstance(described.get("d"), int):
-        return described["n"], described["d"], Domain.enumerable(described["d"])
+        return described["n"], described["d"], Domain.enumerable(described["d"]), "item"
     try:
         # Plugin code runs here, before any cell: under the same guards as a cell (its time
         # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
@@ -86,7 +89,7 @@ def dataset_size(
         population = checked_population(f"dataset '{ds.name}'", population)
     except PluginOutputError:
         return None  # not a usable population: the run reports the broken plugin on its cells
-    return population.n, population.d, population.item_domain
+    return population.n, population.d, population.item_domain, population.record
 
 
 def budget_facts(ctx: Context, ds: DatasetEntry, budget: Budget, n: int, d: int) -> None:

@@ -6,7 +6,8 @@ and every post-processor those it takes (their tags' ``results``): a spec pairin
 mechanism of another result kind is refused here, at the metric's or the step's line, naming the
 nearest metric that does score it. A mechanism that enumerates its domain (every oracle; a
 protocol whose tags say ``enumerates_domain``) is refused on a dataset whose domain is not
-enumerable (:func:`domain_problems`, run once the datasets are loaded). docs/data-model.md.
+enumerable (:func:`domain_problems`, run once the datasets are loaded), and one whose tags do not
+take the shape of the dataset's records (:func:`record_problems`). docs/data-model.md.
 """
 
 from __future__ import annotations
@@ -109,6 +110,26 @@ def enumerates(ctx: Context, mech: Entry) -> bool:
         return True
     tags = _protocol_tags(ctx, mech)
     return True if tags is None else bool(tags.enumerates_domain)
+
+
+def records_taken(ctx: Context, mech: Entry) -> tuple[str, ...]:
+    """The record shapes a mechanism takes: one item per user for every oracle; a protocol's tags."""
+    if mech.kind == "oracle":
+        return ("item",)
+    tags = _protocol_tags(ctx, mech)
+    return ("item",) if tags is None else tuple(tags.records)
+
+
+def record_problems(ctx: Context, data: dict, dataset_label: str, record: str, mechanisms: list[Entry]) -> None:
+    """Every mechanism takes the shape of the dataset's users' records, else it is refused at its line."""
+    for mech in mechanisms:
+        takes = records_taken(ctx, mech)
+        if record not in takes:
+            ctx.problem(
+                _entry_path(data, "oracles", mech.name),
+                f"{mech.kind} '{mech.name}' takes records of shape {' and '.join(takes)}, but the users of "
+                f"dataset '{dataset_label}' each hold a {record}",
+            )
 
 
 def domain_problems(ctx: Context, data: dict, dataset_label: str, domain: Domain, mechanisms: list[Entry]) -> None:

@@ -494,3 +494,36 @@ def test_a_frequency_metric_and_a_heavy_hitter_metric_cannot_share_a_grid(tmp_pa
 def test_a_post_processor_that_does_not_take_identified_items_is_refused_at_its_step(tmp_path, plugins):
     msg = one_problem(tmp_path, plugins, HEAVY.replace("pipelines: [base]", "pipelines: [base, norm-sub]"), 8)
     assert "post-processor 'norm-sub' takes frequencies, but protocol 'pem' returns identified-items" in msg
+
+
+def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its_line(tmp_path):
+    import types
+
+    import numpy as np
+
+    from ldpbench import build_plugins, hookimpl
+    from ldpbench.types import Dataset, Population
+
+    class Baskets(Dataset):
+        """Users who each hold a set of items (the shape padding-and-sampling will take)."""
+
+        name = "toy-baskets"
+
+        def load(self, rng):
+            return Population(np.array([5, 3, 2]), name="baskets", record="set")
+
+    @hookimpl
+    def ldpbench_register_datasets(registry):
+        registry.register(Baskets)
+
+    plugins = build_plugins(
+        extra=[types.SimpleNamespace(__name__="toy_baskets", ldpbench_register_datasets=ldpbench_register_datasets)]
+    )
+    text = GOOD.replace(
+        "  - zipf: {d: 64, n: 5000, s: 1.1}\n  - uniform: {d: 64, n: 5000, sample: 1000}\n", "  - toy-baskets\n"
+    )
+    found = problems(tmp_path, plugins, text)
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in found] == ["7", "7"]  # oracles: [grr, oue]
+    assert (
+        "oracle 'grr' takes records of shape item, but the users of dataset 'toy-baskets' each hold a set" in found[0]
+    )
