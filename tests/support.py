@@ -741,3 +741,21 @@ class GRRPerUserOnly(GRR):
     name = "grr-per-user-only"
     sample_report_histogram = Oracle.sample_report_histogram
     sample_support_counts = Oracle.sample_support_counts
+
+
+def planted_population(n: int, planted: int, share: float, tail: int, bits: int, seed: int):
+    """``planted`` random items each held by ``share`` of the n users; the rest spread evenly over
+    ``tail`` other random items. Returns the population and the planted items."""
+    from ldpbench.types import Domain, Population
+    from ldpbench_plugins.datasets.bitstrings import distinct_items
+
+    rng = np.random.default_rng(seed)
+    items = distinct_items(planted + tail, bits, rng)
+    counts = np.empty(planted + tail, dtype=np.int64)
+    counts[:planted] = round(share * n)
+    rest = n - counts[:planted].sum()
+    counts[planted:] = rest // tail
+    counts[planted : planted + rest % tail] += 1  # the remainder, one user each: the tail stays flat
+    order = np.argsort(items)
+    pop = Population(counts[order], domain=Domain.bit_strings(bits), values=items[order])
+    return pop, set(items[:planted].tolist())

@@ -24,17 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.types import Estimate, Population
+from ldpbench.types import Estimate, IdentifiedItems, Population
 
 __all__ = [
     "PluginOutputError",
     "checked_counts",
     "checked_estimate",
+    "checked_identified",
+    "checked_result",
     "checked_metric_value",
     "checked_population",
     "checked_sums",
     "frozen_estimate",
     "frozen_population",
+    "frozen_result",
     "readonly",
 ]
 
@@ -55,8 +58,17 @@ def readonly(array: Any) -> Any:
 
 
 def frozen_population(population: Population) -> Population:
-    """``population`` with its arrays (counts, parents) read-only."""
-    return population.replace(counts=readonly(population.counts), parents=readonly(population.parents))
+    """``population`` with its arrays (counts, parents, values) read-only."""
+    return population.replace(
+        counts=readonly(population.counts), parents=readonly(population.parents), values=readonly(population.values)
+    )
+
+
+def frozen_result(result: Estimate | IdentifiedItems) -> Estimate | IdentifiedItems:
+    """A mechanism's result with every array read-only (either result kind)."""
+    if isinstance(result, IdentifiedItems):
+        return result.replace(items=readonly(result.items), frequencies=readonly(result.frequencies))
+    return frozen_estimate(result)
 
 
 def frozen_estimate(estimate: Estimate) -> Estimate:
@@ -159,6 +171,35 @@ def checked_estimate(who: str, estimate: Any, d: int | None) -> Estimate:
     for i, part in enumerate(estimate.parts):
         checked_estimate(f"{who} (part {i})", part, d)
     return estimate
+
+
+def checked_identified(who: str, result: Any) -> IdentifiedItems:
+    """``result`` if it is :class:`IdentifiedItems` with distinct uint64 items, one finite
+    frequency each, at most ``k`` of them, and a non-negative bits-per-user figure."""
+    if not isinstance(result, IdentifiedItems):
+        raise PluginOutputError(f"{who} returned {type(result).__name__}, not IdentifiedItems")
+    items, f = np.asarray(result.items), np.asarray(result.frequencies)
+    if items.ndim != 1 or items.dtype != np.uint64:
+        raise PluginOutputError(f"{who} returned items of shape {items.shape} and dtype {items.dtype}, expected uint64")
+    if f.shape != items.shape or not np.issubdtype(f.dtype, np.floating):
+        raise PluginOutputError(f"{who} returned frequencies of shape {f.shape} for {items.size} items")
+    finite = np.isfinite(f)
+    if not finite.all():
+        raise PluginOutputError(f"{who} returned frequencies with non-finite values ({_describe_bad(f, ~finite)})")
+    if np.unique(items).size != items.size:
+        raise PluginOutputError(f"{who} returned an item twice")
+    if items.size > result.k:
+        raise PluginOutputError(f"{who} returned {items.size} items, more than the k = {result.k} asked for")
+    if not (result.bits_per_user >= 0 or math.isnan(result.bits_per_user)):
+        raise PluginOutputError(f"{who} returned a negative bits_per_user")
+    return result
+
+
+def checked_result(who: str, result: Any, d: int | None) -> Estimate | IdentifiedItems:
+    """A mechanism's or a post-processor's result, checked as the kind it is."""
+    if isinstance(result, IdentifiedItems):
+        return checked_identified(who, result)
+    return checked_estimate(who, result, d)
 
 
 def checked_population(who: str, population: Any) -> Population:

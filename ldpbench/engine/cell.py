@@ -19,7 +19,7 @@ from typing import Any
 
 from ldpbench.boundary.failures import Failure
 from ldpbench.boundary.guard import CellTimeout, cell_guard, contained
-from ldpbench.boundary.values import checked_population, frozen_estimate, frozen_population
+from ldpbench.boundary.values import checked_population, frozen_population, frozen_result
 from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
 from ldpbench.engine.rows import failed_cell_rows, greater_is_better, result_row, stamp_elapsed
@@ -166,7 +166,7 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             population = load_population(plugins, task)
             meta["d"], meta["n"] = population.d, cell.dataset.sample or population.n
             stage[0] = f"{cell.mechanism.kind} '{cell.mechanism.name}'"
-            outputs = {label: frozen_estimate(e) for label, e in mechanism_outputs(plugins, cell, population).items()}
+            outputs = {label: frozen_result(e) for label, e in mechanism_outputs(plugins, cell, population).items()}
         except BaseException as exc:  # a failing plugin fails its own cell only
             if not contained(exc):
                 raise

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ldpbench.boundary.values import PluginOutputError, checked_estimate, frozen_population
+from ldpbench.boundary.values import PluginOutputError, checked_result, frozen_population
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.loading.manager import Plugins
@@ -35,7 +35,7 @@ def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> d
         if not isinstance(outputs, Mapping):
             raise PluginOutputError(f"protocol '{mech.name}' returned {type(outputs).__name__}, not a mapping")
         return {
-            f"{mech.label}:{label}": checked_estimate(f"protocol '{mech.name}' (output '{label}')", est, population.d)
+            f"{mech.label}:{label}": checked_result(f"protocol '{mech.name}' (output '{label}')", est, population.d)
             for label, est in outputs.items()
         }
     if budget.groups:

@@ -13,23 +13,32 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.boundary.values import checked_estimate, frozen_estimate
-from ldpbench.types import Estimate, PostProcessor
+from ldpbench.boundary.values import checked_result, frozen_result
+from ldpbench.types import Estimate, IdentifiedItems, PostProcessor
 
 
 def apply_pipeline(
-    postprocessors: Sequence[PostProcessor], estimate: Estimate, rng: np.random.Generator, d: int | None = None
-) -> Estimate:
+    postprocessors: Sequence[PostProcessor],
+    estimate: Estimate | IdentifiedItems,
+    rng: np.random.Generator,
+    d: int | None = None,
+) -> Estimate | IdentifiedItems:
     """Apply a chain of post-processors in order (``[power, norm-sub]`` is PowerNS).
 
     Each step sees only the previous step's Estimate, read-only; what it returns must be an
     Estimate with finite frequencies of the right shape (``d`` items, or ``len(items)``), else
     :class:`~ldpbench.boundary.values.PluginOutputError`. The steps' names accumulate in
-    ``Estimate.steps``.
+    ``Estimate.steps``. A heavy-hitter protocol's :class:`~ldpbench.types.IdentifiedItems` go
+    only through steps whose tags take them (the identity): the validator refuses any other
+    pairing, and a step that does not take the result kind fails here, loudly.
     """
     for step in postprocessors:
-        out = step.apply(frozen_estimate(estimate), rng)
-        estimate = checked_estimate(f"post-processor '{step.name}'", out, d)
+        if estimate.result not in step.tags().results:
+            raise TypeError(f"post-processor '{step.name}' does not take a result of kind '{estimate.result}'")
+        out = step.apply(frozen_result(estimate), rng)
+        estimate = checked_result(f"post-processor '{step.name}'", out, d)
+        if estimate.result != out.result:
+            raise TypeError(f"post-processor '{step.name}' changed the kind of its result")
         estimate = estimate.replace(steps=estimate.steps + (step.name,))
     return estimate
 

@@ -15,13 +15,13 @@ import numpy as np
 
 from ldpbench.boundary.failures import Failure
 from ldpbench.boundary.guard import contained
-from ldpbench.boundary.values import checked_metric_value, frozen_estimate
+from ldpbench.boundary.values import checked_metric_value, frozen_result
 from ldpbench.engine.theory import expected_item_variance
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.model import Entry
 from ldpbench.spec.seeding import rng_for
-from ldpbench.types import Estimate, Metric, Population
+from ldpbench.types import Estimate, IdentifiedItems, Metric, Population
 
 #: A metric of the cell: its entry, the built scorer, or the failure that prevented building it.
 MetricSlot = tuple[Entry, Metric | None, Failure | None]
@@ -34,15 +34,15 @@ def score_estimate(
     plugins: Plugins,
     cell: Cell,
     metrics: Sequence[MetricSlot],
-    processed: Estimate,
-    raw: Estimate,
+    processed: Estimate | IdentifiedItems,
+    raw: Estimate | IdentifiedItems,
     stage: list[str],
 ) -> list[Score]:
     """Every metric's value for one processed estimate, and its ``theory`` (NaN unless the
     pipeline left the oracle's vector unchanged). ``truth`` loads the population (cached);
     ``stage[0]`` names the plugin running, for a time-out's message."""
     population = truth()
-    view = frozen_estimate(processed)
+    view = frozen_result(processed)
     variance = None
     if _same_vector(processed, raw):
         variance = _theory_variance(plugins, cell, population, raw)
@@ -57,6 +57,8 @@ def score_estimate(
         who = f"metric '{metric.name}'"
         stage[0] = who
         try:
+            if view.result not in scorer.tags().results:  # the validator refuses it; never score it
+                raise TypeError(f"{who} does not score a result of kind '{view.result}'")
             value = checked_metric_value(who, scorer.score(population, view, mrng))
         except BaseException as exc:
             if not contained(exc):

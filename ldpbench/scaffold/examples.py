@@ -202,6 +202,112 @@ def ldpbench_register_datasets(registry):
     registry.register(${cls})
 ''')
 
+PROTOCOL_MODULE = Template('''"""${name}: heavy hitters by randomized response over the d items, as an ldpbench protocol.
+
+Every user reports her item once with generalized randomized response (k-RR; T. Wang, J. Blocki,
+N. Li, S. Jha, USENIX Security 2017, section 4.1: her own item with probability
+p = e^eps / (e^eps + d - 1), each other one with q = 1 / (e^eps + d - 1)); the server estimates
+every item, (count - n q) / (p - q), and returns the k largest positive estimates as identified
+items. It lists every item of the domain, and says so in its tags: ldpbench refuses it on a
+domain of 64-bit strings. Its one round's oracle is declared (round_oracles) so that the
+conformance kit audits what the round really sends. Replace the body with your protocol; keep the
+kit passing (tests/).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.params import Param
+from ldpbench.types import IdentifiedItems, Oracle, Protocol, ProtocolTags
+
+
+class ${cls}Round(Oracle):
+    """The round's frequency oracle: k-RR over d items (the protocol draws its reports with it)."""
+
+    name = "${name}-round"
+
+    def __init__(self, d, epsilon, **params):
+        super().__init__(d=d, epsilon=epsilon, **params)
+        self.d, self.epsilon = int(d), float(epsilon)
+        e = math.exp(self.epsilon)
+        self._p, self._q = e / (e + self.d - 1), 1.0 / (e + self.d - 1)
+
+    @property
+    def p_star(self):
+        return self._p
+
+    @property
+    def q_star(self):
+        return self._q
+
+    def perturb(self, values, rng):
+        values = np.asarray(values, dtype=np.int64)
+        keep = rng.random(values.size) < self._p
+        other = (values + rng.integers(1, max(self.d, 2), size=values.size)) % self.d
+        return np.where(keep, values, other)
+
+    def support_counts(self, reports):
+        return np.bincount(reports, minlength=self.d)
+
+    def output_table(self):
+        """P(report | item): p on the diagonal, q elsewhere, and each report's support (itself)."""
+        table = np.full((self.d, self.d), self._q)
+        np.fill_diagonal(table, self._p)
+        return table, np.eye(self.d, dtype=bool)
+
+    def output_rows(self, reports):
+        return np.asarray(reports, dtype=np.int64)
+
+    def support_matrix(self, reports):
+        return np.asarray(reports)[:, None] == np.arange(self.d)[None, :]
+
+
+class ${cls}(Protocol):
+    """k-RR over [d], then the k largest estimates (see the module docstring)."""
+
+    name = "${name}"
+    params = (Param("k", int, 8, "how many heavy hitters to identify", min=1, max=10**6),)
+
+    def tags(self):
+        return ProtocolTags(result="identified-items", enumerates_domain=True)
+
+    def privacy_accounting(self, epsilon):
+        return [{"group": "all users", "model": "local", "epsilon": float(epsilon), "per_round": [float(epsilon)]}]
+
+    def round_oracles(self, epsilon, domain):
+        return [("round 0", ${cls}Round, float(epsilon))]
+
+    def run(self, population, epsilon, rng, *, simulation="aggregate"):
+        # One code path: the users' reports are drawn one by one (exact in both simulation modes).
+        oracle = ${cls}Round(d=population.d, epsilon=epsilon)
+        items = np.repeat(np.arange(population.d), population.counts)
+        counts = oracle.support_counts(oracle.perturb(items, rng))
+        n = population.n
+        estimates = (counts - n * oracle.q_star) / (oracle.p_star - oracle.q_star) / n
+        top = np.argsort(-estimates, kind="stable")[: self.k]
+        top = top[estimates[top] > 0]
+        return {
+            "top-k": IdentifiedItems(
+                items=top.astype(np.uint64),
+                frequencies=estimates[top],
+                n=n,
+                epsilon=float(epsilon),
+                k=self.k,
+                bits_per_user=float(max(1, math.ceil(math.log2(population.d)))),
+                rounds=({"users": n, "epsilon": float(epsilon), "candidates": population.d},),
+            )
+        }
+
+
+@hookimpl
+def ldpbench_register_protocols(registry):
+    registry.register(${cls})
+''')
+
 ORACLE = KindExample(
     ORACLE_MODULE,
     Template(
@@ -228,5 +334,12 @@ DATASET = KindExample(
     DATASET_MODULE,
     Template(
         "datasets:\n  - ${name}: {d: 1024, n: 20000}\noracles: [grr, oue]\npipelines: [base, norm-sub]\nmetrics: [mse]\n"
+    ),
+)
+PROTOCOL = KindExample(
+    PROTOCOL_MODULE,
+    Template(
+        "datasets:\n  - zipf: {d: 256, n: 50000, s: 1.2}\noracles: [${name}, fo-threshold]\n"
+        "pipelines: [base]\nmetrics: [topk-f1, ncr]\n"
     ),
 )

@@ -7,6 +7,7 @@ Run every check on an oracle, a post-processor, a metric or a dataset::
     check_postprocessor(MyPostProcessor)
     check_metric(MyMetric)
     check_dataset(MyDataset)
+    check_protocol("pem")                          # a heavy-hitter protocol
 
 or one pytest test per check, with readable ids::
 
@@ -40,18 +41,21 @@ if TYPE_CHECKING:
     from ldpbench.testing.checks.metric import MetricCheckConfig
     from ldpbench.testing.checks.oracle import OracleCheckConfig
     from ldpbench.testing.checks.postprocessor import PostprocessorCheckConfig
+    from ldpbench.testing.checks.protocol import ProtocolCheckConfig
     from ldpbench.testing.checks.runner import (
         check_dataset,
         check_metric,
         check_oracle,
         check_plugin,
         check_postprocessor,
+        check_protocol,
         dataset_checks,
         metric_checks,
         oracle_checks,
         parametrize_with_checks,
         plugin_checks,
         postprocessor_checks,
+        protocol_checks,
     )
 
 #: The kit's public names and the modules that define them. Loaded on first use (PEP 562), not with
@@ -64,6 +68,7 @@ _PUBLIC = {
     "MetricCheckConfig": "metric",
     "OracleCheckConfig": "oracle",
     "PostprocessorCheckConfig": "postprocessor",
+    "ProtocolCheckConfig": "protocol",
     **dict.fromkeys(
         (
             "check_dataset",
@@ -71,12 +76,14 @@ _PUBLIC = {
             "check_oracle",
             "check_plugin",
             "check_postprocessor",
+            "check_protocol",
             "dataset_checks",
             "metric_checks",
             "oracle_checks",
             "parametrize_with_checks",
             "plugin_checks",
             "postprocessor_checks",
+            "protocol_checks",
         ),
         "runner",
     ),

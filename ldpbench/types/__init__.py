@@ -6,13 +6,14 @@ may use is declared there, with its type and docstring. Optional capabilities ar
 the kind's ``tags()`` (:mod:`ldpbench.types.tags`), whose default the base class derives from
 what the plugin class implements: nothing in ldpbench probes a plugin for attributes.
 
-- data model (:mod:`~ldpbench.types.data`): :class:`Population`, :class:`Estimate`,
+- data model (:mod:`~ldpbench.types.data`, :mod:`~ldpbench.types.domain`; docs/data-model.md):
+  :class:`Population`, :class:`Domain`, :class:`Estimate`, :class:`IdentifiedItems`,
   :class:`Channel`, :class:`QueryEstimates`;
 - plugin kinds: :class:`Oracle`, :class:`PostProcessor`, :class:`PriorFamily`, :class:`Metric`,
   :class:`Dataset`, :class:`Protocol`, :class:`Executor` (and :class:`TaskLost`), all subclasses
   of :class:`Plugin`;
 - capability tags: :class:`OracleTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
-  :class:`ExecutorTags`, :class:`ChannelTags`;
+  :class:`ExecutorTags`, :class:`ChannelTags`, :class:`ProtocolTags`;
 - :data:`KINDS`: every plugin kind, declared once (:mod:`~ldpbench.types.kinds`: its base class,
   registration hook, checks, example, folder);
 - what a plugin raises to decline an input, :class:`ldpbench.errors.NotApplicable` (it fails only
@@ -27,8 +28,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ldpbench.types.data import Channel, Estimate, Population, QueryEstimates
+from ldpbench.types.data import Channel, Estimate, IdentifiedItems, Population, QueryEstimates
 from ldpbench.types.dataset import Dataset
+from ldpbench.types.domain import Domain
 from ldpbench.types.executor import Executor, TaskLost
 from ldpbench.types.kinds import KINDS, PluginKind
 from ldpbench.types.metric import Metric
@@ -37,16 +39,18 @@ from ldpbench.types.plugin import Plugin, implements
 from ldpbench.types.postprocessor import PostProcessor
 from ldpbench.types.prior import PriorFamily
 from ldpbench.types.protocol import Protocol
-from ldpbench.types.tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags
+from ldpbench.types.tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags, ProtocolTags
 
 __all__ = [
     "KINDS",
     "Channel",
     "ChannelTags",
     "Dataset",
+    "Domain",
     "Estimate",
     "Executor",
     "ExecutorTags",
+    "IdentifiedItems",
     "Metric",
     "MetricTags",
     "Oracle",
@@ -58,6 +62,7 @@ __all__ = [
     "PostProcessorTags",
     "PriorFamily",
     "Protocol",
+    "ProtocolTags",
     "QueryEstimates",
     "TaskLost",
     "implements",

@@ -4,6 +4,8 @@
 - :class:`Estimate` — an oracle's frequency vector plus what later steps need.
 - :class:`Channel` — ``P(report | item)`` of a finite-output oracle as a linear operator (for EM).
 - :class:`QueryEstimates` — query-level estimates a protocol reports beside a record-level one.
+- :class:`IdentifiedItems` — a heavy-hitter protocol's result: the items it found, with their
+  estimated frequencies (docs/data-model.md).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
 from ldpbench.types.tags import ChannelTags
 
 
@@ -32,6 +35,16 @@ class Population:
         ``parent_labels`` (record -> query for Blender's (query, URL) records).
     :param parent_labels: labels of the parent level.
     :param info: provenance and notes (``source``, ``partial``, ``synthetic`` ...).
+    :param domain: where items come from; ``None`` means the enumerable ``[len(counts)]``. A
+        bit-string domain (:meth:`Domain.bit_strings`) is never enumerated: the histogram is then
+        sparse, ``counts[i]`` users holding item ``values[i]``.
+    :param values: for a bit-string domain, the distinct items held (``uint64``, strictly
+        increasing, one per entry of ``counts``); ``None`` for an enumerable domain, where entry
+        ``v`` is item ``v``.
+    :param record: the shape of a user's record (``ldpbench.types.domain.RECORDS``): ``item``
+        (one item each: the histogram says everything) or, declared by a dataset whose users hold
+        more, ``set``, ``tuple`` or ``sequence``; a mechanism whose tags do not take the shape is
+        refused at validation (docs/data-model.md).
     """
 
     counts: np.ndarray
@@ -40,18 +53,50 @@ class Population:
     parents: np.ndarray | None = None
     parent_labels: Sequence[str] | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    domain: Domain | None = None
+    values: np.ndarray | None = None
+    record: str = "item"
 
     def __post_init__(self) -> None:
+        if self.record not in RECORDS:
+            raise ValueError(f"Population.record must be one of {', '.join(RECORDS)}, not {self.record!r}")
         counts = np.asarray(self.counts)
         if counts.ndim != 1:
             raise ValueError("Population.counts must be one-dimensional")
         if counts.size and (counts.min() < 0):
             raise ValueError("Population.counts must be non-negative")
         object.__setattr__(self, "counts", counts.astype(np.int64, copy=False))
+        if self.domain is not None and not self.domain.is_enumerable:
+            if self.values is None:
+                raise ValueError("a population over a bit-string domain needs 'values', the items its counts are of")
+            values = np.asarray(self.values)
+            if values.dtype != np.uint64 or values.shape != counts.shape:
+                raise ValueError("Population.values must be a uint64 vector as long as counts")
+            if values.size > 1 and not np.all(values[1:] > values[:-1]):
+                raise ValueError("Population.values must be strictly increasing")
+            if self.domain.bits < 64 and values.size and int(values[-1]) >> self.domain.bits:
+                raise ValueError(f"Population.values holds an item outside {self.domain.describe()}")
+        elif self.values is not None:
+            raise ValueError(
+                "Population.values is for a bit-string domain; an enumerable one indexes items by position"
+            )
+        elif self.domain is not None and self.domain.size != counts.size:
+            raise ValueError(f"an enumerable domain of {self.domain.size} items needs {self.domain.size} counts")
+
+    @property
+    def item_domain(self) -> Domain:
+        """The domain, ``[d]`` when none was given."""
+        return self.domain if self.domain is not None else Domain.enumerable(self.counts.size)
+
+    @property
+    def items(self) -> np.ndarray:
+        """The item of every histogram entry: ``values``, or ``0 .. d-1`` (uint64)."""
+        return self.values if self.values is not None else np.arange(self.counts.size, dtype=np.uint64)
 
     @property
     def d(self) -> int:
-        """Domain size."""
+        """Entries of the histogram: the domain size ``d`` of an enumerable domain, the number of
+        distinct items held over a bit-string domain."""
         return int(self.counts.size)
 
     @property
@@ -168,6 +213,9 @@ class Estimate:
     query_estimates: QueryEstimates | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
 
+    #: The result kind (docs/data-model.md): what metrics and post-processors declare they take.
+    result: ClassVar[str] = FREQUENCIES
+
     @property
     def d(self) -> int:
         """Number of items the estimate covers."""
@@ -268,3 +316,60 @@ class QueryEstimates:
     frequencies: np.ndarray
     variance: np.ndarray | None
     frequencies_digest: str
+
+
+@dataclass(frozen=True, eq=False)
+class IdentifiedItems:
+    """A heavy-hitter protocol's result: the items it identified, with estimated frequencies.
+
+    Items are domain items (``uint64``: bit strings, or indices of ``[d]``), not positions in the
+    population's histogram: an identified item may be held by nobody. Frequencies are fractions of
+    all ``n`` users, as in :class:`Estimate`.
+
+    :param items: the identified items, most frequent first (ties in any order).
+    :param frequencies: their estimated frequencies, same length.
+    :param n: the users who took part.
+    :param epsilon: the budget each user's reports satisfy in total (the accounting is the
+        protocol's :meth:`~ldpbench.types.Protocol.privacy_accounting`).
+    :param k: how many items were asked for (``items`` may hold fewer).
+    :param mechanism: the label of the protocol.
+    :param bits_per_user: the mean number of bits a user sent, as the protocol encodes reports.
+    :param server_seconds: the aggregator's wall-clock time (a measurement: it differs between
+        runs, unlike every other field).
+    :param rounds: one mapping per round of collection (``users``, ``epsilon``, ``candidates``...),
+        JSON scalars, for people and for the conformance kit.
+    :param warnings: as :attr:`Estimate.warnings`.
+    :param info: diagnostics, as :attr:`Estimate.info`.
+    """
+
+    items: np.ndarray
+    frequencies: np.ndarray
+    n: int
+    epsilon: float
+    k: int
+    mechanism: str = ""
+    bits_per_user: float = math.nan
+    server_seconds: float = math.nan
+    rounds: tuple[Mapping[str, Any], ...] = ()
+    steps: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    #: The result kind (docs/data-model.md): what metrics and post-processors declare they take.
+    result: ClassVar[str] = IDENTIFIED_ITEMS
+
+    def replace(self, **changes: Any) -> IdentifiedItems:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def with_warning(self, message: str) -> IdentifiedItems:
+        """A copy with ``message`` appended to :attr:`warnings`."""
+        return self.replace(warnings=self.warnings + (str(message),))
+
+    def frequencies_digest(self) -> str:
+        """A short fingerprint of the items and their frequencies (as :meth:`Estimate.frequencies_digest`)."""
+        h = hashlib.blake2b(digest_size=8)
+        h.update(b"identified;")
+        h.update(np.ascontiguousarray(self.items, dtype=np.uint64).tobytes())
+        h.update(np.ascontiguousarray(self.frequencies, dtype=np.float64).tobytes())
+        return h.hexdigest()

@@ -101,7 +101,14 @@ DATASET = PluginKind(
     checks="ldpbench.testing.checks.dataset",
     example="ldpbench.scaffold.examples:DATASET",
 )
-PROTOCOL = PluginKind("protocol", Protocol, "ldpbench_register_protocols", "a protocol")
+PROTOCOL = PluginKind(
+    "protocol",
+    Protocol,
+    "ldpbench_register_protocols",
+    "a protocol",
+    checks="ldpbench.testing.checks.protocol",
+    example="ldpbench.scaffold.examples:PROTOCOL",
+)
 EXECUTOR = PluginKind("executor", Executor, "ldpbench_register_executors", "an executor")
 
 #: Every plugin kind, by name, in the order listings show them.

@@ -14,7 +14,12 @@ from ldpbench.types.tags import MetricTags
 
 
 class Metric(Plugin):
-    """``(truth, estimate, rng) -> float``: one number per cell and pipeline."""
+    """``(truth, estimate, rng) -> float``: one number per cell and pipeline.
+
+    A metric scores the result kinds its tags list (``results``: a frequency vector by default;
+    a heavy-hitter metric lists ``identified-items`` and receives
+    :class:`~ldpbench.types.IdentifiedItems`).
+    """
 
     #: ``True`` for scores (precision, NDCG); ``False`` for errors (MSE).
     greater_is_better: ClassVar[bool] = False

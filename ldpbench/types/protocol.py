@@ -8,8 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.types.data import Estimate, Population
+from ldpbench.types.data import Estimate, IdentifiedItems, Population
+from ldpbench.types.domain import Domain
+from ldpbench.types.oracle import Oracle
 from ldpbench.types.plugin import Plugin
+from ldpbench.types.tags import ProtocolTags
 
 
 class Protocol(Plugin):
@@ -17,13 +20,23 @@ class Protocol(Plugin):
 
     :meth:`run` returns one or more labelled estimates (e.g. ``opt-in``, ``client``, ``blended``),
     each of which goes through the spec's pipelines and metrics like an oracle's estimate.
+
+    A heavy-hitter protocol (PEM) returns :class:`~ldpbench.types.IdentifiedItems` instead, and
+    says so in its tags (``result``); one that lists only candidates, never the whole domain,
+    states ``enumerates_domain = False`` and may then run on a bit-string domain
+    (docs/data-model.md).
     """
+
+    def tags(self) -> ProtocolTags:
+        """What the protocol returns and needs (default: frequency vectors, an enumerable domain,
+        one item per user, an aggregate path)."""
+        return ProtocolTags()
 
     @abstractmethod
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
-    ) -> Mapping[str, Estimate]:
-        """Simulate the protocol on the population's users and return labelled estimates.
+    ) -> Mapping[str, Estimate | IdentifiedItems]:
+        """Simulate the protocol on the population's users and return labelled results.
 
         :param simulation: the run's simulation mode, ``aggregate`` or ``per-user`` (the spec's
             ``simulation:``); a protocol with both an exact aggregate shortcut and a faithful
@@ -34,8 +47,23 @@ class Protocol(Plugin):
         """The guarantee each group of users receives at budget ``epsilon``, for the run manifest.
 
         One mapping per group: ``group`` (who), ``model`` (``local``, ``central``, ...),
-        ``epsilon`` and, where it applies, ``delta``. The default says only that all users share
+        ``epsilon`` and, where it applies, ``delta``. A protocol that collects in rounds adds
+        ``per_round``: the budget those users spend in each round (0 where they do not report),
+        which adds up to ``epsilon`` under sequential composition. The default says only that all users share
         ``epsilon`` under a model the protocol did not state; a hybrid protocol (Blender: central
         opt-in users, local clients) overrides it.
         """
         return [{"group": "all users", "model": "unknown", "epsilon": float(epsilon)}]
+
+    def round_accounting(self, epsilon: float, domain: Domain) -> list[dict[str, Any]]:
+        """:meth:`privacy_accounting` on a given domain, where the rounds depend on it (PEM's
+        number of rounds grows with the items' width): each group's ``per_round`` then has one
+        entry per round of a run on that domain. The default is :meth:`privacy_accounting`."""
+        return self.privacy_accounting(epsilon)
+
+    def round_oracles(self, epsilon: float, domain: Domain) -> list[tuple[str, type[Oracle], float]]:
+        """The frequency oracle each round's reports come from, for the audits: ``(which rounds,
+        oracle class, the budget it runs at)``. The class must draw reports with the protocol's own
+        code (built at a small audit domain ``d`` with that budget); the conformance kit audits
+        each exactly and empirically. Default: none declared (the kit says so)."""
+        return []

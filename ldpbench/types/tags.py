@@ -17,10 +17,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ldpbench.types.domain import FREQUENCIES
+
 
 @dataclass(frozen=True)
 class OracleTags:
-    """What an :class:`~ldpbench.types.Oracle` instance can do beyond the required methods."""
+    """What an :class:`~ldpbench.types.Oracle` instance can do beyond the required methods.
+
+    Every oracle enumerates its domain ``[d]`` (its estimate is a length-``d`` vector), so none
+    runs on a bit-string domain (docs/data-model.md): the spec validator refuses the pairing.
+    """
 
     #: An aggregate shortcut exists: ``sample_support_counts``, or ``sample_report_histogram`` for a
     #: finite-output oracle. Without it only ``simulation: per-user`` can run the oracle.
@@ -97,6 +103,10 @@ class PostProcessorTags:
     requires_pure: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
+    #: The results it takes (``ldpbench.types.domain.RESULTS``): a spec putting it after a
+    #: mechanism whose result is another kind is refused at validation. The identity (``base``)
+    #: takes every kind; a step that changes a frequency vector takes only ``frequencies``.
+    results: tuple[str, ...] = (FREQUENCIES,)
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,29 @@ class MetricTags:
 
     #: In the metrics a spec gets when it lists none.
     default: bool = False
+    #: The results it scores (``ldpbench.types.domain.RESULTS``): a frequency vector
+    #: (:class:`~ldpbench.types.Estimate`) or identified items
+    #: (:class:`~ldpbench.types.IdentifiedItems`). A spec pairing it with a mechanism whose result
+    #: is another kind is refused at validation, naming the nearest metric that scores it.
+    results: tuple[str, ...] = (FREQUENCIES,)
+
+
+@dataclass(frozen=True)
+class ProtocolTags:
+    """What a :class:`~ldpbench.types.Protocol` returns and what it needs of the population."""
+
+    #: The kind of each output (``ldpbench.types.domain.RESULTS``): ``frequencies`` (Blender) or
+    #: ``identified-items`` (a heavy-hitter protocol).
+    result: str = FREQUENCIES
+    #: The protocol lists every item of the domain (a frequency oracle over ``[d]`` does): a spec
+    #: running it on a dataset whose domain is not enumerable (64-bit strings) is refused at
+    #: validation. A prefix-extending method lists only candidates, and states ``False``.
+    enumerates_domain: bool = True
+    #: The record shapes it accepts (``ldpbench.types.domain.RECORDS``).
+    records: tuple[str, ...] = ("item",)
+    #: An exact aggregate path exists (``simulation: aggregate``); without it only
+    #: ``simulation: per-user`` runs it.
+    aggregate: bool = True
 
 
 @dataclass(frozen=True)
@@ -125,4 +158,4 @@ class ChannelTags:
     randomized_response: tuple[float, float] | None = None
 
 
-__all__ = ["ChannelTags", "ExecutorTags", "MetricTags", "OracleTags", "PostProcessorTags"]
+__all__ = ["ChannelTags", "ExecutorTags", "MetricTags", "OracleTags", "PostProcessorTags", "ProtocolTags"]

@@ -8,6 +8,7 @@ import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
+from ldpbench.types.domain import RESULTS
 
 
 class Base(PostProcessor):
@@ -16,8 +17,9 @@ class Base(PostProcessor):
     name = "base"
 
     def tags(self) -> PostProcessorTags:
-        # The pipeline of a spec that lists none: the oracle's estimate as it is.
-        return dataclasses.replace(super().tags(), default=True)
+        # The pipeline of a spec that lists none: the oracle's estimate as it is. The identity
+        # takes every result kind, a heavy-hitter protocol's identified items too.
+        return dataclasses.replace(super().tags(), default=True, results=RESULTS)
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         return estimate

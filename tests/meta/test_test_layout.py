@@ -76,6 +76,7 @@ UNTESTED_HERE: dict[str, str] = {
     "spec/validate/plugin_lists.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/privacy_budgets.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/requirements.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
+    "spec/validate/results.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/settings.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/steps.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "stats/__init__.py": "a package docstring only",

@@ -16,6 +16,8 @@ from ldpbench.spec.model import Budget, DatasetEntry
 from ldpbench.spec.seeding import rng_for
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.limits import MAX_PER_USER_USERS
+from ldpbench.spec.validate.results import domain_problems, record_problems
+from ldpbench.types import Domain
 from ldpbench.types.oracle import MIN_DOMAIN
 
 #: Seconds a dataset may take to load at validation when no cell_timeout is set (a slower one is
@@ -25,9 +27,10 @@ MAX_FACTS_SECONDS = 120.0
 
 def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
     """Load each dataset once and check what depends on its size: a domain of at least
-    :data:`~ldpbench.types.oracle.MIN_DOMAIN` items, ``sample`` and user-group
-    counts above n, budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), and
-    per-user simulation of more than :data:`~ldpbench.spec.validate.limits.MAX_PER_USER_USERS` users.
+    :data:`~ldpbench.types.oracle.MIN_DOMAIN` items, ``sample`` and user-group counts above n,
+    budgets in ``d`` out of range (``ln(d)`` with d = 1, ``200*ln(d)``), a mechanism that enumerates
+    on a domain that is not enumerable or does not take the users' record shape, and per-user
+    simulation of more than :data:`~ldpbench.spec.validate.limits.MAX_PER_USER_USERS` users.
 
     A dataset that cannot be loaded (a missing or unreadable file, a malformed one) is a
     problem of the spec (exit 2), found here rather than as every cell failing.
@@ -38,7 +41,9 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
         size = dataset_size(ctx, ds, found.seed, where, seconds)
         if size is None:
             continue
-        n, d = size
+        n, d, domain, record = size
+        domain_problems(ctx, data, ds.label, domain, found.mechanisms)
+        record_problems(ctx, data, ds.label, record, found.mechanisms)
         if n <= 0:
             ctx.problem(where, f"dataset '{ds.label}' has no users")
             continue
@@ -56,21 +61,23 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
             )
         for budget in found.budgets:
             budget_facts(ctx, ds, budget, n, d)
-        oracle_facts(ctx, ds, found.budgets, d, seconds)
+        if domain.is_enumerable:
+            oracle_facts(ctx, ds, found.budgets, d, seconds)
         if found.simulation == "per-user":
             per_user_facts(ctx, ds, found.budgets, n, ("simulation",) if "simulation" in data else where)
 
 
 def dataset_size(
     ctx: Context, ds: DatasetEntry, seed: int, where: tuple[Any, ...], seconds: float
-) -> tuple[int, int] | None:
-    """``(n, d)`` of a dataset: from parameters declared ``describes`` when it has both, else by
-    loading it; ``None`` (after recording a problem, if it is the user's) when unknown."""
+) -> tuple[int, int, Domain, str] | None:
+    """``(n, d, domain, record)`` of a dataset: from parameters declared ``describes`` when it has
+    both ``n`` and ``d`` (an enumerable domain, one item per user), else by loading it; ``None``
+    (after recording a problem, if it is the user's) when unknown."""
     info = ctx.plugins.get("dataset", ds.name)
     values = info.resolve_params(dict(ds.params)).values
     described = {p.describes: values.get(p.name) for p in info.params if p.describes in ("n", "d")}
     if isinstance(described.get("n"), int) and isinstance(described.get("d"), int):
-        return described["n"], described["d"]
+        return described["n"], described["d"], Domain.enumerable(described["d"]), "item"
     try:
         # Plugin code runs here, before any cell: under the same guards as a cell (its time
         # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
@@ -90,7 +97,7 @@ def dataset_size(
         population = checked_population(f"dataset '{ds.name}'", population)
     except PluginOutputError:
         return None  # not a usable population: the run reports the broken plugin on its cells
-    return population.n, population.d
+    return population.n, population.d, population.item_domain, population.record
 
 
 def budget_facts(ctx: Context, ds: DatasetEntry, budget: Budget, n: int, d: int) -> None:

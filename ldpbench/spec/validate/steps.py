@@ -11,6 +11,7 @@ from ldpbench.spec.validate.pipelines import pipelines
 from ldpbench.spec.validate.plugin_lists import dataset_entries, executor_entry, metric_entries, oracle_entries
 from ldpbench.spec.validate.privacy_budgets import privacy_budgets
 from ldpbench.spec.validate.requirements import requirements
+from ldpbench.spec.validate.results import result_pairings
 from ldpbench.spec.validate.settings import (
     alpha_level,
     cell_timeout,
@@ -48,6 +49,7 @@ def run(ctx: Context) -> Spec:
     plugins_dir_is_a_path(ctx, data)
     personalized_budget_problems(ctx, found.datasets, found.mechanisms, found.budgets)
     missing_capabilities(ctx, data, found.simulation, found.mechanisms, found.pipelines, found.budgets)
+    result_pairings(ctx, data, found.mechanisms, found.pipelines, found.metrics)
     if not ctx.problems:
         # Only a spec that is otherwise valid loads its datasets: loading may take a while.
         dataset_facts(ctx, found, data)

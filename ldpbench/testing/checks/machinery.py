@@ -13,7 +13,7 @@ import numpy as np
 
 from ldpbench.engine.simulate import simulate
 from ldpbench.params import resolve
-from ldpbench.types import Dataset, Estimate, Metric, Oracle, PostProcessor
+from ldpbench.types import Dataset, Estimate, Metric, Oracle, PostProcessor, Protocol
 
 
 class CheckSkipped(Exception):
@@ -27,7 +27,13 @@ class CheckSkipped(Exception):
 
 
 #: The kinds the kit checks, with their base classes.
-_KINDS: dict[str, type] = {"oracle": Oracle, "postprocessor": PostProcessor, "metric": Metric, "dataset": Dataset}
+_KINDS: dict[str, type] = {
+    "oracle": Oracle,
+    "postprocessor": PostProcessor,
+    "metric": Metric,
+    "dataset": Dataset,
+    "protocol": Protocol,
+}
 
 
 @dataclass
@@ -107,7 +113,7 @@ def _subject(
         if isinstance(obj, type) and issubclass(obj, base):
             return Subject(kind_name, obj.name or obj.__name__, obj, params, plugins)
     raise TypeError(
-        f"cannot check {obj!r}: give a plugin name, or an Oracle, PostProcessor, Metric or Dataset class or instance"
+        f"cannot check {obj!r}: give a plugin name, or an Oracle, PostProcessor, Metric, Dataset or Protocol class or instance"
     )
 
 

@@ -1,6 +1,10 @@
 """The metric checks: a finite float on estimates of every built-in oracle, the exact estimate
 scored at least as well as the noisy ones, the same score for the same seed, inputs left alone,
-no global random state, and a ``theory`` that is a float."""
+no global random state, and a ``theory`` that is a float.
+
+A metric that scores identified items (its tags' ``results``; docs/data-model.md) is checked the
+same way on the results of every built-in heavy-hitter protocol, the "exact estimate" being the
+true top-k with the true frequencies."""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ldpbench.testing.checks.machinery import Subject, _global_state, _rng, _same_state, _simulate
-from ldpbench.types import Estimate, Metric, Population
+from ldpbench.types import Estimate, IdentifiedItems, Metric, Population
+from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS
 
 
 @dataclass(frozen=True)
@@ -41,12 +46,17 @@ def _truth(cfg: MetricCheckConfig) -> Population:
     return Population(counts, name="metric-check")
 
 
-def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Estimate]]:
-    """Raw estimates of every built-in oracle at each epsilon (cached)."""
+def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Any]]:
+    """Raw estimates of every built-in oracle at each epsilon (cached); for a metric that scores
+    only identified items, the results of every built-in heavy-hitter protocol instead."""
     key = ("metric-inputs", cfg)
     if key in subject.cache:
         return subject.cache[key]
     plugins = subject.get_plugins()
+    takes = _metric(subject).tags().results
+    if FREQUENCIES not in takes and IDENTIFIED_ITEMS in takes:
+        subject.cache[key] = _identified(plugins, cfg)
+        return subject.cache[key]
     names = cfg.oracles
     if names is None:
         names = tuple(i.name for i in plugins.registry("oracle") if i.origin.distribution == "ldpbench")
@@ -62,8 +72,36 @@ def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Esti
     return out
 
 
-def _exact(truth: Population, like: Estimate) -> Estimate:
-    """The estimate that knows the truth: the true frequencies, no noise left."""
+#: How many items the heavy-hitter protocols are asked for in the metric checks.
+IDENTIFY_K = 4
+
+
+def _identified(plugins: Any, cfg: MetricCheckConfig) -> list[tuple[str, IdentifiedItems]]:
+    """The results of every built-in protocol whose result is identified items, at each epsilon."""
+    truth = _truth(cfg)
+    rng = _rng(cfg, "metric-inputs")
+    out = []
+    for info in plugins.registry("protocol"):
+        if info.origin.distribution != "ldpbench":
+            continue
+        protocol = plugins.create(
+            "protocol", info.name, {"k": IDENTIFY_K} if any(p.name == "k" for p in info.params) else {}
+        )
+        if protocol.tags().result != IDENTIFIED_ITEMS:
+            continue
+        for eps in cfg.epsilons:
+            for result in protocol.run(truth, eps, rng).values():
+                out.append((f"{info.name}, epsilon={eps}", result))
+    return out
+
+
+def _exact(truth: Population, like: Any) -> Any:
+    """The estimate that knows the truth: the true frequencies, no noise left (for identified
+    items: the true top-k, with the true frequencies and the same cost figures)."""
+    if isinstance(like, IdentifiedItems):
+        items = truth.items
+        top = np.lexsort((items, -truth.counts))[: like.k]
+        return like.replace(items=items[top], frequencies=truth.frequencies[top].astype(float))
     return like.replace(frequencies=truth.frequencies.astype(float), variance=np.zeros(truth.d))
 
 
@@ -140,7 +178,8 @@ def check_metric_theory(subject: Subject, cfg: MetricCheckConfig) -> None:
     """theory() returns a float (NaN when the metric has no formula), finite or NaN, never inf."""
     metric, truth = _metric(subject), _truth(cfg)
     label, est = _estimates(subject, cfg)[0]
-    variance = np.asarray(est.variance if est.variance is not None else np.zeros(truth.d), dtype=float)
+    declared = None if isinstance(est, IdentifiedItems) else est.variance  # identified items carry none
+    variance = np.asarray(declared if declared is not None else np.zeros(truth.d), dtype=float)
     value = metric.theory(truth, est, variance)
     assert isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool), (
         f"{subject.label} on {label}: theory() must return a float, got {type(value).__name__}"

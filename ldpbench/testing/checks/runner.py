@@ -97,6 +97,13 @@ def dataset_checks(dataset: Any, **config: Any) -> Iterator[tuple[str, Callable[
     return plugin_checks("dataset", dataset, **config)
 
 
+def protocol_checks(protocol: Any, **config: Any) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Yield ``(check_name, check)`` for a heavy-hitter protocol (:func:`plugin_checks`;
+    configuration :class:`~ldpbench.testing.checks.protocol.ProtocolCheckConfig`): each round's
+    oracle audited, the accounting across rounds, identification of a planted set."""
+    return plugin_checks("protocol", protocol, **config)
+
+
 def _bound(
     plugin: Any,
     kind: str,
@@ -212,6 +219,11 @@ def check_metric(metric: Any, **kwargs: Any) -> dict[str, str]:
 def check_dataset(dataset: Any, **kwargs: Any) -> dict[str, str]:
     """Run every dataset check (:func:`check_plugin`)."""
     return check_plugin("dataset", dataset, **kwargs)
+
+
+def check_protocol(protocol: Any, **kwargs: Any) -> dict[str, str]:
+    """Run every protocol check (:func:`check_plugin`)."""
+    return check_plugin("protocol", protocol, **kwargs)
 
 
 def parametrize_with_checks(

@@ -96,3 +96,33 @@ def test_frozen_inputs_cannot_be_written():
     for array in (est.frequencies, est.variance, est.parts[0].frequencies):
         with pytest.raises(ValueError, match="read-only"):
             array[0] = 7.0
+
+
+def _found(**changes):
+    from ldpbench.types import IdentifiedItems
+
+    base = dict(items=np.array([1, 2], dtype=np.uint64), frequencies=np.array([0.3, 0.2]), n=10, epsilon=1.0, k=2)
+    base.update(changes)
+    return IdentifiedItems(**base)
+
+
+def test_identified_items_are_checked_and_frozen():
+    from ldpbench.boundary.values import checked_identified, checked_result, frozen_result
+
+    ok = _found()
+    assert checked_result("p", ok, 5) is ok
+    frozen = frozen_result(ok)
+    with pytest.raises(ValueError, match="read-only"):
+        frozen.items[0] = 3
+    for bad, match in [
+        (_found(items=np.array([1, 2])), "expected uint64"),
+        (_found(frequencies=np.array([0.3])), "shape"),
+        (_found(frequencies=np.array([0.3, np.nan])), "non-finite"),
+        (_found(items=np.array([1, 1], dtype=np.uint64)), "an item twice"),
+        (_found(k=1), "more than the k = 1"),
+        (_found(bits_per_user=-1.0), "negative bits_per_user"),
+    ]:
+        with pytest.raises(PluginOutputError, match=match):
+            checked_identified("p", bad)
+    with pytest.raises(PluginOutputError, match="not IdentifiedItems"):
+        checked_identified("p", object())

@@ -462,3 +462,90 @@ def test_a_loaded_dataset_of_one_item_is_refused_at_its_line(tmp_path, plugins):
     text = MINIMAL.replace("- zipf: {d: 64, n: 5000}", "- histogram: {path: one.csv}")
     msg = one_problem(tmp_path, plugins, text, 3)
     assert "has d = 1 item(s); every oracle needs a domain of at least 2 items" in msg
+
+
+# --- result kinds and domains (docs/data-model.md) ---------------------------------------------
+
+HEAVY = """\
+name: heavy
+repeats: 2
+datasets:
+  - zipf-bits: {bits: 64, n: 20000, support: 500}
+epsilons: [2]
+oracles:
+  - pem: {k: 8}
+pipelines: [base]
+metrics: [topk-f1, ncr]
+"""
+
+
+def test_a_heavy_hitter_protocol_on_a_64_bit_domain_validates(tmp_path, plugins):
+    spec = load_spec(write(tmp_path, HEAVY), plugins)
+    assert [m.label for m in spec.mechanisms] == ["pem(k=8)"]
+
+
+@pytest.mark.parametrize("method, line", [("olh", 7), ("fo-threshold", 7)])
+def test_an_enumerating_method_on_a_64_bit_domain_is_refused_at_its_line(tmp_path, plugins, method, line):
+    text = HEAVY.replace("  - pem: {k: 8}\n", f"  - {method}\n").replace("metrics: [topk-f1, ncr]", "metrics: [mse]")
+    if method == "fo-threshold":
+        text = text.replace("metrics: [mse]", "metrics: [topk-f1]")
+    msg = one_problem(tmp_path, plugins, text, line)
+    assert f"'{method}' enumerates its domain" in msg and "64-bit strings" in msg
+    assert "18,446,744,073,709,551,616 items" in msg and "use a method that lists only candidates: pem" in msg
+
+
+def test_an_enumerating_protocol_on_an_enumerable_domain_validates(tmp_path, plugins):
+    text = HEAVY.replace("zipf-bits: {bits: 64, n: 20000, support: 500}", "zipf: {d: 256, n: 20000}")
+    text = text.replace("  - pem: {k: 8}\n", "  - pem: {k: 8}\n  - fo-threshold: {k: 8}\n")
+    assert len(load_spec(write(tmp_path, text), plugins).mechanisms) == 2
+
+
+def test_a_metric_that_does_not_score_the_result_is_refused_with_the_nearest_that_does(tmp_path, plugins):
+    msg = one_problem(tmp_path, plugins, HEAVY.replace("metrics: [topk-f1, ncr]", "metrics: [mse]"), 9)
+    assert "metric 'mse' scores frequencies, but protocol 'pem' returns identified-items" in msg
+    assert "did you mean 'identified-mse'?" in msg
+
+
+def test_a_frequency_metric_and_a_heavy_hitter_metric_cannot_share_a_grid(tmp_path, plugins):
+    text = HEAVY.replace("zipf-bits: {bits: 64, n: 20000, support: 500}", "zipf: {d: 256, n: 20000}")
+    text = text.replace("  - pem: {k: 8}\n", "  - pem: {k: 8}\n  - grr\n").replace("topk-f1, ncr", "topk-f1")
+    msg = one_problem(tmp_path, plugins, text, 10)
+    assert "metric 'topk-f1' scores identified-items, but oracle 'grr' returns frequencies" in msg
+
+
+def test_a_post_processor_that_does_not_take_identified_items_is_refused_at_its_step(tmp_path, plugins):
+    msg = one_problem(tmp_path, plugins, HEAVY.replace("pipelines: [base]", "pipelines: [base, norm-sub]"), 8)
+    assert "post-processor 'norm-sub' takes frequencies, but protocol 'pem' returns identified-items" in msg
+
+
+def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its_line(tmp_path):
+    import types
+
+    import numpy as np
+
+    from ldpbench import build_plugins, hookimpl
+    from ldpbench.types import Dataset, Population
+
+    class Baskets(Dataset):
+        """Users who each hold a set of items (the shape padding-and-sampling will take)."""
+
+        name = "toy-baskets"
+
+        def load(self, rng):
+            return Population(np.array([5, 3, 2]), name="baskets", record="set")
+
+    @hookimpl
+    def ldpbench_register_datasets(registry):
+        registry.register(Baskets)
+
+    plugins = build_plugins(
+        extra=[types.SimpleNamespace(__name__="toy_baskets", ldpbench_register_datasets=ldpbench_register_datasets)]
+    )
+    text = GOOD.replace(
+        "  - zipf: {d: 64, n: 5000, s: 1.1}\n  - uniform: {d: 64, n: 5000, sample: 1000}\n", "  - toy-baskets\n"
+    )
+    found = problems(tmp_path, plugins, text)
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in found] == ["7", "7"]  # oracles: [grr, oue]
+    assert (
+        "oracle 'grr' takes records of shape item, but the users of dataset 'toy-baskets' each hold a set" in found[0]
+    )

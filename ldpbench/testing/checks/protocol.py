@@ -1,0 +1,185 @@
+"""The protocol checks, for heavy-hitter protocols (a result of kind ``identified-items``;
+docs/heavy-hitters.md): the frequency oracle of every round is epsilon-LDP on what it sends (the
+exact audit of its output table and the empirical audit of its reports), the declared accounting
+adds up to the budget across the rounds a run really has, and the protocol identifies a planted
+set of heavy hitters.
+
+The planted population: ``planted`` items each held by ``share`` of ``n`` users, the other users
+spread one-ish each over ``tail`` further items; items are random ``bits``-wide strings, or
+positions in ``[2^bits]`` for a protocol that enumerates its domain. With the defaults (4 items at
+8%, n = 10^5, eps = 4) PEM and the thresholded oracle find the set in every repeat we ran; the
+check asks for ``min_found`` of ``repeats``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
+from ldpbench.types import Domain, IdentifiedItems, Population, Protocol
+from ldpbench.types.domain import IDENTIFIED_ITEMS
+
+
+@dataclass(frozen=True)
+class ProtocolCheckConfig:
+    """Budgets, sizes and seeds of the protocol checks."""
+
+    seed: int = 0
+    epsilon: float = 4.0
+    bits: int = 32
+    n: int = 100_000
+    planted: int = 4
+    share: float = 0.08
+    tail: int = 2_000
+    repeats: int = 5
+    min_found: int = 4
+    #: reports per input of the empirical audit of each round's oracle, and its family-wise level
+    audit_trials: int = 20_000
+    audit_alpha: float = 0.05
+    #: audit domains of each round's oracle (small: the exact table enumerates the hash family)
+    audit_domains: tuple[int, ...] = (4, 8)
+
+
+def _build(subject: Subject) -> Protocol:
+    """The heavy-hitter protocol under test (a protocol of another result kind: not applicable)."""
+    protocol = subject.build()
+    assert isinstance(protocol, Protocol), f"{subject.label}: building it gave {type(protocol).__name__}"
+    if protocol.tags().result != IDENTIFIED_ITEMS:
+        raise CheckSkipped(f"the checks concern heavy-hitter protocols; its result is {protocol.tags().result}")
+    return protocol
+
+
+def _domain(protocol: Protocol, cfg: ProtocolCheckConfig) -> Domain:
+    """Bit strings, or ``[2^bits]`` for a protocol that enumerates (capped at 2^12 items: the
+    planted items then stand out under randomized response over the whole domain too)."""
+    if protocol.tags().enumerates_domain:
+        return Domain.enumerable(1 << min(cfg.bits, 12))
+    return Domain.bit_strings(cfg.bits)
+
+
+def planted_population(domain: Domain, cfg: ProtocolCheckConfig, rng: np.random.Generator) -> tuple[Population, set]:
+    """The planted population on ``domain`` and its planted items (see the module docstring)."""
+    m = cfg.planted + cfg.tail
+    size = domain.cardinality
+    if m > size:
+        raise ValueError(f"{m} items do not fit {domain.describe()}")
+    items = np.unique(rng.integers(0, size - 1, size=4 * m, dtype=np.uint64, endpoint=True))
+    items = rng.permutation(items)[:m]
+    counts = np.zeros(m, dtype=np.int64)
+    counts[: cfg.planted] = round(cfg.share * cfg.n)
+    rest = cfg.n - int(counts.sum())
+    counts[cfg.planted :] = rest // cfg.tail
+    counts[cfg.planted : cfg.planted + rest % cfg.tail] += 1
+    planted = set(items[: cfg.planted].tolist())
+    if domain.is_enumerable:
+        dense = np.zeros(size, dtype=np.int64)
+        dense[items.astype(np.int64)] = counts
+        return Population(dense, name="planted", domain=domain), planted
+    order = np.argsort(items)
+    return Population(counts[order], name="planted", domain=domain, values=items[order]), planted
+
+
+def _run(protocol: Protocol, population: Population, epsilon: float, rng: np.random.Generator) -> IdentifiedItems:
+    simulation = "aggregate" if protocol.tags().aggregate else "per-user"
+    outputs = protocol.run(population, epsilon, rng, simulation=simulation)
+    results = [r for r in outputs.values() if isinstance(r, IdentifiedItems)]
+    assert results, "the protocol returned no IdentifiedItems although its tags say identified-items"
+    return results[0]
+
+
+def check_protocol_round_oracles_ldp(subject: Subject, cfg: ProtocolCheckConfig) -> None:
+    """The frequency oracle of every round, as the protocol declares it (``round_oracles``), passes
+    the exact audit of its output table and the empirical audit of its reports at its budget."""
+    from ldpbench.audit import empirical_audit, exact_audit
+
+    protocol = _build(subject)
+    declared = protocol.round_oracles(cfg.epsilon, _domain(protocol, cfg))
+    if not declared:
+        raise CheckSkipped("the protocol declares no round oracle (round_oracles): nothing to audit")
+    for label, cls, epsilon in declared:
+        assert 0 < epsilon <= cfg.epsilon * (1 + 1e-12), f"{subject.label}: {label} runs at {epsilon}, over the budget"
+        exact = exact_audit(cls, [epsilon], domains=cfg.audit_domains, samples=0, seed=cfg.seed)
+        assert exact.passed, f"{subject.label}: {label}: exact audit {exact.summary()}"
+        audit = empirical_audit(
+            lambda eps, cls=cls: cls(d=cfg.audit_domains[-1], epsilon=eps),
+            [epsilon],
+            trials=cfg.audit_trials,
+            alpha=cfg.audit_alpha,
+            seed=cfg.seed,
+        )
+        assert audit.available and not audit.leak, (
+            f"{subject.label}: {label}: empirical audit says {audit.verdict} "
+            f"(lower bound {max(b.eps_lb for b in audit.budgets):.3f} > epsilon {epsilon:g})"
+        )
+
+
+def check_protocol_accounting(subject: Subject, cfg: ProtocolCheckConfig) -> None:
+    """Every group's declared budget is at most epsilon, its ``per_round`` budgets add up to it,
+    one per round the run really has, and each round's reports run at the budget declared for it."""
+    protocol = _build(subject)
+    domain = _domain(protocol, cfg)
+    groups = protocol.round_accounting(cfg.epsilon, domain)
+    assert groups, f"{subject.label}: round_accounting declared no group"
+    population, _ = planted_population(domain, cfg, _rng(cfg, "accounting"))
+    result = _run(protocol, population, cfg.epsilon, _rng(cfg, "accounting-run"))
+    for group in groups:
+        eps = float(group["epsilon"])
+        assert eps <= cfg.epsilon * (1 + 1e-12), (
+            f"{subject.label}: group {group.get('group')!r} spends {eps} > {cfg.epsilon}"
+        )
+        per_round = group.get("per_round")
+        if per_round is None:
+            continue
+        assert all(e >= 0 for e in per_round), f"{subject.label}: a negative per-round budget in {group}"
+        assert math.isclose(sum(per_round), eps, rel_tol=1e-9), (
+            f"{subject.label}: group {group.get('group')!r}: per_round adds up to {sum(per_round)}, not {eps}"
+        )
+        if result.rounds:
+            assert len(per_round) == len(result.rounds), (
+                f"{subject.label}: {len(per_round)} rounds declared, the run had {len(result.rounds)}"
+            )
+    for j, spent in enumerate(result.rounds):
+        if "epsilon" in spent and all(g.get("per_round") is not None for g in groups):
+            declared = max(g["per_round"][j] for g in groups)
+            assert math.isclose(float(spent["epsilon"]), declared, rel_tol=1e-9), (
+                f"{subject.label}: round {j} ran at {spent['epsilon']}, the accounting declares {declared}"
+            )
+
+
+def check_protocol_identifies_planted(subject: Subject, cfg: ProtocolCheckConfig) -> None:
+    """On the planted population at ``epsilon``, the protocol's identified items hold every planted
+    item (or, asked for fewer, only planted ones) in at least ``min_found`` of ``repeats`` runs."""
+    protocol = _build(subject)
+    domain = _domain(protocol, cfg)
+    population, planted = planted_population(domain, cfg, _rng(cfg, "planted"))
+    found = 0
+    for r in range(cfg.repeats):
+        result = _run(protocol, population, cfg.epsilon, _rng(cfg, "identify", r))
+        items = set(np.asarray(result.items).tolist())
+        want = planted if result.k >= len(planted) else None
+        found += planted <= items if want is not None else (len(items) == result.k and items <= planted)
+    assert found >= cfg.min_found, (
+        f"{subject.label}: found the {len(planted)} planted items in {found} of {cfg.repeats} runs "
+        f"(n = {cfg.n:,}, each at {cfg.share:.0%}, epsilon = {cfg.epsilon:g}, {domain.describe()}); "
+        f"at least {cfg.min_found} expected"
+    )
+
+
+#: The protocol checks, in the order they run.
+CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+    check_protocol_round_oracles_ldp,
+    check_protocol_accounting,
+    check_protocol_identifies_planted,
+)
+#: Their configuration (:class:`ProtocolCheckConfig`).
+CONFIG = ProtocolCheckConfig
+
+
+def applies(check: Callable[..., None], subject: Subject, cfg: ProtocolCheckConfig) -> bool:
+    """The checks concern heavy-hitter protocols (tags: ``result = identified-items``)."""
+    return subject.build().tags().result == IDENTIFIED_ITEMS
