@@ -20,9 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import tomllib
 from packaging.requirements import Requirement
 from packaging.version import Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10, which pyproject allows: the same parser from PyPI (the test extra)
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 
