@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
     for check_name, check in plugin_checks(kind, args.name, plugins=plugins, params=params, seed=args.seed):
         started = time.perf_counter()
         try:
-            check()
-            outcome, detail = "passed", ""
+            note = check()
+            outcome, detail = "passed", note if isinstance(note, str) else ""
         except CheckSkipped as exc:
             outcome, detail = "not applicable", str(exc)
         except AssertionError as exc:
@@ -114,13 +114,12 @@ def run(args: argparse.Namespace) -> int:
         label = args.name + (f" {params}" if params else "")
         tally = {k: sum(o["outcome"] == k for o in outcomes) for k in ("passed", "FAILED", "not applicable")}
         print(f"{label} ({kind}): " + ", ".join(f"{v} {k.lower()}" for k, v in tally.items() if v) + "\n")
-        rows = [
-            [o["check"], o["outcome"], f"{o['seconds']:.2f}", o["detail"].splitlines()[0][:100] if o["detail"] else ""]
-            for o in outcomes
-        ]
+        rows = [[o["check"], o["outcome"], f"{o['seconds']:.2f}", _cut(o["detail"])] for o in outcomes]
         print(tabulate(rows, headers=["check", "outcome", "s", "detail"]))
-        for o in failed:
-            print(f"\n{o['check']}:\n{o['detail']}")
+        # Every detail the table cut, in full: a failure's and a pass's or a skip's alike.
+        for o in outcomes:
+            if o["outcome"] == "FAILED" or _cut(o["detail"]) != o["detail"]:
+                print(f"\n{o['check']} ({o['outcome']}):\n{o['detail']}")
     if failed:
         return int(ExitCode.PLUGIN)
     if unaudited:
@@ -168,6 +167,16 @@ def _audit_outcome(plugins: Any, args: argparse.Namespace, params: dict[str, Any
         "seconds": round(time.perf_counter() - started, 3),
         "detail": "\n".join(lines),
     }
+
+
+#: Characters of a detail in the table; a longer or multi-line one is printed whole below it.
+DETAIL_WIDTH = 100
+
+
+def _cut(detail: str) -> str:
+    """The table's cell for a detail: its first line, cut at :data:`DETAIL_WIDTH` with an ellipsis."""
+    first = detail.splitlines()[0] if detail else ""
+    return first if len(first) <= DETAIL_WIDTH else first[: DETAIL_WIDTH - 1] + "…"
 
 
 def _num(x: float) -> str:
