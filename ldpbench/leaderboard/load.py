@@ -97,12 +97,23 @@ def _beside_manifest(path: Path) -> dict[str, Any] | None:
         return None
 
 
+#: Counts of repeats are int64 in every table that holds them.
+_MAX_COUNT = 2**63 - 1
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A JSON number a float can hold: a 400-digit integer parses, but ``float()`` of it raises."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _count(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT)
 
 
 #: Field -> (check, what the message says it must be). Every field a comparison reads is checked,
@@ -110,8 +121,8 @@ def _count(value: Any) -> bool:
 _FIELD_TYPES: dict[str, tuple[Any, str]] = {
     **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
     "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
-    **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
-    **{k: (_count, "a non-negative integer") for k in ("repeats", "failed")},
+    **{k: (lambda v: v is None or _number(v), "a number (within float range) or null") for k in _FLOAT_FIELDS},
+    **{k: (_count, "a non-negative integer below 2**63") for k in ("repeats", "failed")},
     **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
 }
 
