@@ -11,14 +11,13 @@ live) and type-checked field by field once. Writing: the runner writes ``leaderb
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ldpbench.errors import UsageError
+from ldpbench.errors import LdpbenchError, UsageError
 from ldpbench.leaderboard.aggregate import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
 from ldpbench.results.read import StoredRun, read_run, results_folder
 from ldpbench.results.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE
@@ -91,10 +90,14 @@ def _beside_manifest(path: Path) -> dict[str, Any] | None:
     folder = path if path.is_dir() else path.parent
     if not (folder / MANIFEST_FILE).is_file():
         return None
+    # Bounded like every read of a file the user names: a manifest nested 200,000 deep or of
+    # 3 GiB was a RecursionError or MemoryError traceback; here it is no manifest.
     try:
-        return json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except ValueError:
+        text = read_text_bounded(folder / MANIFEST_FILE, limit=MAX_LEADERBOARD_BYTES, what="manifest")
+        manifest = parse_json(text, str(folder / MANIFEST_FILE), "run manifest")
+    except LdpbenchError:
         return None
+    return manifest if isinstance(manifest, dict) else None
 
 
 #: Counts of repeats are int64 in every table that holds them.
