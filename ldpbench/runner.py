@@ -76,7 +76,9 @@ def run_spec(
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
     started = time.perf_counter()
-    store = ResultsStore(Path(out_dir) if out_dir else default_out_dir(spec))
+    # Absolute, once: a plugin that calls os.chdir (and forgets to go back) must not move the
+    # appends and leaderboard.json that follow under its own working directory.
+    store = ResultsStore((Path(out_dir) if out_dir else default_out_dir(spec)).absolute())
     with store.lock():
         plan = plan_run(spec, plugins, store, rerun=rerun, recompute=recompute)
         store.write_manifest(run_manifest(spec, plugins, plan.cells, plan.expected, plan.identities))

@@ -241,7 +241,7 @@ def _string_constants(path: Path, mtime_ns: int, size: int) -> tuple[tuple[str, 
             texts.add(node.value)
         elif isinstance(node, ast.Call) and node.args:
             func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             first = node.args[0]
             if called in _RESOURCE_CALLS and isinstance(first, ast.Constant) and isinstance(first.value, str):
                 packages.add(first.value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldpbench.boundary.contain import PluginCodeFailed, contained_call
 from ldpbench.errors import ParamError, UnknownPluginError
 from ldpbench.loading.identity import entry_version
 from ldpbench.loading.registry import PluginInfo
@@ -114,8 +115,10 @@ def _builds_alone(ctx: Context, info: PluginInfo, name: str, given: dict[Any, An
     # (em-murakami's alpha grid upside down, l1's top: 1 with rescale: both) are reported
     # here, at their line, rather than as failed cells of the run.
     try:
-        ctx.plugins.create(info.kind, name, given)
+        contained_call(f"{info.kind} '{name}'", "its constructor", lambda: ctx.plugins.create(info.kind, name, given))
     except ParamError as exc:
         ctx.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
         return False
+    except PluginCodeFailed:
+        return True  # the plugin's own failure, recorded: its cells fail in the run
     return True
