@@ -124,7 +124,7 @@ def _count(value: Any) -> bool:
 _FIELD_TYPES: dict[str, tuple[Any, str]] = {
     **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
     "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
-    **{k: (lambda v: v is None or _number(v), "a number (within float range) or null") for k in _FLOAT_FIELDS},
+    **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
     **{k: (_count, "a non-negative integer below 2**63") for k in ("repeats", "failed")},
     **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
 }
