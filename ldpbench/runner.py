@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from ldpbench.boundary.contain import contained_call
 from ldpbench.engine import cell as engine
 from ldpbench.engine.cell import CellTask, run_cell
 from ldpbench.engine.fingerprints import ExpectedRows, expected_rows
@@ -235,7 +236,14 @@ def choose_executor(plugins: Plugins, spec: Spec, executor: str | None, workers:
     info = plugins.get("executor", entry.name)
     if workers is not None and any(p.name == "workers" for p in info.params):
         params["workers"] = workers
-    return plugins.create("executor", entry.name, params)
+    # Plugin code outside any cell: contained, so that an executor's SystemExit(0) or
+    # os._exit(0) is a plugin failure (exit 3, named), not a green run with no results.
+    return contained_call(
+        f"executor '{entry.name}'",
+        "its constructor",
+        lambda: plugins.create("executor", entry.name, params),
+        seconds=None,  # no cell limit: starting a cluster may take longer than a cell
+    )
 
 
 def default_executor(plugins: Plugins, role: str) -> str:
