@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from ldpbench.boundary.contain import contained_call
 from ldpbench.engine import cell as engine
 from ldpbench.engine.cell import CellTask, run_cell
 from ldpbench.engine.fingerprints import ExpectedRows, expected_rows
@@ -77,7 +78,9 @@ def run_spec(
     :param cell_timeout: seconds a cell may run before it fails (beats the spec's ``cell_timeout``).
     """
     started = time.perf_counter()
-    store = ResultsStore(Path(out_dir) if out_dir else default_out_dir(spec))
+    # Absolute, once: a plugin that calls os.chdir (and forgets to go back) must not move the
+    # appends and leaderboard.json that follow under its own working directory.
+    store = ResultsStore((Path(out_dir) if out_dir else default_out_dir(spec)).absolute())
     with store.lock():
         plan = plan_run(spec, plugins, store, rerun=rerun, recompute=recompute)
         store.write_manifest(run_manifest(spec, plugins, plan.cells, plan.expected, plan.identities))
@@ -235,7 +238,14 @@ def choose_executor(plugins: Plugins, spec: Spec, executor: str | None, workers:
     info = plugins.get("executor", entry.name)
     if workers is not None and any(p.name == "workers" for p in info.params):
         params["workers"] = workers
-    return plugins.create("executor", entry.name, params)
+    # Plugin code outside any cell: contained, so that an executor's SystemExit(0) or
+    # os._exit(0) is a plugin failure (exit 3, named), not a green run with no results.
+    return contained_call(
+        f"executor '{entry.name}'",
+        "its constructor",
+        lambda: plugins.create("executor", entry.name, params),
+        seconds=None,  # no cell limit: starting a cluster may take longer than a cell
+    )
 
 
 def default_executor(plugins: Plugins, role: str) -> str:

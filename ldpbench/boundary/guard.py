@@ -54,6 +54,9 @@ class _State:
 
     real_interrupt = False
     armed = False
+    #: a process-pool worker: a SIGINT here is never the user's Ctrl-C for the run (the run's own
+    #: process gets that one), so it fails the cell in flight like any plugin fault
+    worker = False
 
 
 _state = _State()
@@ -75,8 +78,18 @@ def contained(exc: BaseException) -> bool:
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
-    _state.real_interrupt = True
+    if not _state.worker:
+        _state.real_interrupt = True
     raise KeyboardInterrupt
+
+
+def mark_worker_process() -> None:
+    """Call in a pool worker as it starts: a SIGINT that reaches it (a plugin that signals its own
+    process, a stray ``kill -INT``) fails the cell it is running, or is ignored between cells; it
+    never stops the run. A real Ctrl-C still does: it reaches the run's own process too."""
+    _state.worker = True
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _on_alarm_factory(seconds: float):

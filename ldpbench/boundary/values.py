@@ -114,7 +114,24 @@ def checked_counts(who: str, what: str, counts: Any, length: int) -> np.ndarray:
     negative = a < 0
     if negative.any():
         raise PluginOutputError(f"{who} returned {what} with negative counts ({_describe_bad(a, negative)})")
+    # Checked before the cast, which wraps silently: uint64 2**64-1 becomes -1 and a float 1e19
+    # or 2**63 becomes -2**63, a plausible-looking count after the negative check has passed.
+    too_large = a > _INT64_MAX_AS[a.dtype.kind] if a.dtype.kind in _INT64_MAX_AS else np.zeros(a.shape, bool)
+    if too_large.any():
+        raise PluginOutputError(
+            f"{who} returned {what} with counts beyond int64 ({_describe_bad(a, too_large)}); "
+            "a count of reports cannot exceed 2**63 - 1"
+        )
     return a.astype(np.int64, copy=False)
+
+
+#: The largest value of each dtype kind that an int64 cast keeps: unsigned integers up to
+#: 2**63 - 1; floats below 2**63 (float64(2**63 - 1) rounds up to 2**63, which wraps, so the
+#: bound is the float just below it). Signed integers of at most 64 bits always fit.
+_INT64_MAX_AS: dict[str, Any] = {
+    "u": np.uint64(np.iinfo(np.int64).max),
+    "f": np.nextafter(np.float64(2.0**63), 0.0),
+}
 
 
 def checked_sums(who: str, what: str, sums: Any, length: int) -> np.ndarray:

@@ -12,9 +12,11 @@ import contextlib
 import importlib
 import os
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ldpbench.errors import ExitCode, LdpbenchError, SpecError
 from ldpbench.util.version import VERSION
@@ -56,8 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return int(ExitCode.USAGE)
     try:
-        with _results_warnings_as_lines():
-            return int(args.func(args))
+        with _results_warnings_as_lines(), exits_of_plugin_threads_contained() as thread_exits:
+            code = int(args.func(args))
+        if thread_exits and code == ExitCode.OK:
+            # The process went on, but a plugin tried to end it: a plugin failure, never success.
+            print(f"ldpbench: error: plugin code tried to end the run: {thread_exits[0]}", file=sys.stderr)
+            return int(ExitCode.PLUGIN)
+        return code
     except SpecError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -81,6 +88,58 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INTERNAL)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, a plugin's own class
+        # ldpbench raises none of these itself: plugin code raised it where no guard contains it.
+        # Exit 1 would read as a regression and exit 0 as success: it is a plugin failure.
+        from ldpbench.boundary.failures import error_text, plugin_location
+
+        where = plugin_location(exc)
+        print(
+            f"ldpbench: error: {error_text('plugin code', exc)}" + (f", at {where}" if where else ""), file=sys.stderr
+        )
+        return int(ExitCode.PLUGIN)
+
+
+@contextlib.contextmanager
+def exits_of_plugin_threads_contained() -> Iterator[list[str]]:
+    """While a command runs, ``os._exit`` called by a thread of this process (a plugin's own
+    thread: the guards of :mod:`ldpbench.boundary.guard` cover the main thread only) ends that
+    thread, not the process; it is reported in one line instead of a traceback, and recorded in
+    the list yielded (the command then exits 3, not 0). A forked child keeps the real
+    ``os._exit`` (process-pool workers end with it)."""
+    from ldpbench.boundary.failures import plugin_location
+    from ldpbench.boundary.guard import PluginExit
+
+    pid = os.getpid()
+    real_exit = os._exit
+    real_hook = threading.excepthook
+    exits: list[str] = []
+
+    def exit_of_thread(status: Any = 0) -> None:
+        if os.getpid() != pid or threading.current_thread() is threading.main_thread():
+            real_exit(status)
+        raise PluginExit(status)
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if not isinstance(args.exc_value, PluginExit):
+            real_hook(args)
+            return
+        name = args.thread.name if args.thread else "?"
+        where = plugin_location(args.exc_value)
+        exits.append(
+            f"thread '{name}' called os._exit({args.exc_value.status!r})"
+            + (f" at {where}" if where else "")
+            + "; only that thread ended"
+        )
+        print(f"ldpbench: warning: {exits[-1]}", file=sys.stderr)
+
+    os._exit = exit_of_thread
+    threading.excepthook = hook
+    try:
+        yield exits
+    finally:
+        os._exit = real_exit
+        threading.excepthook = real_hook
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -59,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ldpbench.leaderboard.render import render
     from ldpbench.leaderboard.theory import theory_warnings
-    from ldpbench.runner import run_spec
+    from ldpbench.runner import default_out_dir, run_spec
 
     if args.workers is not None and args.workers < 0:
         raise UsageError("--workers must be 0 (one per core) or more")
@@ -69,12 +70,18 @@ def run(args: argparse.Namespace) -> int:
         problem = cell_timeout_problem(args.cell_timeout)
         if problem:
             raise UsageError(problem.replace("'cell_timeout'", "--cell-timeout"))
+    # Where the results go, resolved before any plugin code runs (validation builds plugins, and
+    # one that calls os.chdir must not move the results folder).
+    started_in = Path.cwd()
+    out = Path(args.out).absolute() if args.out else None
     plugins, spec, _ = load_plugins_and_spec(args.spec, args)
+    for failure in spec.plugin_failures:
+        print(f"ldpbench: plugin failed while the spec was checked: {failure}", file=sys.stderr)
     executor = apply_executor_params(plugins, spec, args)
     outcome = run_spec(
         spec,
         plugins,
-        args.out,
+        out or started_in / default_out_dir(spec),
         workers=args.workers,
         executor=executor,
         progress=args.progress,
@@ -106,6 +113,14 @@ def run(args: argparse.Namespace) -> int:
     if outcome.failed_rows:
         _summarize(f"{outcome.failed_rows} result rows failed", outcome.errors, 10, "errors")
         print(f"ldpbench: where each was raised: ldpbench leaderboard {outcome.out_dir} --failures", file=sys.stderr)
+        return int(ExitCode.PLUGIN)
+    if spec.plugin_failures:
+        # Plugin code failed while the spec was checked (its tags(), say) even if every cell
+        # went well: a broken plugin is never a success.
+        print(
+            f"ldpbench: {len(spec.plugin_failures)} plugin failure(s) while the spec was checked (above)",
+            file=sys.stderr,
+        )
         return int(ExitCode.PLUGIN)
     return int(ExitCode.OK)
 

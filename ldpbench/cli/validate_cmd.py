@@ -1,4 +1,5 @@
-"""``ldpbench validate SPEC...``: check specs without running them (exit 0, or 2 with FILE:LINE messages)."""
+"""``ldpbench validate SPEC...``: check specs without running them (exit 0, or 2 with FILE:LINE messages, or 3
+when plugin code failed while a spec was checked)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def run(args: argparse.Namespace) -> int:
             for problem in exc.problems:
                 print(problem, file=sys.stderr)
             status = ExitCode.USAGE
+            continue
+        if spec.plugin_failures:
+            # The spec is well formed, but plugin code failed while it was checked: a run would
+            # fail those cells, so this is no "ok" (and never exit 0).
+            for failure in spec.plugin_failures:
+                print(f"{path}: plugin failed while the spec was checked: {failure}", file=sys.stderr)
+            status = max(status, ExitCode.PLUGIN)
             continue
         n_rows = count_cells(spec) * len(spec.pipelines) * len(spec.metrics)
         print(f"{path}: ok — {count_cells(spec)} cells, {n_rows} result rows")

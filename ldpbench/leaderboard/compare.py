@@ -210,6 +210,13 @@ def check_baseline_means(rows: Iterable[Mapping[str, Any]], name: str) -> None:
                 f"baseline {name}: row {_describe_key(row_key(row))} has a mean of {row['mean']} over "
                 f"{row['repeats']} repeats; a non-finite number cannot be a baseline ({REGENERATE_LEADERBOARD})"
             )
+        # An infinite standard error (repeats that overflowed when squared) is a noise term no
+        # change can exceed: the row would pass the gate whatever it does. NaN is "one repeat".
+        if row["repeats"] > 0 and math.isinf(row["stderr"]):
+            raise UsageError(
+                f"baseline {name}: row {_describe_key(row_key(row))} has a standard error of "
+                f"{row['stderr']}; a row no change can exceed cannot be a baseline ({REGENERATE_LEADERBOARD})"
+            )
 
 
 def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -372,6 +379,20 @@ def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresh
             "fingerprint differs (a plugin's algorithm_version, its parameters or its data)",
         )
         return change
+    unfingerprinted = [
+        side for side, row, fp in (("baseline", baseline, fb), ("current", current, fc)) if row["repeats"] and not fp
+    ]
+    if unfingerprinted:
+        # Without a fingerprint the gate cannot tell whether both sides measure the same thing.
+        change.status = Status.NOT_COMPARABLE
+        change.reason = f"no fingerprint in the {' and the '.join(unfingerprinted)} row: what it measures is unknown"
+        return change
+    if total_c < total_b:
+        # The repeats are part of what the baseline measured: fewer of them widen the noise (one
+        # has none at all), so a regression the baseline's design would catch could pass unseen.
+        change.status = Status.NOT_COMPARABLE
+        change.reason = f"{total_c} repeats, {total_b} in the baseline: less sensitive than the baseline"
+        return change
     if bool(baseline["greater_is_better"]) != bool(current["greater_is_better"]):
         change.status, change.reason = Status.NOT_COMPARABLE, "the metric's direction differs"
         return change
@@ -390,18 +411,34 @@ def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresh
         return change
     threshold = thresholds.for_metric(current["metric"])
     delta = mc - mb
-    noise = z * math.sqrt(_se(baseline) ** 2 + _se(current) ** 2)
+    # hypot, not sqrt(a² + b²): squaring a standard error of 1e200 raises OverflowError.
+    noise = z * math.hypot(_se(baseline), _se(current))
     change.delta, change.noise, change.threshold = delta, noise, threshold
     change.detectable = detectable_change(threshold, mb, noise)
-    if change.status is Status.FIXED or not delta or math.isnan(delta):  # nan: inf - inf
+    if math.isnan(delta):  # inf - inf: only a hand-made baseline row (compare refuses it)
+        return change
+    if not math.isfinite(noise) or not math.isfinite(delta):
+        # A mean or noise that overflowed (repeats of 1e100 squared) is a broken result, and an
+        # infinite noise term would otherwise hide any change: it fails the gate.
+        change.status = Status.WORSE
+        what = "the difference of the means" if math.isfinite(noise) else "the noise term (standard error)"
+        change.reason = f"{what} overflowed to {delta if math.isfinite(noise) else noise}"
+        return change
+    if not delta:
         return change
     beyond_threshold = threshold.exceeded(delta, mb)
     beyond_noise = abs(delta) > noise
     noise_text = f"{z:g}σ noise ({format_number(noise, 2)})"
     if beyond_threshold and beyond_noise:
         worse = delta < 0 if current["greater_is_better"] else delta > 0
+        fixed = change.status is Status.FIXED
+        if fixed and not worse:
+            return change  # fixed, and better too: "fixed" says more
         change.status = Status.WORSE if worse else Status.BETTER
-        change.reason = f"beyond {threshold}" + (f" and {noise_text}" if noise else "")
+        change.reason = ("failures fixed, but the mean is " if fixed else "") + f"beyond {threshold}"
+        change.reason += f" and {noise_text}" if noise else ""
+    elif change.status is Status.FIXED:
+        return change
     else:
         within = ([] if beyond_threshold else [str(threshold)]) + ([] if beyond_noise else [noise_text])
         change.reason = "within " + " and ".join(within)

@@ -11,14 +11,13 @@ live) and type-checked field by field once. Writing: the runner writes ``leaderb
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ldpbench.errors import UsageError
+from ldpbench.errors import LdpbenchError, UsageError
 from ldpbench.leaderboard.aggregate import GROUP_COLUMNS, LEADERBOARD_COLUMNS, aggregate
 from ldpbench.results.read import StoredRun, read_run, results_folder
 from ldpbench.results.store import LEADERBOARD_FILE, MANIFEST_FILE, RESULTS_FILE
@@ -91,18 +90,33 @@ def _beside_manifest(path: Path) -> dict[str, Any] | None:
     folder = path if path.is_dir() else path.parent
     if not (folder / MANIFEST_FILE).is_file():
         return None
+    # Bounded like every read of a file the user names: a manifest nested 200,000 deep or of
+    # 3 GiB was a RecursionError or MemoryError traceback; here it is no manifest.
     try:
-        return json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except ValueError:
+        text = read_text_bounded(folder / MANIFEST_FILE, limit=MAX_LEADERBOARD_BYTES, what="manifest")
+        manifest = parse_json(text, str(folder / MANIFEST_FILE), "run manifest")
+    except LdpbenchError:
         return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+#: Counts of repeats are int64 in every table that holds them.
+_MAX_COUNT = 2**63 - 1
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A JSON number a float can hold: a 400-digit integer parses, but ``float()`` of it raises."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _count(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT)
 
 
 #: Field -> (check, what the message says it must be). Every field a comparison reads is checked,
@@ -111,7 +125,7 @@ _FIELD_TYPES: dict[str, tuple[Any, str]] = {
     **{k: (lambda v: isinstance(v, str), "a string") for k in ("dataset", "users", "oracle", "pipeline", "metric")},
     "greater_is_better": (lambda v: isinstance(v, bool), "true or false"),
     **{k: (lambda v: v is None or _number(v), "a number or null") for k in _FLOAT_FIELDS},
-    **{k: (_count, "a non-negative integer") for k in ("repeats", "failed")},
+    **{k: (_count, "a non-negative integer below 2**63") for k in ("repeats", "failed")},
     **{k: (lambda v: v is None or isinstance(v, str), "a string or null") for k in ("fingerprint", "error")},
 }
 

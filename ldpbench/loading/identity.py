@@ -20,9 +20,15 @@ without a bump of its ``algorithm_version``. The identity of a plugin class is t
   the same top-level package that module imports by name (``from . import _hashing``,
   ``from ._common import as_counts``). An edited ``plugins/oracles/_hashing.py`` changes OLH's
   numbers, so it changes OLH's identity; a package's ``__init__`` counts only when a module
-  imports from it explicitly. Modules of other packages (ldpbench itself, NumPy) are versioned
-  by their distributions and are not hashed: the row fingerprint is about the plugin, and the
-  manifest records the library versions.
+  imports from it explicitly. A module imported by its top-level name that is a file beside
+  its importer (a ``--plugins-dir`` plugin's helper, found through ``sys.path``) counts too.
+  Modules of other packages (ldpbench itself, NumPy) are versioned by their distributions and
+  are not hashed: the row fingerprint is about the plugin, and the manifest records the
+  library versions;
+- the data files that source reads (:func:`data_files`): the files of a data package it names
+  in a resource call (``importlib.resources.files("ldpbench_data")``, where the shipped
+  histograms live) and the files beside it that it names, so that an edited shipped dataset
+  makes its stored cells stale as an edited file named by a ``path`` parameter does.
 
 A plugin without readable source (a compiled module) is identified by its version alone, and the
 hash reads ``"unavailable"``. The modules of a plugin's base classes are hashed too (a
@@ -164,7 +170,8 @@ def entry_version(plugins: Any, info: Any, values: Mapping[str, Any]) -> tuple[s
 
 
 def source_hash(*module_names: str) -> str:
-    """sha256 over the source files of the modules and the package modules they import."""
+    """sha256 over the source files of the modules and the package modules they import, and
+    over the data files that source reads (:func:`data_files`)."""
     files = sorted({item for name in module_names for item in source_files(name)})
     if not files:
         return UNAVAILABLE
@@ -172,7 +179,98 @@ def source_hash(*module_names: str) -> str:
     for name, path in files:
         digest.update(name.encode() + b"\0")
         digest.update(_file_digest(path, *_stat_key(path)).encode() + b"\0")
+    # Only when there are any: the hash of a plugin that reads no data file stays what it was.
+    for label, path in data_files([path for _, path in files]):
+        digest.update(b"data\0" + label.encode() + b"\0")
+        digest.update(_file_digest(path, *_stat_key(path)).encode() + b"\0")
     return digest.hexdigest()[:16]
+
+
+#: Data files hashed per package a plugin names: a data package ships a handful of files.
+_MAX_DATA_FILES = 256
+_PYTHON_SUFFIXES = (".py", ".pyc", ".pyi", ".pyd", ".so")
+
+
+def data_files(sources: Iterable[Path]) -> list[tuple[str, Path]]:
+    """``(label, path)`` of the data files the source files ``sources`` may read, sorted.
+
+    A dataset plugin reads its shipped histogram from a package
+    (``importlib.resources.files("ldpbench_data")``) or from a file beside its module
+    (``Path(__file__).parent / "counts.csv"``). Such a file changes the numbers as much as the
+    code does, so it is part of the identity. Read from the source, nothing is imported: a
+    package named by a string constant as the first argument of a resource call
+    (:data:`_RESOURCE_CALLS`) brings in every data file of that package (names built at run
+    time, ``f"{name}.csv.gz"``, are covered so), and a string constant that names a file beside
+    the module brings in that file.
+    """
+    found: dict[str, Path] = {}
+    for source in sources:
+        constants, packages = _string_constants(source, *_stat_key(source))
+        for text in constants:
+            beside = source.parent / text
+            if "/" not in text and not text.endswith(_PYTHON_SUFFIXES) and _is_file(beside):
+                found[f"{source.parent.name}/{text}"] = beside
+        for package in packages:
+            found.update(_data_package_files(package))
+    return sorted(found.items())
+
+
+#: importlib.resources and pkgutil calls whose first argument names the package a file is read from.
+_RESOURCE_CALLS = frozenset(
+    {"files", "as_file", "open_binary", "open_text", "read_binary", "read_text", "path", "contents", "get_data"}
+)
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _string_constants(path: Path, mtime_ns: int, size: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The short string constants of a source file, and the packages its resource calls name."""
+    try:
+        tree = ast.parse(_read(path, mtime_ns, size))
+    except (SyntaxError, ValueError, OSError):
+        return (), ()
+    texts, packages = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) <= 200:
+            texts.add(node.value)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            first = node.args[0]
+            if called in _RESOURCE_CALLS and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                packages.add(first.value)
+    clean = tuple(sorted(t for t in texts if "\0" not in t and t.strip() == t))
+    return clean, tuple(sorted(packages))
+
+
+@functools.cache
+def _data_package_files(name: str) -> tuple[tuple[str, Path], ...]:
+    """The files of the top-level data package ``name`` (none when it is no such package)."""
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts) or parts[0] in sys.stdlib_module_names or parts[0] == OWN_DISTRIBUTION:
+        return ()
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return ()
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    out: list[tuple[str, Path]] = []
+    for folder in spec.submodule_search_locations:
+        try:
+            entries = sorted(Path(folder).iterdir())
+        except OSError:
+            continue
+        if any(e.suffix in _PYTHON_SUFFIXES and e.name != "__init__.py" for e in entries):
+            return ()  # a code package (numpy ...): versioned by its distribution, not hashed
+        out.extend((f"{name}/{e.name}", e) for e in entries if e.suffix not in _PYTHON_SUFFIXES and _is_file(e))
+    return tuple(out[:_MAX_DATA_FILES])
 
 
 def source_files(module_name: str) -> list[tuple[str, Path]]:
@@ -180,19 +278,35 @@ def source_files(module_name: str) -> list[tuple[str, Path]]:
     top-level package that it imports, sorted by name."""
     top = module_name.split(".", 1)[0]
     found: dict[str, Path] = {}
+    beside: dict[str, Path] = {}  # helpers found as files next to their importer
     pending = [module_name]
     while pending and len(found) < _MAX_MODULES:
         name = pending.pop()
         if name in found:
             continue
-        path = _module_source(name)
+        path = beside.get(name) or _module_source(name)
         if path is None:
             continue
         found[name] = path
         for imported in _imports(name, path, is_package=path.name == "__init__.py"):
-            if imported.split(".", 1)[0] == top and imported not in found:
+            if imported in found:
+                continue
+            if imported.split(".", 1)[0] == top:
+                pending.append(imported)
+            elif (helper := _beside(imported, path)) is not None:
+                beside[imported] = helper
                 pending.append(imported)
     return sorted(found.items())
+
+
+def _beside(name: str, importer: Path) -> Path | None:
+    """The source of module ``name`` if it is a file beside ``importer``: a ``--plugins-dir``
+    plugin's helper, imported by its top-level name through ``sys.path`` (``import helpers``),
+    shapes its numbers as much as the plugin file does."""
+    if "." in name or name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return None
+    candidate = importer.parent / f"{name}.py"
+    return candidate if _is_file(candidate) else None
 
 
 def _module_source(name: str) -> Path | None:

@@ -29,6 +29,7 @@ provided fails validation with that error.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata as md
 import importlib.util
@@ -369,8 +370,12 @@ def _load_dir(folder: Path) -> list[tuple[ModuleType, str]]:
     if not folder.is_dir():
         raise UsageError(f"--plugins-dir {folder}: not a directory")
     loaded = []
+    # One module namespace per folder: two folders each holding plugin.py are two modules (one
+    # name would make folder A's plugin be hashed, and pickled to workers, as folder B's file).
+    # Derived from the resolved folder, so a pool worker that loads the folder again agrees.
+    tag = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:10]
     for path in sorted(folder.glob("*.py")):
-        mod_name = f"ldpbench_local_plugins.{path.stem}"
+        mod_name = f"ldpbench_local_plugins.d{tag}.{path.stem}"
         spec = importlib.util.spec_from_file_location(mod_name, path)
         if spec is None or spec.loader is None:
             continue

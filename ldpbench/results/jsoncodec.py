@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +25,48 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_POS_INF = "\x00ldpbench+inf\x00"
-_NEG_INF = "\x00ldpbench-inf\x00"
+#: Infinities travel through ``json.dumps`` as a marker string, replaced afterwards by a bare
+#: number. A string of the data (a ``users:`` group label) may equal any fixed marker, so the
+#: marker of each call is one that no string of the data contains (:func:`_free_marker`).
+_MARKER = "\x00ldpbench{sign}inf{salt}\x00"
 
 
-def _encodable(obj: Any) -> Any:
+def _strings(obj: Any) -> Iterator[str]:
+    obj = _plain(obj)
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for k, v in obj.items():
+            yield str(k)
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _free_marker(obj: Any) -> tuple[str, str]:
+    """``(+inf marker, -inf marker)`` that occur in no string of ``obj``."""
+    texts = [t for t in _strings(obj) if "\x00ldpbench" in t]
+    salt = 0
+    while True:
+        pos, neg = (_MARKER.format(sign=sign, salt=salt or "") for sign in "+-")
+        if not any(pos in t or neg in t for t in texts):
+            return pos, neg
+        salt += 1
+
+
+def _encodable(obj: Any, markers: tuple[str, str]) -> Any:
     obj = _plain(obj)
     if isinstance(obj, float):
         if math.isnan(obj):
             return None
         if math.isinf(obj):
-            return _POS_INF if obj > 0 else _NEG_INF
+            return markers[0] if obj > 0 else markers[1]
         return obj
     if isinstance(obj, Mapping):
-        return {str(k): _encodable(v) for k, v in obj.items()}
+        return {str(k): _encodable(v, markers) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_encodable(v) for v in obj]
+        return [_encodable(v, markers) for v in obj]
     return obj
 
 
@@ -61,6 +87,7 @@ def dumps_json(obj: Any, indent: int | None = None) -> str:
         return json.dumps(obj, indent=indent, allow_nan=False)
     except (ValueError, TypeError):
         pass
-    # Infinities travel through json.dumps as sentinel strings, then become bare numbers.
-    text = json.dumps(_encodable(obj), indent=indent, allow_nan=False, default=_default)
-    return text.replace(json.dumps(_POS_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
+    # Infinities travel through json.dumps as marker strings, then become bare numbers.
+    pos, neg = _free_marker(obj)
+    text = json.dumps(_encodable(obj, (pos, neg)), indent=indent, allow_nan=False, default=_default)
+    return text.replace(json.dumps(pos), "1e999").replace(json.dumps(neg), "-1e999")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.boundary.contain import contained_call
 from ldpbench.engine.fingerprints import ExpectedRows
 from ldpbench.loading.manager import Plugins
 from ldpbench.results import machine
@@ -88,8 +89,15 @@ def privacy_accounting(plugins: Plugins, spec: Spec) -> list[dict[str, Any]]:
     for mech in spec.mechanisms:
         for budget in spec.budgets:
             if mech.kind == "protocol":
-                protocol = plugins.create("protocol", mech.name, mech.param_dict)
-                for e in protocol.privacy_accounting(budget.epsilon_value):
+                # Plugin code outside any cell, before results are written: contained (exit 3).
+                accounting = contained_call(
+                    f"protocol '{mech.label}'",
+                    "its constructor and privacy_accounting()",
+                    lambda mech=mech, budget=budget: list(
+                        plugins.create("protocol", mech.name, mech.param_dict).privacy_accounting(budget.epsilon_value)
+                    ),
+                )
+                for e in accounting:
                     out.append({"mechanism": mech.label, "budget": budget.label, **e})
             elif budget.groups:
                 for eps, count in budget.groups:

@@ -18,7 +18,7 @@ from ldpbench.engine.fingerprints import ExpectedRows
 from ldpbench.engine.rows import CODE_KEY
 from ldpbench.errors import UsageError
 from ldpbench.results.manifest import expected_from_manifest
-from ldpbench.results.store import MANIFEST_FILE, RESULTS_FILE, ResultsStore, ResultsWarning
+from ldpbench.results.store import MANIFEST_FILE, RESULTS_FILE, CorruptRowsWarning, ResultsStore, ResultsWarning
 
 
 @dataclass
@@ -62,6 +62,8 @@ def read_run(path: str | Path, *, quiet: bool = False) -> StoredRun:
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore")
+            # A row whose checksum fails is corruption, not the torn last line of a kill: say so.
+            warnings.simplefilter("default", CorruptRowsWarning)
         stored = store.load()
     manifest = store.read_manifest() if store.manifest_path.is_file() else None
     expected = expected_from_manifest(manifest)
@@ -134,5 +136,3 @@ def current_spec_rows(rows: pl.DataFrame, manifest: dict[str, Any] | None) -> tu
     keep = pl.col("cell_id").is_in([str(c) for c in order])
     left_out = rows.filter(~keep)["cell_id"].n_unique()
     return (rows.filter(keep), left_out) if left_out else (rows, 0)
-
-

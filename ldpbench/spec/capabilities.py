@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ldpbench.boundary.contain import PluginCodeFailed, contained_call
 from ldpbench.errors import ParamError
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.model import Budget, Entry, Pipeline
@@ -60,7 +61,10 @@ def capability_problems(
             continue
         if oracle is None:
             continue
-        tags = oracle.tags()
+        try:
+            tags = contained_call(f"oracle '{mech.name}'", "tags()", oracle.tags)
+        except PluginCodeFailed:
+            continue  # recorded; its cells fail in the run
         if simulation == "aggregate" and not tags.aggregate:
             said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
             problems.append(
@@ -74,9 +78,15 @@ def capability_problems(
             )
         for path, step in _steps(data, pipelines):
             info = plugins.get("postprocessor", step.name)
+            who = f"postprocessor '{step.label}'"
             try:
-                needs = plugins.create("postprocessor", step.name, step.param_dict).tags()
-            except Exception:  # noqa: BLE001 - a failing constructor is reported by the run, not here
+                built = contained_call(
+                    who,
+                    "its constructor",
+                    lambda step=step: plugins.create("postprocessor", step.name, step.param_dict),
+                )
+                needs = contained_call(who, "tags()", built.tags)
+            except Exception:  # noqa: BLE001 - a failing constructor is recorded and reported by the run
                 continue
             message = _missing(info.name, mech.name, oracle, tags, needs, simulation, personalized)
             if message:
@@ -140,7 +150,9 @@ def _missing(
 def _randomized_response(oracle: Oracle) -> tuple[float, float] | None:
     """The ``(p, q)`` the oracle's channel declares, or ``None``."""
     try:
-        return oracle.channel().tags().randomized_response
+        return contained_call(
+            f"oracle '{oracle.name}'", "channel().tags()", lambda: oracle.channel().tags().randomized_response
+        )
     except Exception:  # noqa: BLE001 - a channel that fails here fails (and is reported) in the run
         return None
 
@@ -151,7 +163,11 @@ def default_names(plugins: Plugins, kind: str) -> list[str]:
     out = []
     for info in plugins.registry(kind):
         try:
-            claims = plugins.create(kind, info.name).tags().default
+            claims = contained_call(
+                f"{kind} '{info.name}'",
+                "built bare for its tags()",
+                lambda info=info: plugins.create(kind, info.name).tags().default,
+            )
         except Exception:  # noqa: BLE001 - a plugin that cannot be built bare is no default
             continue
         if claims:
@@ -166,7 +182,12 @@ def default_oracle(plugins: Plugins, d: int, epsilon: float) -> str:
     names = []
     for info in plugins.registry("oracle"):
         try:
-            if plugins.create("oracle", info.name, d=d, epsilon=epsilon).tags().default:
+            claims = contained_call(
+                f"oracle '{info.name}'",
+                "built for its tags()",
+                lambda info=info: plugins.create("oracle", info.name, d=d, epsilon=epsilon).tags().default,
+            )
+            if claims:
                 names.append(info.name)
         except Exception:  # noqa: BLE001 - an oracle that cannot be built here is not the default
             continue
@@ -190,9 +211,14 @@ def _probe_oracle(plugins: Plugins, mech: Entry, epsilon: float) -> Oracle | Non
     :raises ParamError: the constructor refuses a parameter the spec gave (whatever d and epsilon:
         a refusal about another parameter may depend on the probe's sizes, so it is left to the run).
     """
+    who = f"oracle '{mech.label}'"
     try:
-        oracle: Oracle = plugins.create("oracle", mech.name, mech.param_dict, d=PROBE_DOMAIN, epsilon=epsilon)
-        oracle.tags()
+        oracle: Oracle = contained_call(
+            who,
+            "its constructor",
+            lambda: plugins.create("oracle", mech.name, mech.param_dict, d=PROBE_DOMAIN, epsilon=epsilon),
+        )
+        contained_call(who, "tags()", oracle.tags)
         return oracle
     except ParamError as exc:
         if exc.key is not None and exc.key in mech.param_dict:

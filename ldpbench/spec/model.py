@@ -120,6 +120,9 @@ class Spec:
     cell_timeout: float | None = None  #: seconds per cell (``cell_timeout:``), None for no limit
     resolved: dict[str, Any] = field(default_factory=dict)  #: JSON-able echo for the manifest
     alpha: float = 0.05  #: level of the leaderboard's paired tests (``tied_best``)
+    #: what plugin code did wrong while the spec was checked (ldpbench.boundary.contain): one
+    #: line each, naming the plugin and where it raised; its cells fail in the run
+    plugin_failures: tuple[str, ...] = ()
 
 
 def _jsonable(v: Any) -> Any:

@@ -36,6 +36,7 @@ from multiprocessing.connection import wait as wait_for_connections
 from typing import Any
 
 from ldpbench import hookimpl
+from ldpbench.boundary.guard import mark_worker_process
 from ldpbench.params import Param
 from ldpbench.types import Executor, ExecutorTags, TaskLost
 
@@ -62,13 +63,16 @@ PR_SET_PDEATHSIG = 1
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """Pool initializer: make this worker die with ``parent_pid`` (Linux; a no-op elsewhere).
+    """Pool initializer: make this worker die with ``parent_pid`` (Linux; a no-op elsewhere), and
+    let a SIGINT that reaches it fail its cell rather than stop the run
+    (:func:`~ldpbench.boundary.guard.mark_worker_process`).
 
     Without it, a SIGKILLed ``ldpbench run`` leaves its workers computing cells nobody will store.
     The kernel sends the signal when the parent *thread* that forked the worker exits; pool
     workers are forked by the thread that submits the first task, which is the one running the
     spec and living as long as the pool.
     """
+    mark_worker_process()  # a SIGINT that reaches only this worker fails its cell, not the run
     if not sys.platform.startswith("linux"):
         return
     try:

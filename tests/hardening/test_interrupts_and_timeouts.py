@@ -59,10 +59,23 @@ class Stubborn(PostProcessor):
         return estimate
 
 
+class SelfInterrupt(PostProcessor):
+    """Sends SIGINT to its own process at epsilon 4 (a stray signal, or a plugin's os.kill)."""
+
+    name = "self-interrupt"
+
+    def apply(self, estimate, rng):
+        if estimate.epsilon == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        return estimate
+
+
 @hookimpl
 def ldpbench_register_postprocessors(registry):
     registry.register(Waiter)
     registry.register(Stubborn)
+    registry.register(SelfInterrupt)
 '''
 
 SPEC = """\
@@ -190,3 +203,53 @@ def test_the_process_pool_kills_a_plugin_the_timer_cannot_stop(folder):
     )
     assert sum(1 for r in rows if r["error"] is None) == 2  # the epsilon-1 cells
     assert json.loads(proc.stdout)  # the leaderboard was written
+
+
+def test_a_sigint_inside_one_pool_worker_fails_its_cells_not_the_run(folder):
+    """Reproduction (issue 28): a SIGINT delivered inside one pool worker (a plugin that signals
+    its own process) stopped the whole run with exit 130; it fails that worker's cells, like any
+    other fault, and the run completes."""
+    spec = textwrap.dedent(SPEC).replace("PIPE", "self-interrupt").replace("epsilons: [1]", "epsilons: [1, 4]")
+    (folder / "spec.yaml").write_text(spec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "out", "--plugins-dir", "plugs"]
+        + ["--no-progress", "--executor", "process-pool", "--workers", "2", "--format", "json"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    rows = [json.loads(line) for line in (folder / "out" / "results.jsonl").read_text().splitlines()[1:]]
+    failed = [r for r in rows if r["error"]]
+    assert len(rows) == 8 and len(failed) == 4
+    assert all(r["epsilon"] == 4 and "KeyboardInterrupt" in r["error"] for r in failed)
+
+
+def test_a_real_ctrl_c_still_stops_a_run_on_the_pool(folder):
+    """A terminal's Ctrl-C reaches the whole process group: the run's own process stops (130)."""
+    (folder / "spec.yaml").write_text(textwrap.dedent(SPEC).replace("PIPE", "waiter"))
+    marker = folder / "marker"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ldpbench", "run", "spec.yaml", "--out", "out", "--plugins-dir", "plugs"]
+        + ["--no-progress", "--executor", "process-pool", "--workers", "1"],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MARKER": str(marker)},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "interrupted (finished cells are saved" in err

@@ -115,7 +115,9 @@ def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
     path = project / "out" / "results.jsonl"
     lines = path.read_text().splitlines()
     stripped = [lines[0]] + [
-        json.dumps({k: v for k, v in json.loads(line).items() if k != "code_fingerprint"}) for line in lines[1:]
+        # (nor a row checksum: that came later still)
+        json.dumps({k: v for k, v in json.loads(line).items() if k not in ("code_fingerprint", "row_crc")})
+        for line in lines[1:]
     ]
     path.write_text("\n".join(stripped) + "\n")
     manifest = json.loads((project / "out" / "manifest.json").read_text())
@@ -124,3 +126,45 @@ def test_rows_stored_without_plugin_identities_are_recomputed(project, capsys):
     code, _, err = run_resume(capsys, project)
     assert code == 0
     assert f"ldpbench: {RESUME_CELLS} cells rerun: stored by an ldpbench that did not record plugin identities" in err
+
+
+def test_readers_of_a_folder_killed_during_a_stale_rerun_never_mix_versions(project, capsys):
+    """Reproduction (issue 28): after a kill -9 during a stale rerun, `leaderboard`, `compare`
+    and `report` averaged old- and new-version rows into one mean (0.0032 old, 3.2 new, 1.57
+    served). The rerun writes its manifest first; truncating its appends mid-way is the kill."""
+    from ldpbench.cli import main
+
+    assert run_resume(capsys, project)[0] == 0
+    results = project / "out" / "results.jsonl"
+    old_size = results.stat().st_size
+    (project / "pl" / "shrink.py").write_text(RESUME_PLUGIN.format(factor=1000.0, version="1"))
+    assert run_resume(capsys, project)[0] == 0
+    new = results.read_bytes()
+    half = new.index(b"\n", old_size + (len(new) - old_size) // 2) + 1
+    results.write_bytes(new[:half])  # the rerun killed half way through its appends
+    (project / "out" / "leaderboard.json").unlink()
+
+    new_rows = [json.loads(line) for line in new[old_size:half].splitlines() if line.strip()]
+
+    capsys.readouterr()
+    assert main(["leaderboard", str(project / "out"), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "other code or data produced" in err
+    served = [r for r in json.loads(out) if r["pipeline"] == "shrink"]
+    assert served
+    for row in served:
+        # Only rows of the new version are served: as many repeats as the rerun stored.
+        mine = [
+            r["value"]
+            for r in new_rows
+            if (r["pipeline"], r["oracle"], r["epsilon"]) == ("shrink", row["oracle"], row["epsilon"])
+        ]
+        assert row["repeats"] == len(mine)
+        if mine:
+            assert row["mean"] == pytest.approx(sum(mine) / len(mine))
+    for reader in (
+        ["compare", str(project / "out"), str(project / "out")],
+        ["report", str(project / "out"), "--out", str(project / "rep")],
+    ):
+        assert main(reader) == 0
+        assert "other code or data produced" in capsys.readouterr().err

@@ -62,3 +62,32 @@ def test_executor_defaults_are_declared_by_the_executors():
     plugins = builtin_plugins()
     assert default_executor(plugins, "serial") == "in-process"
     assert default_executor(plugins, "parallel") == "process-pool"
+
+
+def test_an_executor_whose_constructor_exits_is_a_plugin_failure():
+    """Issue 28: plugin code outside a cell is contained: SystemExit(0) in an executor's
+    constructor was a silent exit 0 with no results."""
+    from ldpbench import build_plugins, hookimpl
+    from ldpbench.boundary.contain import PluginCodeFailed
+    from ldpbench.runner import choose_executor
+    from ldpbench.spec.validate import load_spec_text
+    from ldpbench.types import Executor
+
+    class Leaves(Executor):
+        name = "leaves"
+
+        def __init__(self, **params):
+            raise SystemExit(0)
+
+        def map_unordered(self, fn, tasks):
+            return map(fn, tasks)
+
+    class Module:
+        @hookimpl
+        def ldpbench_register_executors(registry):
+            registry.register(Leaves)
+
+    plugins = build_plugins(extra=[Module])
+    spec = load_spec_text("name: x\ndatasets: [zipf]\nepsilons: [1]\noracles: [grr]\n", plugins)
+    with pytest.raises(PluginCodeFailed, match="executor 'leaves' failed \\(its constructor\\): SystemExit: 0"):
+        choose_executor(plugins, spec, "leaves", 1)

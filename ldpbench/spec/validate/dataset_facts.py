@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ldpbench.boundary.guard import cell_guard, is_real_interrupt
+from ldpbench.boundary.contain import PluginCodeFailed, contained_call
 from ldpbench.boundary.values import PluginOutputError, checked_population
 from ldpbench.errors import LdpbenchError, ParamError
 from ldpbench.spec.budgets import depends_on_d, parse_epsilon
@@ -35,10 +35,11 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
     A dataset that cannot be loaded (a missing or unreadable file, a malformed one) is a
     problem of the spec (exit 2), found here rather than as every cell failing.
     """
-    seconds = ctx.cell_timeout or (float(found.cell_timeout) if found.cell_timeout else MAX_FACTS_SECONDS)
+    limit = ctx.cell_timeout or (float(found.cell_timeout) if found.cell_timeout else None)
+    seconds = limit or MAX_FACTS_SECONDS
     for ds in found.datasets:
         where = ctx.dataset_paths.get(id(ds), ("datasets",))
-        size = dataset_size(ctx, ds, found.seed, where, seconds)
+        size = dataset_size(ctx, ds, found.seed, where, seconds, hard=limit is not None)
         if size is None:
             continue
         n, d, domain, record = size
@@ -62,13 +63,13 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
         for budget in found.budgets:
             budget_facts(ctx, ds, budget, n, d)
         if domain.is_enumerable:
-            oracle_facts(ctx, ds, found.budgets, d, seconds)
+            oracle_facts(ctx, ds, found.budgets, d, seconds, hard=limit is not None)
         if found.simulation == "per-user":
             per_user_facts(ctx, ds, found.budgets, n, ("simulation",) if "simulation" in data else where)
 
 
 def dataset_size(
-    ctx: Context, ds: DatasetEntry, seed: int, where: tuple[Any, ...], seconds: float
+    ctx: Context, ds: DatasetEntry, seed: int, where: tuple[Any, ...], seconds: float, *, hard: bool = True
 ) -> tuple[int, int, Domain, str] | None:
     """``(n, d, domain, record)`` of a dataset: from parameters declared ``describes`` when it has
     both ``n`` and ``d`` (an enumerable domain, one item per user), else by loading it; ``None``
@@ -80,18 +81,23 @@ def dataset_size(
         return described["n"], described["d"], Domain.enumerable(described["d"]), "item"
     try:
         # Plugin code runs here, before any cell: under the same guards as a cell (its time
-        # limit, os._exit), so a hanging or exiting dataset cannot hang or end `validate`.
-        with cell_guard(seconds):
-            population = ctx.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label))
+        # limit, os._exit, the process backstop), so a hanging or exiting dataset cannot hang
+        # or end `validate`.
+        population = contained_call(
+            f"dataset '{ds.label}'",
+            "loading",
+            lambda: ctx.plugins.create("dataset", ds.name, ds.param_dict).load(rng_for(seed, "dataset", ds.label)),
+            seconds=seconds,
+            passthrough=(LdpbenchError, OSError, MemoryError),
+            hard=hard,  # the process backstop only under the user's limit: a slow load may run
+        )
+    except PluginCodeFailed:
+        return None  # a plugin bug or hang, recorded: the run reports it as failed cells
     except (LdpbenchError, OSError) as exc:
         ctx.problem(where, f"dataset '{ds.label}' cannot be loaded: {exc}")
         return None
     except MemoryError:
         ctx.problem(where, f"dataset '{ds.label}' does not fit in memory")
-        return None
-    except BaseException as exc:  # noqa: BLE001 - a plugin bug or hang: the run reports it as failed cells
-        if is_real_interrupt(exc):
-            raise
         return None
     try:
         population = checked_population(f"dataset '{ds.name}'", population)
@@ -121,7 +127,9 @@ def budget_facts(ctx: Context, ds: DatasetEntry, budget: Budget, n: int, d: int)
         ctx.problem(where, f"the user groups hold {total:,} users, more than dataset '{ds.label}' has (n = {n:,})")
 
 
-def oracle_facts(ctx: Context, ds: DatasetEntry, budgets: list[Budget], d: int, seconds: float) -> None:
+def oracle_facts(
+    ctx: Context, ds: DatasetEntry, budgets: list[Budget], d: int, seconds: float, *, hard: bool = True
+) -> None:
     """Build every oracle at the dataset's ``d`` and each single budget: a parameter that only
     fails for this size (``ss``'s ``k`` >= d) is a problem of the spec, not failed cells."""
     epsilons = sorted({b.epsilon_value for b in budgets if not b.groups and b.epsilon_value > 0})
@@ -129,15 +137,20 @@ def oracle_facts(ctx: Context, ds: DatasetEntry, budgets: list[Budget], d: int, 
         for eps in epsilons:
             try:
                 # Plugin code: under a cell's guards, as when datasets load.
-                with cell_guard(seconds):
-                    ctx.plugins.create("oracle", mech.name, mech.param_dict, d=d, epsilon=eps)
+                contained_call(
+                    f"oracle '{mech.label}'",
+                    f"its constructor at d = {d}, epsilon = {eps:g}",
+                    lambda mech=mech, eps=eps: ctx.plugins.create(
+                        "oracle", mech.name, mech.param_dict, d=d, epsilon=eps
+                    ),
+                    seconds=seconds,
+                    hard=hard,
+                )
             except ParamError as exc:
                 where = path + (exc.key,) if exc.key else path
                 ctx.problem(where, f"oracle '{mech.label}' on dataset '{ds.label}' (d = {d}), epsilon = {eps:g}: {exc}")
                 break
-            except BaseException as exc:  # noqa: BLE001 - anything else is the plugin's: the run reports it
-                if is_real_interrupt(exc):
-                    raise
+            except PluginCodeFailed:  # anything else is the plugin's, recorded: the run reports it
                 break
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldpbench.boundary.contain import PluginCodeFailed, contained_call
 from ldpbench.errors import ParamError, UnknownPluginError
 from ldpbench.loading.identity import entry_version
 from ldpbench.loading.registry import PluginInfo
@@ -39,9 +40,10 @@ def entry(ctx: Context, item: Any, path: tuple[Any, ...], kinds: str | tuple[str
     if _too_large(ctx, given, ppath):
         return None
     resolved_paths = checked_params(ctx, info, name, given, ppath)
-    if resolved_paths is None or not _builds_alone(ctx, info, name, {**params, **dict(resolved_paths)}, ppath):
-        return None
     ordered = tuple((k, given[k]) for k in params if k in given)
+    label = Entry(info.kind, name, ordered).label  # as messages name it: vf-pp(fault=sleep)
+    if resolved_paths is None or not _builds_alone(ctx, info, label, {**params, **dict(resolved_paths)}, ppath):
+        return None
     paths = tuple(resolved_paths)
     version, code = entry_version(ctx.plugins, info, resolved.values)  # plugins named by params too
     if info.kind == "dataset":
@@ -106,7 +108,7 @@ def _too_large(ctx: Context, given: dict[str, Any], ppath: tuple[Any, ...]) -> b
     return False
 
 
-def _builds_alone(ctx: Context, info: PluginInfo, name: str, given: dict[Any, Any], ppath: tuple[Any, ...]) -> bool:
+def _builds_alone(ctx: Context, info: PluginInfo, label: str, given: dict[Any, Any], ppath: tuple[Any, ...]) -> bool:
     """Whether a metric or post-processor can be built from ``given`` (a problem is recorded if not)."""
     if info.kind not in ("metric", "postprocessor"):
         return True
@@ -114,8 +116,12 @@ def _builds_alone(ctx: Context, info: PluginInfo, name: str, given: dict[Any, An
     # (em-murakami's alpha grid upside down, l1's top: 1 with rescale: both) are reported
     # here, at their line, rather than as failed cells of the run.
     try:
-        ctx.plugins.create(info.kind, name, given)
+        contained_call(
+            f"{info.kind} '{label}'", "its constructor", lambda: ctx.plugins.create(info.kind, info.name, given)
+        )
     except ParamError as exc:
         ctx.problem(ppath + ((exc.key,) if exc.key else ()), str(exc))
         return False
+    except PluginCodeFailed:
+        return True  # the plugin's own failure, recorded: its cells fail in the run
     return True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ldpbench.boundary.contain import collecting_failures
 from ldpbench.spec.model import Spec
+from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.combinations import missing_capabilities, personalized_budget_problems
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.dataset_facts import dataset_facts
@@ -27,8 +29,29 @@ from ldpbench.util.provenance import portable_path
 
 
 def run(ctx: Context) -> Spec:
-    """Validate the spec step by step; raise :class:`SpecError` listing every problem, else return it."""
+    """Validate the spec step by step; raise :class:`SpecError` listing every problem, else return it.
+
+    Plugin code run on the way (constructors, ``tags()``, dataset loads) is contained
+    (:mod:`ldpbench.boundary.contain`) under the cell time limit; what it did wrong is recorded
+    in ``Spec.plugin_failures``.
+    """
     data = spec_mapping(ctx.doc)
+    with collecting_failures(_plugin_seconds(ctx, data)) as failures:
+        spec = _steps(ctx, data)
+    spec.plugin_failures = tuple(str(f) for f in failures.values())
+    return spec
+
+
+def _plugin_seconds(ctx: Context, data: dict) -> float | None:
+    """The time limit of plugin code while the spec is checked: the cells' (--cell-timeout, else
+    a valid ``cell_timeout:`` of the spec), None for none."""
+    if ctx.cell_timeout:
+        return float(ctx.cell_timeout)
+    raw = data.get("cell_timeout") if isinstance(data, dict) else None
+    return float(raw) if raw is not None and cell_timeout_problem(raw) is None else None
+
+
+def _steps(ctx: Context, data: dict) -> Spec:
     unknown_keys(ctx, data)
     found = Found(  # each step in turn (keyword arguments are evaluated in order)
         name=spec_name(ctx, data),

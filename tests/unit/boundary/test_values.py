@@ -38,6 +38,30 @@ def test_bad_counts_are_refused_naming_the_plugin(counts, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "counts",
+    [
+        np.array([1, 2**64 - 1, 3], dtype=np.uint64),  # wrapped to -1 by the cast
+        np.array([1.0, 1e19, 3.0]),  # to -2**63
+        np.array([1.0, 2.0**63, 3.0]),  # to -2**63: float(2**63 - 1) is 2**63
+        np.array([1, 2**63, 3], dtype=np.uint64),
+    ],
+)
+def test_counts_that_do_not_fit_int64_are_refused_before_the_cast(counts):
+    """Reproduction (issue 28): these passed the negative check, wrapped negative in the cast,
+    and the cell was stored as a success with an MSE of 9.96e31."""
+    with pytest.raises(PluginOutputError, match="counts beyond int64") as info:
+        checked_counts("oracle 'x'", "support counts", counts, 3)
+    assert "first at index 1" in str(info.value)
+
+
+def test_the_largest_counts_int64_holds_pass():
+    top = np.iinfo(np.int64).max
+    assert checked_counts("o", "c", np.array([0, top], dtype=np.uint64), 2).tolist() == [0, top]
+    below = float(np.nextafter(2.0**63, 0))
+    assert checked_counts("o", "c", np.array([0.0, below]), 2).tolist() == [0, int(below)]
+
+
 def test_good_counts_come_back_as_int64():
     out = checked_counts("o", "c", np.array([1.0, 0.0, 3.0]), 3)
     assert out.dtype == np.int64 and out.tolist() == [1, 0, 3]

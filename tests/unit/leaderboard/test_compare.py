@@ -169,13 +169,42 @@ def test_as_many_or_fewer_failures_is_not_a_regression():
 
 def test_no_longer_failing_is_fixed():
     assert verdict_of(lb_row(math.nan, failed=3, repeats=0), lb_row(1.0)).status == "fixed"
-    assert verdict_of(lb_row(5.0, failed=1), lb_row(1.0)).mark == "-"
+    assert verdict_of(lb_row(5.0, failed=1, repeats=9), lb_row(1.0)).mark == "-"
+
+
+def test_a_fixed_row_that_got_much_worse_is_worse():
+    """Reproduction (issue 28): 1 of 20 repeats failed in the baseline, none now, and the mean is
+    100x worse: the gate said "fixed" and passed."""
+    change = verdict_of(lb_row(0.003, stderr=1e-4, failed=1, repeats=19), lb_row(0.3, stderr=1e-2, repeats=20))
+    assert change.status == "worse" and "failures fixed" in change.reason
+    better = verdict_of(lb_row(0.3, stderr=1e-2, failed=1, repeats=19), lb_row(0.003, stderr=1e-4, repeats=20))
+    assert better.status == "fixed"
+    assert verdict_of(lb_row(1.0, failed=1, repeats=19), lb_row(1.0, repeats=20)).status == "fixed"
+
+
+def test_fewer_repeats_than_the_baseline_are_not_comparable():
+    """Reproduction (issue 28): a row whose repeats dropped from 20 to 1 has no noise estimate
+    and passed on the threshold alone; the gate must say it no longer measures what it did."""
+    change = verdict_of(lb_row(1.0, repeats=20), lb_row(1.0, stderr=math.nan, repeats=1))
+    assert change.status == "not comparable" and "1 repeats, 20 in the baseline" in change.reason
+    assert compare([lb_row(1.0, repeats=20)], [lb_row(1.0, stderr=math.nan, repeats=1)]).regressed
+    assert verdict_of(lb_row(1.0, repeats=20), lb_row(1.0, repeats=40)).status == "unchanged"  # more: fine
 
 
 def test_a_different_fingerprint_is_not_comparable():
     change = verdict_of(lb_row(1.0), lb_row(2.0, fingerprint="f2"))
     assert (change.status, change.mark) == ("not comparable", "x")
-    assert verdict_of(lb_row(1.0, fingerprint=None), lb_row(2.0)).status == "worse"  # unknown: compared
+
+
+@pytest.mark.parametrize("side", ["baseline", "current", "both"])
+def test_a_row_without_a_fingerprint_is_not_comparable(side):
+    """Reproduction (issue 28): a row with no fingerprint was compared as if it measured the same."""
+    base = lb_row(1.0, fingerprint=None if side in ("baseline", "both") else "f1")
+    cur = lb_row(1.0, fingerprint=None if side in ("current", "both") else "f1")
+    change = verdict_of(base, cur)
+    assert change.status == "not comparable" and "no fingerprint" in change.reason
+    assert compare([base], [cur]).regressed
+    assert not compare([base], [cur], allow_not_comparable=True).regressed
     assert verdict_of(lb_row(1.0), lb_row(2.0, gib=True)).status == "not comparable"
 
 
@@ -253,6 +282,24 @@ def test_the_report_says_what_each_row_and_the_whole_gate_could_see():
     # Nothing compared: nothing claimed.
     assert "detectable" not in verdict(compare(base, [], allow_missing=True))
     assert json.loads(render_comparison(compare([], []), "json"))["detectable"] is None
+
+
+def test_an_overflowing_noise_term_fails_the_gate():
+    """Reproduction (issue 28): repeats of a finite 1e100 gave mean 4.4e198, stderr inf, and the
+    gate said `OK: 1 unchanged`: an infinite noise term hides every change."""
+    change = verdict_of(lb_row(0.0037, stderr=1e-4), lb_row(4.4e198, stderr=math.inf))
+    assert change.status == "worse" and "noise term" in change.reason
+    assert compare([lb_row(0.0037)], [lb_row(4.4e198, stderr=math.inf)]).regressed
+    with pytest.raises(UsageError, match="standard error of inf"):
+        compare([lb_row(0.0037, stderr=math.inf)], [lb_row(0.0037)])
+
+
+def test_a_huge_standard_error_does_not_crash_the_gate():
+    """Reproduction (issue 28): squaring a stderr of 1e200 raised OverflowError (exit 4)."""
+    change = verdict_of(lb_row(1e200, stderr=1e200), lb_row(1e200, stderr=1e200), z=5)
+    assert change.status == "unchanged" and change.noise == pytest.approx(5 * math.sqrt(2) * 1e200)
+    assert verdict_of(lb_row(1.0), lb_row(1.7e308, stderr=1.7e308), z=5).status == "worse"  # noise overflows
+    assert verdict_of(lb_row(-1.7e308), lb_row(1.7e308), z=5).status == "worse"  # so does the difference
 
 
 # -- whole leaderboards ------------------------------------------------------------------------
@@ -416,6 +463,9 @@ def test_a_directory_falls_back_to_its_leaderboard_json(tmp_path):
         ('{"rows": []}', "not a JSON leaderboard"),
         ('[{"dataset": "zipf"}]', "row 0 lacks"),
         (json.dumps([lb_row("big")]), "mean must be a number"),
+        (json.dumps([lb_row(1.0)]).replace('"stderr": 0.01', '"stderr": 1' + "0" * 400), "stderr must be a number"),
+        (json.dumps([lb_row(1.0)]).replace('"mean": 1.0', '"mean": -1' + "0" * 400), "mean must be a number"),
+        (json.dumps([lb_row(1.0)]).replace('"repeats": 10', '"repeats": 1' + "0" * 400), "repeats must be"),
     ],
 )
 def test_unreadable_leaderboards_are_usage_errors(tmp_path, content, message):
@@ -496,3 +546,15 @@ def test_a_leaderboard_of_another_schema_is_a_usage_error(tmp_path, version, mes
     (tmp_path / "leaderboard.json").write_text(path.read_text())
     with pytest.raises(UsageError, match=message):
         load_leaderboard(tmp_path, "current")
+
+
+def test_a_folder_whose_repeats_overflow_fails_the_gate_on_either_side(tmp_path):
+    """Reproduction (issue 28): a post-processor emitting a finite 1e100 in some repeats gives
+    metric values near 1e200, a finite mean and an infinite stderr; `compare` said `OK`."""
+    good = load_leaderboard(_results_dir(tmp_path / "good", [0.0037, 0.0035, 0.0039, 0.0036]))
+    bad = load_leaderboard(_results_dir(tmp_path / "bad", [0.0037, 1e200, 0.0039, 1e200]))
+    assert math.isfinite(bad[0]["mean"]) and math.isinf(bad[0]["stderr"])
+    result = compare(good, bad)
+    assert result.regressed and result.changes[0].status == "worse"
+    with pytest.raises(UsageError, match="standard error of inf"):
+        compare(bad, good)

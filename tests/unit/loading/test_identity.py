@@ -130,3 +130,98 @@ def test_the_core_identity_is_stable_within_a_process_and_recorded_per_spec():
     assert first == identity.core_identity()
     assert len(first.source_hash) == 16 and first.source_hash != identity.UNAVAILABLE
     assert identity.spec_identities(None, [])[identity.CORE_KEY] == first.as_dict()
+
+
+# -- everything that shapes a number (issue 28) ------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["ldpbench.spec.model", "ldpbench.loading.manager"])
+def test_an_edit_of_a_module_the_engine_imports_changes_the_core_identity(module, monkeypatch):
+    """Reproduction (issue 28): Budget.epsilon_value (spec/model.py) and Plugins.create
+    (loading/manager.py) change every number; an edit of either must make stored cells stale."""
+    edited = identity._module_source(module)
+    real = identity._file_digest
+
+    def digest(path, *key):
+        return "edited" if path == edited else real(path, *key)
+
+    identity.core_identity.cache_clear()
+    try:
+        before = identity.core_identity()
+        monkeypatch.setattr(identity, "_file_digest", digest)
+        identity.core_identity.cache_clear()
+        assert identity.core_identity().source_hash != before.source_hash
+    finally:
+        monkeypatch.undo()
+        identity.core_identity.cache_clear()
+
+
+@pytest.mark.parametrize("name", ["retail.csv.gz", "kosarak-head.csv.gz", "adult.csv", "aol_queries.tsv.gz"])
+def test_the_shipped_datasets_are_part_of_their_plugins_identity(ldpbench_plugins, name):
+    """Reproduction (issue 28): the shipped histograms read from the package were not hashed, so an
+    edited retail.csv.gz served the old numbers on a resumed run."""
+    readers = {
+        "retail.csv.gz": "retail",
+        "kosarak-head.csv.gz": "kosarak-head",
+        "adult.csv": "adult",
+        "aol_queries.tsv.gz": "aol-queries",
+    }
+    info = ldpbench_plugins.get("dataset", readers[name])
+    sources = [path for module in identity._class_modules(info.cls) for _, path in source_files(module)]
+    assert f"ldpbench_data/{name}" in dict(identity.data_files(sources))
+
+
+@pytest.fixture
+def data_package(tmp_path, monkeypatch):
+    """A data package ``iddata`` (one CSV) and a plugin module ``iduser`` reading it through
+    importlib.resources, with a second file ``counts.txt`` read from beside the module."""
+    (tmp_path / "iddata").mkdir()
+    (tmp_path / "iddata" / "__init__.py").write_text("")
+    (tmp_path / "iddata" / "hist.csv").write_text("item,count\na,1\n")
+    (tmp_path / "counts.txt").write_text("1 2 3\n")
+    (tmp_path / "iduser.py").write_text(
+        textwrap.dedent("""\
+        import importlib.resources
+        from pathlib import Path
+
+        def load(name):
+            raw = importlib.resources.files("iddata").joinpath(f"{name}.csv").read_text()
+            return raw + (Path(__file__).parent / "counts.txt").read_text()
+    """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in ("iddata", "iduser"):
+        sys.modules.pop(name, None)
+    identity._data_package_files.cache_clear()
+
+
+def test_an_edited_data_file_a_plugin_reads_changes_its_identity(data_package):
+    before = source_hash("iduser")
+    (data_package / "iddata" / "hist.csv").write_text("item,count\na,2\n")  # same size: content counts
+    after_package = source_hash("iduser")
+    (data_package / "counts.txt").write_text("1 2 4\n")
+    after_beside = source_hash("iduser")
+    assert len({before, after_package, after_beside}) == 3
+
+
+def test_a_code_package_named_in_a_string_is_not_hashed_as_data(data_package):
+    assert identity._data_package_files("numpy") == ()
+    assert identity._data_package_files("ldpbench") == ()
+
+
+def test_a_plugins_dir_helper_beside_the_plugin_is_part_of_its_identity(tmp_path, monkeypatch):
+    """Reproduction (issue 28): a --plugins-dir plugin's helper module, imported by name through
+    sys.path, was outside its identity: editing it served stale numbers."""
+    (tmp_path / "helper_for_id.py").write_text("SCALE = 1\n")
+    (tmp_path / "plugin_using_helper.py").write_text("import numpy\nimport helper_for_id\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        names = [name for name, _ in source_files("plugin_using_helper")]
+        assert names == ["helper_for_id", "plugin_using_helper"]  # numpy is versioned, not hashed
+        before = source_hash("plugin_using_helper")
+        (tmp_path / "helper_for_id.py").write_text("SCALE = 2\n")
+        assert source_hash("plugin_using_helper") != before
+    finally:
+        sys.modules.pop("helper_for_id", None)
+        sys.modules.pop("plugin_using_helper", None)

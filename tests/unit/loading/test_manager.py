@@ -254,3 +254,40 @@ def test_broken_plugin_file_names_the_file(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
     with pytest.raises(PluginError, match="broken.py failed to load: RuntimeError: boom"):
         build_plugins([tmp_path])
+
+
+_FOLDER_PLUGIN = """\
+from ldpbench import hookimpl
+from ldpbench_plugins.oracles.grr import GRR
+
+
+class Local(GRR):
+    name = "{name}"
+
+
+@hookimpl
+def ldpbench_register_oracles(registry):
+    registry.register(Local)
+"""
+
+
+def test_two_plugins_dirs_each_with_plugin_py_are_two_modules(tmp_path):
+    """Reproduction (issue 28): two --plugins-dir folders each holding plugin.py loaded as one
+    module name, so folder A's plugin was hashed (and pickled to workers) as folder B's file."""
+    folders = []
+    for name in ("grr-a", "grr-b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "plugin.py").write_text(_FOLDER_PLUGIN.format(name=name))
+        folders.append(folder)
+    plugins = build_plugins(plugins_dirs=folders)
+    a, b = plugins.get("oracle", "grr-a"), plugins.get("oracle", "grr-b")
+    assert a.cls.__module__ != b.cls.__module__
+    assert sys.modules[a.cls.__module__].__file__ == str(folders[0] / "plugin.py")
+    assert sys.modules[b.cls.__module__].__file__ == str(folders[1] / "plugin.py")
+    hash_a, hash_b = a.identity.source_hash, b.identity.source_hash
+    with open(folders[0] / "plugin.py", "a") as fh:
+        fh.write("# edited\n")
+    again = build_plugins(plugins_dirs=folders)
+    assert again.get("oracle", "grr-a").identity.source_hash != hash_a
+    assert again.get("oracle", "grr-b").identity.source_hash == hash_b  # B's file did not change

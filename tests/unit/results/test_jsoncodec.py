@@ -30,3 +30,13 @@ def test_dumps_json_is_strict_and_keeps_infinity():
     text = dumps_json({"a": math.nan, "b": [math.inf, -math.inf], "c": np.float32(0.5), "d": np.int64(3)})
     assert strict_loads(text) == {"a": None, "b": [math.inf, -math.inf], "c": 0.5, "d": 3}
     assert "1e999" in text and "NaN" not in text and "Infinity" not in text
+
+
+@pytest.mark.parametrize("label", ["\x00ldpbench+inf\x00", "\x00ldpbench-inf\x00", "a\x00ldpbench+inf\x00b"])
+def test_a_string_equal_to_the_infinity_marker_round_trips(label):
+    """Reproduction (issue 28): a `users:` group label equal to the writer's internal infinity
+    marker was written as 1e999, so every later run, leaderboard and compare of the folder
+    exited 2. The marker of each write is one no string of the data contains."""
+    row = {"users": label, label: [label], "epsilon": math.inf, "low": -math.inf}
+    back = json.loads(dumps_json(row))
+    assert back == {"users": label, label: [label], "epsilon": math.inf, "low": -math.inf}

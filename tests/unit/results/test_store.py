@@ -364,3 +364,91 @@ def test_read_for_run_refuses_other_schemas_and_writes_nothing(tmp_path):
     owned.read_for_run()
     owned.manifest_path.write_text("{not json")
     owned.read_for_run()
+
+
+# -- integrity and bounded reads (issue 28) ----------------------------------------------------
+
+
+def test_every_row_carries_a_checksum_of_its_text(tmp_path):
+    from ldpbench.results.store import CHECKSUM_KEY, row_checksum_ok
+
+    store = ResultsStore(tmp_path)
+    store.append(cell_rows("a"))
+    lines = store.path.read_bytes().split(b"\n")[1:-1]
+    assert len(lines) == len(KEYS) and all(row_checksum_ok(line) for line in lines)
+    assert list(strict_loads(lines[0].decode()))[-1] == CHECKSUM_KEY
+    assert CHECKSUM_KEY not in store.load().columns
+
+
+def test_every_single_bit_flip_in_a_stored_row_is_loud(tmp_path):
+    """Reproduction (issue 28): 3 of 40 random bit flips in results.jsonl changed a served mean
+    without a warning. Flip every bit of one row's value (and some elsewhere): none is silent."""
+    from ldpbench.results.store import CorruptRowsWarning
+
+    store = ResultsStore(tmp_path)
+    store.append(cell_rows("a", value=0.123456))
+    clean = store.path.read_bytes()
+    expected = store.load()
+    start = clean.index(b"0.123456")
+    positions = list(range(start, start + 8)) + list(range(clean.index(b"\n") + 1, len(clean) - 1, 97))
+    silent = []
+    for pos in positions:
+        for bit in range(8):
+            flipped = bytearray(clean)
+            flipped[pos] ^= 1 << bit
+            store.path.write_bytes(bytes(flipped))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    frame = store.load()
+                except (ResultsSchemaError, LdpbenchError):
+                    continue  # loud too
+            loud = any(issubclass(w.category, ResultsWarning) for w in caught)
+            if not loud and not frame.equals(expected):
+                silent.append((pos, bit))
+            if any(issubclass(w.category, CorruptRowsWarning) for w in caught):
+                assert store.corrupt_rows >= 1
+    assert silent == []
+
+
+def test_a_row_with_a_bad_checksum_is_left_out_and_its_cell_redone(tmp_path):
+    from ldpbench.results.read import read_run
+    from ldpbench.results.store import CorruptRowsWarning
+
+    store = ResultsStore(tmp_path)
+    store.append(cell_rows("a", value=0.5))
+    store.append(cell_rows("b", value=0.5))
+    store.path.write_bytes(store.path.read_bytes().replace(b'"value": 0.5', b'"value": 0.7', 1))
+    with pytest.warns(CorruptRowsWarning, match="1 row"):
+        assert done_cells(store, KEYS) == {"b"}
+    with pytest.warns(CorruptRowsWarning):  # a reader that is quiet about torn lines says so too
+        run = read_run(tmp_path, quiet=True)
+    assert 0.7 not in run.rows["value"].to_list()
+
+
+def test_rows_written_without_a_checksum_are_read_as_before(tmp_path):
+    store = ResultsStore(tmp_path)
+    lines = [{"schema_version": SCHEMA_VERSION, "kind": "ldpbench-results"}, row("a")]
+    store.path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert store.load()["value"].to_list() == [0.5]
+
+
+def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path, monkeypatch):
+    """Reproduction (issue 28, scaled down): 3 GiB of NULs appended to results.jsonl were read
+    whole (MemoryError under a 2 GB address limit). A line beyond the bound is skipped unread."""
+    from ldpbench.results import store as store_module
+
+    monkeypatch.setattr(store_module, "MAX_LINE_BYTES", 4096)
+    store = ResultsStore(tmp_path)
+    store.append(cell_rows("a"))
+    with open(store.path, "ab") as fh:
+        fh.write(b"\0" * 5_000_000)  # no newline: one huge last "line"
+    lines, overlong = store_module.read_lines_bounded(store.path, 4096)
+    assert overlong == 1 and max(len(line) for line in lines) < 4096
+    with pytest.warns(ResultsWarning, match="skipped 1"):
+        assert len(store.load()) == len(KEYS)
+    store.append(cell_rows("b"))  # the next append starts on a line of its own
+    with pytest.warns(ResultsWarning, match="skipped 1"):
+        assert len(store.load()) == 2 * len(KEYS)
