@@ -50,6 +50,7 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     **TIE_COLUMNS,
     "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.engine.theory); NaN if none
     "notes": pl.String(),  # the plugin warnings of the group's rows, each with its count of repeats; null if none
+    "simulation": pl.String(),  # how the cells were simulated: "aggregate" or "per-user" ("|"-joined if both)
 }
 
 
@@ -89,8 +90,9 @@ def aggregate(
         )
     if "theory" not in df.columns:  # rows written before the column existed
         df = df.with_columns(theory=pl.lit(math.nan, dtype=pl.Float64))
-    if "notes" not in df.columns:
-        df = df.with_columns(notes=pl.lit(None, dtype=pl.String))
+    for column in ("notes", "simulation"):  # rows written before the column existed
+        if column not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.String).alias(column))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
     good = value.filter(ok)
@@ -115,6 +117,7 @@ def aggregate(
         error=pl.col("error").drop_nulls().first(),
         theory=pl.col("theory").filter(ok).mean(),
         _notes=pl.col("notes").drop_nulls(),
+        simulation=pl.col("simulation").drop_nulls().unique().sort().str.join("|"),
         _rows=pl.len(),
     )
     lb = lb.with_columns(notes=_counted_notes(lb["_notes"], lb["_rows"])).drop("_notes", "_rows")
@@ -131,6 +134,7 @@ def aggregate(
         ci_low=pl.Series(mean - half, dtype=pl.Float64),
         ci_high=pl.Series(mean + half, dtype=pl.Float64),
         fingerprint=pl.when(pl.col("fingerprint") == "").then(None).otherwise(pl.col("fingerprint")),
+        simulation=pl.when(pl.col("simulation") == "").then(None).otherwise(pl.col("simulation")),
     )
     # Rank on a signed score so that "best" is always a maximum; NaN means "no score".
     score = (

@@ -352,6 +352,16 @@ def _se(row: Mapping[str, Any]) -> float:
     return 0.0 if se is None or math.isnan(se) else se
 
 
+def _fingerprint_reason(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> str:
+    """Why two rows' fingerprints differ, as far as the rows tell: the simulation mode is in the
+    leaderboard (an approximate aggregate path and a per-user run measure different laws);
+    a plugin's code, parameters or data are only in the fingerprint."""
+    sb, sc = baseline.get("simulation"), current.get("simulation")
+    if sb and sc and sb != sc:
+        return f"the simulation mode differs ({sb} in the baseline, {sc} now)"
+    return "fingerprint differs (a plugin's algorithm_version, its parameters or its data)"
+
+
 def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresholds: Thresholds, z: float) -> Change:
     """The verdict on one row present in both leaderboards."""
     key = row_key(current)
@@ -376,7 +386,7 @@ def compare_rows(baseline: Mapping[str, Any], current: Mapping[str, Any], thresh
     if fb and fc and fb != fc:
         change.status, change.reason = (
             Status.NOT_COMPARABLE,
-            "fingerprint differs (a plugin's algorithm_version, its parameters or its data)",
+            _fingerprint_reason(baseline, current),
         )
         return change
     unfingerprinted = [

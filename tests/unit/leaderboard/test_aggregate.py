@@ -161,3 +161,15 @@ def test_numbers_do_not_depend_on_the_order_cells_finished_in():
     backward = aggregate(rows[::-1]).row(0, named=True)
     for key in ("mean", "stderr", "ci_low", "ci_high"):
         assert forward[key] == backward[key]  # bit for bit
+
+
+def test_the_simulation_mode_of_a_row_is_carried_into_the_leaderboard():
+    rows = result_series([1.0, 2.0], oracle="grr") + result_series([1.0, 2.0], oracle="oue")
+    for r in rows[:2]:
+        r["simulation"] = "per-user"
+    for r in rows[2:]:
+        r["simulation"] = "aggregate"
+    lb = aggregate(rows)
+    assert lb["simulation"].to_list() == ["per-user", "aggregate"]
+    older = [{k: v for k, v in r.items() if k != "simulation"} for r in result_series([1.0])]
+    assert aggregate(older).row(0, named=True)["simulation"] is None  # rows written before the column

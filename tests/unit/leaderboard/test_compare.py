@@ -558,3 +558,16 @@ def test_a_folder_whose_repeats_overflow_fails_the_gate_on_either_side(tmp_path)
     assert result.regressed and result.changes[0].status == "worse"
     with pytest.raises(UsageError, match="standard error of inf"):
         compare(bad, good)
+
+
+def test_a_changed_simulation_mode_is_named_among_the_reasons():
+    """Issue 29: rows of an aggregate and a per-user run differ in fingerprint; compare said only
+    "a plugin's algorithm_version, its parameters or its data"."""
+    base = dict(lb_row(1.0), simulation="aggregate")
+    changed = verdict_of(base, dict(lb_row(1.0, fingerprint="f2"), simulation="per-user"))
+    assert changed.status == "not comparable"
+    assert changed.reason == "the simulation mode differs (aggregate in the baseline, per-user now)"
+    plugin = verdict_of(base, dict(lb_row(1.0, fingerprint="f2"), simulation="aggregate"))
+    assert plugin.reason.startswith("fingerprint differs")
+    older = verdict_of(lb_row(1.0), dict(lb_row(1.0, fingerprint="f2"), simulation="per-user"))  # no column then
+    assert older.reason.startswith("fingerprint differs")
