@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ldpbench.boundary.failures import Failure
 from ldpbench.boundary.guard import CellTimeout, cell_guard, contained
 from ldpbench.boundary.values import checked_population, frozen_population, frozen_result
@@ -24,6 +26,7 @@ from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
 from ldpbench.engine.rows import failed_cell_rows, greater_is_better, result_row, stamp_elapsed
 from ldpbench.engine.scoring import MetricSlot, score_estimate
+from ldpbench.engine.simulate import MARGINAL_CLAIM
 from ldpbench.engine.threads import one_native_thread
 from ldpbench.loading.manager import Plugins, PluginSource
 from ldpbench.spec.expand import Cell
@@ -219,6 +222,7 @@ def _pipeline_rows(
         prng = rng_for(cell.seed, "pipeline", cell.dataset.label, cell.budget.label, label, cell.repeat, pipeline.label)
         processed = apply_pipeline(steps, estimate, prng, meta["d"])
         notes, info = collect_warnings(processed), row_diagnostics(processed.info)
+        exact_marginal_notes = notes_exact_for_marginal_metrics(estimate, processed)
     except BaseException as exc:
         if not contained(exc):
             raise
@@ -227,7 +231,12 @@ def _pipeline_rows(
     else:
         scores = score_estimate(truth, plugins, cell, metrics, processed, estimate, stage)
     rows = []
+    built = {id(entry): obj for entry, obj, _ in metrics}
     for metric, value, failure, theory in scores:
+        if not failure and _marginal_metric(built.get(id(metric))):
+            row_notes = exact_marginal_notes
+        else:
+            row_notes = None if failure else notes
         r = result_row(
             cell,
             label,
@@ -236,7 +245,7 @@ def _pipeline_rows(
             value=value,
             error=failure.error if failure else None,
             greater=greater_is_better(plugins, metric),
-            notes=None if failure else notes,
+            notes=row_notes,
             n=meta["n"],
             d=meta["d"],
             theory=theory,
@@ -245,6 +254,25 @@ def _pipeline_rows(
         r["info"] = None if failure else info
         rows.append(r)
     return rows
+
+
+def notes_exact_for_marginal_metrics(estimate: Estimate, processed: Estimate) -> str | None:
+    """The notes of a row whose metric's expectation depends only on each item's law: without the
+    oracle's "exact marginals only" note while the pipeline left the vector as the oracle gave it
+    (a post-processor that changes it mixes the items, and the note stands)."""
+    unchanged = not processed.query_transforms and np.array_equal(processed.frequencies, estimate.frequencies)
+    kept = (str(w) for w in processed.warnings if not (unchanged and MARGINAL_CLAIM in str(w)))
+    return "; ".join(dict.fromkeys(kept)) or None
+
+
+def _marginal_metric(metric: Any) -> bool:
+    """Whether a built metric declares ``marginal_expectation`` (a failing ``tags()`` is no claim)."""
+    if metric is None:
+        return False
+    try:
+        return bool(metric.tags().marginal_expectation)
+    except Exception:  # noqa: BLE001 - its own rows fail when it scores; here it only keeps a note
+        return False
 
 
 run_cell = _make_run_cell()

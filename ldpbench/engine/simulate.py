@@ -113,6 +113,23 @@ def per_user_draw(
     return None, acc
 
 
+#: What identifies the note of :func:`marginal_aggregate_note` among an estimate's warnings (the
+#: oracle's name in it becomes its label once the engine names the mechanism).
+MARGINAL_CLAIM = "draws each support count from its exact law but not their joint law (exact_marginals)"
+
+
+def marginal_aggregate_note(name: str) -> str:
+    """The warning of an aggregate path whose counts have their exact laws but not their joint law.
+
+    Rows whose metric's expectation depends on those laws alone, with no post-processing, drop it
+    (:func:`ldpbench.engine.cell.notes_for`)."""
+    return (
+        f"oracle '{name}': aggregate simulation {MARGINAL_CLAIM}: per-item means and variances are "
+        f"exact, scores that depend on the joint law (post-processed or ranked estimates) approximate "
+        f"the per-user path"
+    )
+
+
 def approximate_aggregate_note(name: str) -> str:
     """The warning an estimate of an oracle whose aggregate path is not exact carries."""
     return (
@@ -152,8 +169,10 @@ def simulate(
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
     est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
     if simulation == "aggregate" and not tags.exact_aggregate:
-        # Not silent: the rows' notes say the numbers come from an approximation of the oracle.
-        est = est.with_warning(approximate_aggregate_note(oracle.name))
+        # Not silent: the rows' notes say the numbers come from an approximation of the oracle,
+        # and of which claim (docs/plugins/reference.md, OracleTags).
+        note = marginal_aggregate_note if tags.exact_marginals else approximate_aggregate_note
+        est = est.with_warning(note(oracle.name))
     # What the oracle declares about its aggregate rides along for likelihood-based steps (EM, IBU).
     est = est.replace(bernoulli_support=tags.bernoulli_support)
     if hist is not None:

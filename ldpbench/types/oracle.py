@@ -58,6 +58,8 @@ class Oracle(Plugin):
     ``support_matrix``                :meth:`support_matrix`
     ``report_density``                :meth:`report_log_likelihood`
     ``exact_aggregate``               class attribute :attr:`exact_aggregate`
+    ``exact_marginals``               class attribute :attr:`exact_marginals`, else
+                                      ``exact_aggregate``
     ``chunk_users``                   property :attr:`chunk_users`
     ================================  ==========================================================
 
@@ -68,6 +70,9 @@ class Oracle(Plugin):
     #: Whether the aggregate shortcut is exact in distribution (say under which assumption in the
     #: class docstring); read through :meth:`tags`.
     exact_aggregate: ClassVar[bool] = True
+    #: Whether each support count of the aggregate shortcut has its exact law, where their joint
+    #: law does not (``None``: as :attr:`exact_aggregate`); read through :meth:`tags`.
+    exact_marginals: ClassVar[bool | None] = None
 
     def __init__(self, d: int, epsilon: float, **params: Any) -> None:
         super().__init__(**params)
@@ -99,6 +104,10 @@ class Oracle(Plugin):
             problems.append("output_rows indexes rows of output_table, which it does not implement")
         if not isinstance(cls.exact_aggregate, bool):
             problems.append(f"exact_aggregate must be True or False, got {cls.exact_aggregate!r}")
+        if cls.exact_marginals is not None and not isinstance(cls.exact_marginals, bool):
+            problems.append(f"exact_marginals must be True, False or None, got {cls.exact_marginals!r}")
+        elif cls.exact_aggregate is True and cls.exact_marginals is False:
+            problems.append("exact_marginals cannot be False when exact_aggregate is True (the joint law fixes them)")
         return problems
 
     # -- capabilities ----------------------------------------------------------------------
@@ -114,6 +123,7 @@ class Oracle(Plugin):
         return OracleTags(
             aggregate=implements(cls, Oracle, "sample_support_counts") or histogram_sampler,
             exact_aggregate=bool(cls.exact_aggregate),
+            exact_marginals=bool(cls.exact_aggregate if cls.exact_marginals is None else cls.exact_marginals),
             finite_output=finite,
             aggregate_histogram=histogram_sampler,
             output_table=implements(cls, Oracle, "output_table"),

@@ -34,6 +34,13 @@ class OracleTags:
     #: The aggregate shortcut draws from the exact law of the per-user path (else an approximation,
     #: which the class docstring must state).
     exact_aggregate: bool = True
+    #: Each support count of the aggregate shortcut has its exact law, even where their joint law
+    #: does not (``exact_aggregate`` False: SS, CMS and PGR with ``aggregate: marginal``). The raw
+    #: estimate's per-item means and variances, and so its expected MSE and L1, are then those of
+    #: the per-user path: rows scored by a metric that says so (``MetricTags.marginal_expectation``)
+    #: without post-processing carry no "approximate" note. Derived: the class attribute
+    #: ``exact_marginals``, else ``exact_aggregate``.
+    exact_marginals: bool = True
     #: Reports take finitely many values: ``channel()``, ``report_histogram()`` and
     #: ``support_counts_from_histogram()`` are implemented, so EM-family post-processors apply.
     finite_output: bool = False
@@ -120,6 +127,11 @@ class MetricTags:
     #: (:class:`~ldpbench.types.IdentifiedItems`). A spec pairing it with a mechanism whose result
     #: is another kind is refused at validation, naming the nearest metric that scores it.
     results: tuple[str, ...] = (FREQUENCIES,)
+    #: The expected score of a frequency estimate depends only on each item's estimate's own law
+    #: (a sum over the items of a function of one item: MSE, L1), not on their joint law. An
+    #: oracle's aggregate path with exact marginals (``OracleTags.exact_marginals``) then gives the
+    #: score's expectation exactly, and such rows carry no "approximate" note.
+    marginal_expectation: bool = False
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,9 @@ class MSE(Metric):
     )
 
     def tags(self) -> MetricTags:
-        # The metric of a spec that lists none.
-        return MetricTags(default=True)
+        # The metric of a spec that lists none; a mean (or sum) over items of one item's squared
+        # error, so its expectation depends only on each item's law.
+        return MetricTags(default=True, marginal_expectation=True)
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
         err = estimate.item_answers() - aligned_truth(truth, estimate)
@@ -106,6 +107,11 @@ class L1(Metric):
             nullable=True,
         ),
     )
+
+    def tags(self) -> MetricTags:
+        # A sum over items of one item's |error|, unless a partial comparison rescales the estimate
+        # by its own sum over the compared items (then every item's error depends on the others).
+        return MetricTags(marginal_expectation=self.top is None or self.rescale != "both")
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

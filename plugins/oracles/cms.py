@@ -56,7 +56,7 @@ class CMS(CountMeanSketch):
         cross-item independence is approximate, exactly as for OLH.
       - ``aggregate: marginal`` (``unbiased`` only): each count from its exact law under the
         idealized hash, ``Binomial(n_w, p*) + Binomial(n - n_w, q*)``, independently across items:
-        O(d), declared approximate (``exact_aggregate`` False; :func:`._common.aggregate_param`).
+        O(d), declared approximate (``exact_aggregate`` False, ``exact_marginals`` True; :func:`._common.aggregate_param`).
         The exact sampler cannot be made O(d) calls: given the users' numbers of ones T, item w's
         count is a sum of Binomial(N_t - N_t(w), t/m) over the window of T, whose law depends on w
         through its holders' T histogram, so it takes d x window binomial draws (about 1 s at

@@ -101,7 +101,7 @@ class SubsetSelection(Oracle):
       draw of the joint law of n users' k-subsets is known to us). Each count's law is exact, so
       per-item means, variances and the expected MSE are those of the exact path; the dependence
       across items is not (the counts no longer sum to n k). The rows carry the note of an
-      approximate aggregate path (``exact_aggregate`` is False).
+      aggregate path with exact marginals only (``exact_aggregate`` False, ``exact_marginals`` True).
     - **Output table**: all C(d, k) subsets while there are at most 65,536.
 
     ``k`` may be given (1 <= k < d); ``k = 1`` is GRR. ``epsilon = inf`` gives p* = 1.

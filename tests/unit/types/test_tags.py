@@ -69,3 +69,22 @@ def test_nothing_in_ldpbench_probes_plugins_for_attributes():
         for call in re.findall(r"\b(?:has|get)attr\((?:[^()]|\([^()]*\))*\)", path.read_text(encoding="utf-8")):
             found.add((path.relative_to(root).as_posix(), call))
     assert found - NOT_PLUGIN_PROBES == set()
+
+
+def test_exact_marginals_follows_exact_aggregate_unless_declared():
+    assert GRR(d=4, epsilon=1.0).tags().exact_marginals  # exact jointly, so per item too
+
+    class Approximate(GRR):
+        exact_aggregate = False
+
+    class MarginalsOnly(GRR):
+        exact_aggregate = False
+        exact_marginals = True
+
+    class Contradicts(GRR):
+        exact_marginals = False  # the joint law is exact: its marginals cannot be wrong
+
+    assert not Approximate(d=4, epsilon=1.0).tags().exact_marginals
+    assert MarginalsOnly(d=4, epsilon=1.0).tags().exact_marginals
+    assert Oracle.contract_problems(MarginalsOnly) == Oracle.contract_problems(GRR)
+    assert any("exact_marginals cannot be False" in p for p in Oracle.contract_problems(Contradicts))
