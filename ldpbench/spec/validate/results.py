@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldpbench.boundary.contain import PluginCodeFailed, contained_call
+from ldpbench.errors import ParamError
 from ldpbench.spec.capabilities import _entry_path, _step_path
 from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.validate.context import Context
@@ -30,18 +32,25 @@ def mechanism_result(ctx: Context, mech: Entry) -> str | None:
     return tags.result if tags is not None else None
 
 
-def _protocol_tags(ctx: Context, mech: Entry) -> Any:
+def _tags(ctx: Context, kind: str, name: str, label: str, params: dict[str, Any]) -> Any:
+    """A plugin's tags, built and read under the guards every validation-time plugin call runs
+    under (boundary/contain.py: its time limit, exits contained, the process backstop); ``None``
+    when it fails, which the step that builds it reports (once: the failures are collected)."""
+    who = f"{kind} '{label}'"
     try:
-        return ctx.plugins.create("protocol", mech.name, mech.param_dict).tags()
-    except Exception:  # noqa: BLE001 - a constructor that fails is reported by the run, not here
+        plugin = contained_call(who, "its constructor", lambda: ctx.plugins.create(kind, name, params))
+        return contained_call(who, "tags()", plugin.tags)
+    except (PluginCodeFailed, ParamError):
         return None
+
+
+def _protocol_tags(ctx: Context, mech: Entry) -> Any:
+    return _tags(ctx, "protocol", mech.name, mech.label, mech.param_dict)
 
 
 def _takes(ctx: Context, kind: str, entry: Entry) -> tuple[str, ...] | None:
-    try:
-        return tuple(ctx.plugins.create(kind, entry.name, entry.param_dict).tags().results)
-    except Exception:  # noqa: BLE001 - as above
-        return None
+    tags = _tags(ctx, kind, entry.name, entry.label, entry.param_dict)
+    return None if tags is None else tuple(tags.results)
 
 
 def result_pairings(
@@ -90,11 +99,9 @@ def _hint(ctx: Context, name: str, result: str) -> str:
     """``; did you mean 'hh-f1'?``: the nearest installed metric that scores ``result``."""
     scorers = []
     for info in ctx.plugins.registry("metric"):
-        try:
-            if result in ctx.plugins.create("metric", info.name).tags().results:
-                scorers.append(info.name)
-        except Exception:  # noqa: BLE001 - a metric that cannot be built bare suggests nothing
-            continue
+        tags = _tags(ctx, "metric", info.name, info.name, {})  # one that cannot be built bare suggests nothing
+        if tags is not None and result in tags.results:
+            scorers.append(info.name)
     if not scorers:
         return ""
     # The fuzzy match, else one whose name holds a word of the given one ('mse' -> 'identified-mse').
