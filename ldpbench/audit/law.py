@@ -23,6 +23,15 @@ law at total-variation distance ``delta`` from ``P(. | v)`` has chi-square diver
 :data:`POWER` at ``delta =`` :data:`DELTA` on the table's degrees of freedom. A deviation confined to
 the pooled rare outputs is seen only through the pooled cell. ``tests/statistical/test_law_power.py``
 measures the false-alarm rate and this power by simulation.
+
+**Confirmed on fresh draws.** A point whose tests reject is drawn again, independently, and is a
+finding only if the second sample rejects too (a structural finding, a message in two rows or an
+output of probability 0, needs no second look). A correct oracle is then called leaky with
+probability at most ``sum over points of (its tests x level)^2`` -- far below ``alpha`` -- instead
+of ``alpha`` itself, which had the built-in SS fail one audit in about two hundred seeds (its
+default seed among them, X^2 = 109 on 55 dof, p = 2e-5). Each sample is sized for power
+``sqrt(POWER)``, so a deviation of ``DELTA`` still fails both with probability at least
+:data:`POWER`.
 """
 
 from __future__ import annotations
@@ -263,11 +272,13 @@ def check_point(
     rng: np.random.Generator,
     *,
     delta: float = DELTA,
+    power: float = POWER,
 ) -> LawFinding:
-    """Both tests of the module docstring at one point (``oracle`` built at it, ``P`` its table)."""
+    """Both tests of the module docstring at one point (``oracle`` built at it, ``P`` its table),
+    on draws sized for ``power`` against ``delta``."""
     d, eps = oracle.d, oracle.epsilon
     live_rows = int((P > 0).sum(axis=0).max())
-    m = draws_for_power(live_rows - 1, level, delta=delta)
+    m = draws_for_power(live_rows - 1, level, delta=delta, power=power)
     base = {"d": d, "epsilon": eps, "params": dict(params), "draws": m, "level": level}
     chunks, all_rows, all_items = [], [], []
     worst = (1.0, 0, 0.0, 0)
@@ -339,8 +350,14 @@ def law_audit(
     tests = sum(o.d + 1 for o, _ in points)
     level = alpha / tests
     findings = []
+    each = math.sqrt(POWER)  # two samples must both reject a real deviation (module docstring)
     for i, (oracle, params) in enumerate(points):
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 8128, i]))
         P = np.asarray(oracle.output_table()[0], dtype=float)
-        findings.append(check_point(oracle, P, params, level, rng, delta=delta))
+        found = None
+        for attempt in range(2):
+            rng = np.random.default_rng(np.random.SeedSequence([int(seed), 8128, i, attempt]))
+            found = check_point(oracle, P, params, level, rng, delta=delta, power=each)
+            if found.ok or found.broken:
+                break  # a pass, or a finding that no second sample could undo
+        findings.append(found)
     return LawAudit(tuple(findings), alpha, delta=delta)

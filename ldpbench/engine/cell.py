@@ -256,10 +256,12 @@ def _pipeline_rows(
     return rows
 
 
-def notes_exact_for_marginal_metrics(estimate: Estimate, processed: Estimate) -> str | None:
+def notes_exact_for_marginal_metrics(estimate: Any, processed: Any) -> str | None:
     """The notes of a row whose metric's expectation depends only on each item's law: without the
     oracle's "exact marginals only" note while the pipeline left the vector as the oracle gave it
     (a post-processor that changes it mixes the items, and the note stands)."""
+    if not (isinstance(estimate, Estimate) and isinstance(processed, Estimate)):  # identified items
+        return collect_warnings(processed)
     unchanged = not processed.query_transforms and np.array_equal(processed.frequencies, estimate.frequencies)
     kept = (str(w) for w in processed.warnings if not (unchanged and MARGINAL_CLAIM in str(w)))
     return "; ".join(dict.fromkeys(kept)) or None

@@ -74,6 +74,8 @@ def _floors() -> dict[str, str]:
     floors = {}
     for line in project["dependencies"] + project["optional-dependencies"]["test"]:
         req = Requirement(line)
+        if req.marker is not None and not req.marker.evaluate():
+            continue  # not for this Python (tomli below 3.11): the resolver installs no floor of it
         (lower,) = [s.version for s in req.specifier if s.operator in (">=", "==")]
         floors[req.name.lower().replace("_", "-")] = lower
     return floors

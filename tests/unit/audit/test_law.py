@@ -89,3 +89,37 @@ def test_an_oracle_without_output_rows_is_not_tested_and_says_so(plugins):
     law = exact_audit(cls, (1.0,), domains=(2, 3), law=True).law
     assert law is not None and not law.available and "no output_rows" in law.summary()
     assert math.isclose(law.alpha, 0.05)
+
+
+def test_a_rejection_is_a_finding_only_if_fresh_draws_reject_too(monkeypatch):
+    """law_audit: a point that fails is drawn again; a pass the second time is a pass (a false
+    alarm of the first sample), a second failure is the finding, a structural one is final."""
+    import ldpbench.audit.law as law
+    from ldpbench_plugins.oracles.grr import GRR
+
+    def finding(ok: bool, broken: str = ""):
+        return law.LawFinding(
+            d=2, epsilon=1.0, params={}, draws=10, level=0.01, rows_p=0.5 if ok else 1e-9, broken=broken
+        )
+
+    calls: list[int] = []
+
+    def scripted(outcomes):
+        def check(oracle, P, params, level, rng, *, delta, power):
+            assert power == pytest.approx(math.sqrt(law.POWER))  # each sample sized for sqrt(POWER)
+            calls.append(len(calls))
+            return outcomes[len(calls) - 1]
+
+        return check
+
+    points = [(GRR(d=2, epsilon=1.0), {})]
+    for outcomes, ok, n_calls in [
+        ([finding(False), finding(True)], True, 2),  # unconfirmed: no finding
+        ([finding(False), finding(False)], False, 2),  # confirmed
+        ([finding(False, broken="a message in two rows")], False, 1),  # structural: no second look
+        ([finding(True)], True, 1),
+    ]:
+        calls.clear()
+        monkeypatch.setattr(law, "check_point", scripted(outcomes))
+        audit = law.law_audit(points)
+        assert [f.ok for f in audit.findings] == [ok] and len(calls) == n_calls
