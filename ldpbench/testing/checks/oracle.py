@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -224,20 +225,28 @@ def check_output_table_ldp(subject: Subject, cfg: OracleCheckConfig) -> None:
             )
     # Beyond d = 2, 3 and the given parameters: a leak may need k >= 2 items in a report, or a
     # parameter value the user did not pick (ldpbench.audit.exact).
+    audit = _exact_audit(subject, cfg)
+    assert audit.passed, (
+        f"{subject.label}: not epsilon-LDP ({len(audit.failures)} of {len(audit.findings)} tables): "
+        f"{audit.failures[0].describe()}"
+    )
+
+
+def _exact_audit(subject: Subject, cfg: OracleCheckConfig, **law: Any) -> Any:
+    """The exact audit over the kit's domains and d = 2..8 and the plugin's parameters, as
+    ``check_output_table_ldp`` and ``check_reports_follow_table`` both run it (``law``: the
+    reports test's options)."""
     from ldpbench.audit import exact_audit
     from ldpbench.audit.exact import DEFAULT_DOMAINS
 
-    audit = exact_audit(
+    return exact_audit(
         subject.cls,
         cfg.epsilons,
         values=subject._values(),
         fixed=tuple(subject.params),
         domains=tuple(sorted(set(cfg.table_domains) | set(DEFAULT_DOMAINS))),
         seed=cfg.seed,
-    )
-    assert audit.passed, (
-        f"{subject.label}: not epsilon-LDP ({len(audit.failures)} of {len(audit.findings)} tables): "
-        f"{audit.failures[0].describe()}"
+        **law,
     )
 
 
@@ -248,24 +257,12 @@ def check_reports_follow_table(subject: Subject, cfg: OracleCheckConfig) -> None
     sent must not depend on the item (item order, extra fields, dtype): :mod:`ldpbench.audit.law`,
     family-wise level 0.05, power 0.9 against a total-variation deviation of ``reports_delta`` (0.1)
     per item (``ldpbench audit``: 0.05)."""
-    from ldpbench.audit import exact_audit
-    from ldpbench.audit.exact import DEFAULT_DOMAINS
-
     if not subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags().output_rows:
         raise CheckSkipped(
             f"{subject.label} has an output table but no output_rows: its reports cannot be tied to the "
             "table's rows, so the exact audit proves nothing about what perturb sends"
         )
-    audit = exact_audit(
-        subject.cls,
-        cfg.epsilons,
-        values=subject._values(),
-        fixed=tuple(subject.params),
-        domains=tuple(sorted(set(cfg.table_domains) | set(DEFAULT_DOMAINS))),
-        seed=cfg.seed,
-        law=True,
-        delta=cfg.reports_delta,
-    )
+    audit = _exact_audit(subject, cfg, law=True, delta=cfg.reports_delta)
     law = audit.law
     assert law is not None and law.available, f"{subject.label}: reports not tested: {law.summary() if law else ''}"
     assert law.passed, f"{subject.label}: {law.summary()}"
