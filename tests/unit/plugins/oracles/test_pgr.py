@@ -176,3 +176,12 @@ def test_em_runs_after_pgr_per_user_and_is_refused_on_the_aggregate_path(tmp_pat
     path.write_text(text)
     with pytest.raises(SpecError, match="set 'simulation: per-user'"):
         load_spec(path, plugins)
+
+
+def test_construction_is_o1_the_item_table_is_built_on_first_use():
+    # validate builds every oracle at every d and epsilon of a spec: the d x t table waits for a user
+    oracle = PGR(d=41_270, epsilon=1.0)
+    assert "_items" not in vars(oracle)
+    reports = oracle.perturb(np.array([0, 41_269]), np.random.default_rng(0))
+    assert "_items" in vars(oracle) and oracle._items.shape == (41_270, oracle.space.t)
+    assert reports.shape == (2,)
