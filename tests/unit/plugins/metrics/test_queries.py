@@ -207,16 +207,3 @@ def test_metrics_are_registered_with_the_documented_defaults():
     tk = PLUGINS.get("metric", "topk-mse")
     assert {p.name: p.default for p in tk.params} == {"k": 32, "by": "truth"}
     assert sq.cls.greater_is_better is False and tk.cls.greater_is_better is False
-
-
-@pytest.mark.parametrize("size", [30, 170])  # a subset and a complement
-@pytest.mark.parametrize("share", [0.01, 0.05, 0.5, 1.0])
-def test_set_query_sums_of_a_sparse_vector_are_those_of_the_row_product_to_the_last_bit(size, share):
-    rng = np.random.default_rng(5)
-    subsets = queries._Subsets(200, size, 40, np.random.default_rng(6))
-    x = rng.standard_normal(200) * np.exp(3 * rng.standard_normal(200)) * (rng.random(200) < share)
-    x[rng.random(200) < 0.02] = -0.0
-    row_product = subsets.matrix @ x
-    expected = x.sum() - row_product if subsets.complement else row_product
-    got = subsets.sums(x)
-    assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected))
