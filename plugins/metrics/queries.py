@@ -77,7 +77,6 @@ class _Subsets:
         width = self.indices.size // queries
         indptr = np.arange(queries + 1, dtype=self.indices.dtype) * width
         self.matrix = sparse.csr_matrix((_ones(self.indices.size), self.indices, indptr), shape=(queries, d))
-        self._columns: sparse.csc_matrix | None = None
 
     def true_sums(self, f: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
         """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks, and the
@@ -96,28 +95,10 @@ class _Subsets:
         return self._truth[1]
 
     def sums(self, x: np.ndarray) -> np.ndarray:
-        """``sum_{v in S_j} x_v`` for every subset ``S_j``.
-
-        A vector with at most 1/16 of its entries nonzero (what Base-Cut, Norm-Cut and Norm-Sub
-        return at low ε) is summed over its nonzero columns only (below that share, slicing the
-        columns costs less than it saves). The result is the same to
-        the last bit: for every subset the nonzero terms are added in the same (ascending item)
-        order, starting from 0, and adding a zero changes no partial sum.
-        """
+        """``sum_{v in S_j} x_v`` for every subset ``S_j``."""
         x = np.asarray(x, dtype=float)
-        nonzero = np.flatnonzero(x)
-        if 16 * nonzero.size <= x.size:
-            part = self._by_column()[:, nonzero] @ x[nonzero]
-        else:
-            part = self.matrix @ x
+        part = self.matrix @ x
         return x.sum() - part if self.complement else part
-
-    def _by_column(self) -> sparse.csc_matrix:
-        """The subsets matrix in compressed-column form, built on first use."""
-        if self._columns is None:
-            self._columns = self.matrix.tocsc()
-            self._columns.sort_indices()
-        return self._columns
 
 
 def _state_key(rng: np.random.Generator) -> str:
