@@ -104,10 +104,9 @@ class KeyedSketch:
         """Apple's sketch of a chunk of reports: (CMS) ``S[j, i]``; (HCMS) ``D[j, l]`` (int64, (k, m))."""
         k, m = self.k, self.m
         if self.kind == "cms":
-            # one-hot(function)^T @ votes: exact in float32 (a chunk holds < 2^24 users)
-            onehot = np.zeros((k, reports.function.size), dtype=np.float32)
-            onehot[reports.function, np.arange(reports.function.size)] = 1
-            return (onehot @ reports.votes.astype(np.float32)).astype(np.int64)
+            # per function, the column sums of its users' vote rows (measured faster than a
+            # one-hot matrix product or a sorted reduceat at m = 64 and 1024)
+            return np.stack([reports.votes[reports.function == j].sum(axis=0, dtype=np.int64) for j in range(k)])
         cells = reports.function * m + reports.coefficient
         plus = np.bincount(cells[reports.votes], minlength=k * m)
         minus = np.bincount(cells[~reports.votes], minlength=k * m)
