@@ -72,7 +72,14 @@ class Bitstogram(Protocol):
     name = "bitstogram"
     params = (
         Param("k", int, 32, "how many heavy hitters to return at most", min=1, max=4096),
-        Param("buckets", int, 256, "T, the buckets each repetition hashes items into (candidates: R T)", min=1, max=1 << 14),
+        Param(
+            "buckets",
+            int,
+            256,
+            "T, the buckets each repetition hashes items into (candidates: R T)",
+            min=1,
+            max=1 << 14,
+        ),
         Param("repetitions", int, 1, "R, independent bucket hashes (each with its own b bit groups)", min=1, max=16),
         Param("estimate_share", float, 0.2, "the share of users in the estimation group", min=0.01, max=0.99),
         Param("hash_seed", int, 0, "seed of the public bucket hashes", min=0),
@@ -124,7 +131,9 @@ class Bitstogram(Protocol):
                     support = olh.support_counts(seeds, reports, all_cells, epsilon)
                 else:
                     held = np.bincount(
-                        cells(values, T, r, j, bits, self.hash_seed).astype(np.int64), weights=groups[g], minlength=2 * T
+                        cells(values, T, r, j, bits, self.hash_seed).astype(np.int64),
+                        weights=groups[g],
+                        minlength=2 * T,
                     ).astype(np.int64)
                     support = olh.sample_support_counts(held, users, epsilon, rng)
                     started = time.perf_counter()
@@ -156,7 +165,12 @@ class Bitstogram(Protocol):
             bits_per_user=float(olh.report_bits(epsilon)),
             server_seconds=server,
             rounds=(
-                {"round": "bits", "users": int(sizes[:-1].sum()), "epsilon": float(epsilon), "candidates": 2 * T * R * bits},
+                {
+                    "round": "bits",
+                    "users": int(sizes[:-1].sum()),
+                    "epsilon": float(epsilon),
+                    "candidates": 2 * T * R * bits,
+                },
                 {"round": "estimation", "users": users, "epsilon": float(epsilon), "candidates": int(candidates.size)},
             ),
         )

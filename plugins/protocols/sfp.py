@@ -127,13 +127,33 @@ class SFP(Protocol):
     name = "sfp"
     params = (
         Param("k", int, 32, "how many heavy hitters to return at most", min=1, max=4096),
-        Param("fragment_bits", int, 8, "bits of a fragment (the last one shorter if it does not divide the width)", min=1, max=16),
+        Param(
+            "fragment_bits",
+            int,
+            8,
+            "bits of a fragment (the last one shorter if it does not divide the width)",
+            min=1,
+            max=16,
+        ),
         Param("hash_bits", int, 8, "bits of the puzzle hash tying fragments to their word (Apple's 8)", min=1, max=16),
-        Param("oracle", str, "hcms", "the sketch both reports use: Apple's cms or hcms (fixed family)", choices=tuple(ORACLES)),
+        Param(
+            "oracle",
+            str,
+            "hcms",
+            "the sketch both reports use: Apple's cms or hcms (fixed family)",
+            choices=tuple(ORACLES),
+        ),
         Param("m", int, 1024, "buckets of each sketch (a power of two)", min=2, max=1 << 16),
         Param("sketch_k", int, 16, "hash functions of each sketch's fixed family", min=1, max=1024),
         Param("hash_seed", int, 0, "seed of the public hash families (the sketches' and the puzzle's)", min=0),
-        Param("fragment_share", float, 0.5, "the share of epsilon the fragment report spends (the word's: the rest)", min=0.01, max=0.99),
+        Param(
+            "fragment_share",
+            float,
+            0.5,
+            "the share of epsilon the fragment report spends (the word's: the rest)",
+            min=0.01,
+            max=0.99,
+        ),
         Param(
             "threshold",
             (float, str),
@@ -145,7 +165,9 @@ class SFP(Protocol):
             max=1,
         ),
         Param("fragments_kept", int, 256, "most (hash, fragment) keys a position keeps", min=1, max=1 << 16),
-        Param("max_candidates", int, 1 << 16, "most assembled words estimated with the word sketch", min=1, max=1 << 22),
+        Param(
+            "max_candidates", int, 1 << 16, "most assembled words estimated with the word sketch", min=1, max=1 << 22
+        ),
     )
 
     def tags(self) -> ProtocolTags:

@@ -10,7 +10,9 @@ from support import planted_population
 from ldpbench_plugins.protocols.bitstogram import Bitstogram
 
 
-@pytest.mark.parametrize("simulation, n, bits, repeats, at_least", [("aggregate", 1_000_000, 64, 10, 9), ("per-user", 50_000, 32, 2, 2)])
+@pytest.mark.parametrize(
+    "simulation, n, bits, repeats, at_least", [("aggregate", 1_000_000, 64, 10, 9), ("per-user", 50_000, 32, 2, 2)]
+)
 def test_bitstogram_identifies_four_planted_items(simulation, n, bits, repeats, at_least):
     # Claim: at eps = 4, 4 items each held by 8% of users among 2,000 others, Bitstogram(k=8,
     # T=256) returns all 4 with probability >= 0.99. Per bit group (0.8 n / bits users: 12,500 at

@@ -10,7 +10,9 @@ from support import planted_population
 from ldpbench_plugins.protocols.sfp import SFP
 
 
-@pytest.mark.parametrize("simulation, oracle, repeats, at_least", [("aggregate", "hcms", 10, 9), ("per-user", "hcms", 3, 3)])
+@pytest.mark.parametrize(
+    "simulation, oracle, repeats, at_least", [("aggregate", "hcms", 10, 9), ("per-user", "hcms", 3, 3)]
+)
 def test_sfp_identifies_four_planted_words(simulation, oracle, repeats, at_least):
     # Claim: at eps = 4 (2 + 2), 4 words each held by 8% of n = 10^5 users among 2,000 others,
     # 32-bit strings (4 fragments of 8 bits, 25,000 users per position), SFP(k=8, hash_bits=6, fragments_kept=64, m=256) returns all 4
@@ -21,7 +23,11 @@ def test_sfp_identifies_four_planted_words(simulation, oracle, repeats, at_least
     pop, planted = planted_population(100_000, 4, 0.08, 2_000, 32, seed=4)
     hits = 0
     for r in range(repeats):
-        (result,) = SFP(k=8, oracle=oracle, hash_bits=6, fragments_kept=64, m=256).run(pop, 4.0, np.random.default_rng([41, r]), simulation=simulation).values()
+        (result,) = (
+            SFP(k=8, oracle=oracle, hash_bits=6, fragments_kept=64, m=256)
+            .run(pop, 4.0, np.random.default_rng([41, r]), simulation=simulation)
+            .values()
+        )
         hits += planted <= set(result.items.tolist())
     assert hits >= at_least, f"{hits} of {repeats}"
 
@@ -34,6 +40,8 @@ def test_sfp_fails_where_the_fragments_drown_in_noise():
     pop, planted = planted_population(10_000, 4, 0.08, 2_000, 32, seed=4)
     hits = 0
     for r in range(6):
-        (result,) = SFP(k=8, hash_bits=6, fragments_kept=64, m=256).run(pop, 1.0, np.random.default_rng([43, r])).values()
+        (result,) = (
+            SFP(k=8, hash_bits=6, fragments_kept=64, m=256).run(pop, 1.0, np.random.default_rng([43, r])).values()
+        )
         hits += planted <= set(result.items.tolist())
     assert hits == 0, f"{hits} of 6"
