@@ -491,7 +491,11 @@ def test_an_enumerating_method_on_a_64_bit_domain_is_refused_at_its_line(tmp_pat
         text = text.replace("metrics: [mse]", "metrics: [topk-f1]")
     msg = one_problem(tmp_path, plugins, text, line)
     assert f"'{method}' enumerates its domain" in msg and "64-bit strings" in msg
-    assert "18,446,744,073,709,551,616 items" in msg and "use a method that lists only candidates: " in msg and "pem" in msg
+    assert (
+        "18,446,744,073,709,551,616 items" in msg
+        and "use a method that lists only candidates: " in msg
+        and "pem" in msg
+    )
 
 
 def test_an_enumerating_protocol_on_an_enumerable_domain_validates(tmp_path, plugins):
