@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
@@ -235,7 +236,7 @@ def multi_freq_ldpy_oracles() -> dict[str, PeerFunctions]:
             "HE(use_thresh=True)",
             HE_Client,
             lambda r, d, e: HE_Aggregator_MI(r, d, e, use_thresh=True),
-            caveat="multi-freq-ldpy's THE threshold is its numerical optimum",
+            caveat="its THE threshold is its numerical optimum",
         ),
         "adp": PeerFunctions(
             "ADP", lambda v, d, e: ADP_Client(v, d, e, True), lambda r, d, e: ADP_Aggregator_MI(r, d, e, True)
@@ -571,16 +572,19 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+    load = os.getloadavg()[0]
     rows = heavy_hitter_rows(args, peers) if hh else oracle_rows(args, peers)
+    load = f"load average {max(load, os.getloadavg()[0]):.1f} on {os.cpu_count()} cores"
     if hh:
         print(
             f"Per-user heavy hitters, zipf-bits (bits = {args.bits}, Zipf(1.1) over {args.support:,} items), "
-            f"k = {args.k}, ε = {args.epsilon:g}; users/s (reports and the server's search), best of {args.rounds}:"
+            f"k = {args.k}, ε = {args.epsilon:g}; users/s (reports and the server's search), best of {args.rounds}; "
+            f"{load}:"
         )
     else:
         print(
             f"Per-user simulation, d = {args.d:,}, ε = {args.epsilon:g}, Zipf(1.1) users; users/s "
-            f"(reports, aggregation, all d estimates), best of {args.rounds}:"
+            f"(reports, aggregation, all d estimates), best of {args.rounds}; {load}:"
         )
     print()
     if hh:
