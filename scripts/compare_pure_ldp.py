@@ -1,35 +1,65 @@
-"""Per-user speed of ldpbench's oracles beside pure-LDP's implementation of the same oracle.
+"""Per-user speed of ldpbench's oracles and heavy-hitter protocols beside their peers' implementations.
 
-pure-LDP (Cormode, Maddock, Maple, PVLDB 2021; github Samuel-Maddock/pure-LDP) is NOT a dependency
-of ldpbench; install it beside ldpbench only to run this script. Its package imports scikit-learn
-and statsmodels (for RAPPOR) without declaring them, and its local hashing hashes ``str`` values,
-which xxhash 4 refuses ("Strings must be encoded before hashing"), so::
+The peers are pure-LDP (Cormode, Maddock, Maple, PVLDB 2021; github Samuel-Maddock/pure-LDP,
+package ``pure-ldp`` 1.2.0) and multi-freq-ldpy (Arcolezi et al.; package ``multi-freq-ldpy``
+0.2.5). Neither is a dependency of ldpbench, which never imports them: every import of a peer is
+inside this script's ``*_oracles`` / ``*_heavy_hitters`` functions. Install them beside ldpbench
+only to run this script. pure-LDP imports scikit-learn and statsmodels (for RAPPOR) without
+declaring them, and its local hashing hashes ``str`` values, which xxhash 4 refuses ("Strings must
+be encoded before hashing"), so::
 
-    python3 -m venv /tmp/pure-ldp-venv
-    /tmp/pure-ldp-venv/bin/pip install -e . pure-ldp scikit-learn statsmodels "xxhash<4"
-    /tmp/pure-ldp-venv/bin/python scripts/compare_pure_ldp.py [--n 2000] [--big-n 200000] [--d 1024] [--epsilon 1]
+    python3 -m venv /tmp/peers-venv
+    /tmp/peers-venv/bin/pip install -e . pure-ldp multi-freq-ldpy scikit-learn statsmodels "xxhash<4"
+    /tmp/peers-venv/bin/python scripts/compare_pure_ldp.py [--n 2000] [--big-n 200000] [--d 1024] [--epsilon 1]
+    /tmp/peers-venv/bin/python scripts/compare_pure_ldp.py --heavy-hitters [--n 200] [--big-n 1000000] [--bits 16]
 
-What is timed, for both libraries, at the same n, d and eps: every user's report (client side),
-the aggregation of the reports and the estimate of all d frequencies (server side) — the whole
-per-user simulation. ldpbench runs it as ``ldpbench run`` does with ``simulation: per-user``
-(:func:`ldpbench.engine.simulate.simulate`, vectorized over chunks of users); pure-LDP's clients and
-servers take one user at a time (``privatise`` then ``aggregate`` in a Python loop, as its README
-and its own simulations do), then ``estimate_all`` over the domain. pure-LDP is therefore timed on
-a small n (``--n``, 2,000 users by default); ldpbench on the same n, and once more on ``--big-n``
-users to show its throughput when fixed costs no longer dominate. Each figure is the best of
-``--rounds`` runs (users/s = n / seconds).
+NumPy 2: pure-LDP's ``FreqOracleServer`` builds its arrays with ``np.zeros(d)`` and its CMS server
+(and the LH servers of its TreeHist and SFP) pass ``d = None``, which NumPy 1 read as ``()`` (a
+deprecation since 1.20) and NumPy 2 refuses ("Use () not None as shape arguments"). Pinning
+``numpy<2`` in the side environment is not possible (ldpbench needs NumPy >= 2.0.1 and both run in
+this one process), so :func:`pure_ldp_numpy2` gives that one module NumPy 1's reading of
+``np.zeros(None)`` and nothing else; the rest of pure-LDP runs unchanged. multi-freq-ldpy runs on
+NumPy 2 as it is (its clients are numba-compiled: the first call, the compilation, is made before
+the clock starts).
 
-Names (ldpbench -> pure-LDP): grr -> DE (direct encoding), olh -> LH(use_olh=True), blh ->
-LH(g=2), oue -> UE(use_oue=True), sue -> UE, she -> HE, the -> HE(use_the=True), hr ->
-HadamardResponse (the same high-privacy HR only for eps <= 1: above it pure-LDP switches to a
-different, blocked HR), cms -> CMS, hcms -> CMS(is_hadamard=True) (Apple's fixed family of k hash
-functions on both sides: our ``estimator: apple``, with our k and m). ldpbench oracles without a pure-LDP counterpart (ss, adp, pgr) are listed as such.
+**Frequency oracles** (the default). What is timed, for every library, at the same n, d and eps:
+every user's report (client side), the aggregation of the reports and the estimate of all d
+frequencies (server side) — the whole per-user simulation. ldpbench runs it as ``ldpbench run``
+does with ``simulation: per-user`` (:func:`ldpbench.engine.simulate.simulate`, vectorized over
+chunks of users); pure-LDP's clients and servers take one user at a time (``privatise`` then
+``aggregate`` in a Python loop, as its README and its own simulations do), then ``estimate_all``
+over the domain; multi-freq-ldpy's ``*_Client`` is called once per user and its ``*_Aggregator_MI``
+once on the list of reports (as its README does). The peers are therefore timed on a small n
+(``--n``, 2,000 users by default); ldpbench on the same n (the ratio compares like with like), and
+once more on ``--big-n`` users to show its throughput when fixed costs no longer dominate. Each
+figure is the best of ``--rounds`` runs (users/s = n / seconds).
+
+Names (ldpbench -> pure-LDP; multi-freq-ldpy): grr -> DE; GRR, olh -> LH(use_olh=True);
+LH(optimal=True), blh -> LH(g=2); LH(optimal=False), oue -> UE(use_oue=True); UE(optimal=True),
+sue -> UE; UE(optimal=False), she -> HE; HE(use_thresh=False), the -> HE(use_the=True);
+HE(use_thresh=True), hr -> HadamardResponse (the same high-privacy HR only for eps <= 1: above it
+pure-LDP switches to a different, blocked HR); —, cms -> CMS; —, hcms -> CMS(is_hadamard=True); —
+(Apple's fixed family of k hash functions on both sides: our ``estimator: apple``, with our k and
+m), ss -> —; SS, adp -> —; ADP. ldpbench oracles without a counterpart in either (pgr) are listed
+as such.
+
+**Heavy hitters** (``--heavy-hitters``). ldpbench's protocols (``pem``, ``treehist``;
+plugins/protocols/) beside pure-LDP's (``pure_ldp.heavy_hitters``: PEM, TreeHist, SFP) on the same
+users: ``zipf-bits`` (Zipf(1.1) over ``--support`` random items of ``{0,1}^bits``), the same eps
+and k. Timed: every user's report and the server's search for the heavy hitters. ldpbench runs
+``Protocol.run(..., simulation="per-user")``; pure-LDP ``privatise`` / ``aggregate`` per user, then
+``find_heavy_hitters(k=k)``. pure-LDP's default frequency oracle (OLH) aggregates a report by
+hashing every item of the round's domain (2^bits items at the last rounds), so its cost per user
+grows as 2^bits: it is timed on a small domain (16 bits by default) and a small n.
+:data:`HEAVY_HITTERS` lists the protocols by ldpbench name; a protocol ldpbench does not register
+yet (``sfp``, being written on another branch) is shown with pure-LDP's figure only.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import sys
 import time
@@ -39,10 +69,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldpbench import build_plugins
-from ldpbench.engine.simulate import simulate
+INSTALL = 'pip install pure-ldp multi-freq-ldpy scikit-learn statsmodels "xxhash<4"   (see this script\'s docstring)'
 
-INSTALL = 'pip install pure-ldp scikit-learn statsmodels "xxhash<4"   (see this script\'s docstring)'
+#: The peers, in the tables' column order: of the frequency oracles, of the heavy hitters.
+PEERS = ("pure-LDP", "multi-freq-ldpy")
+HEAVY_HITTER_PEERS = ("pure-LDP",)
+
+#: ldpbench's heavy-hitter protocols compared, by registered name, with the parameters that make
+#: them the peers' protocol (k comes from --k). A name ldpbench does not register yet is listed
+#: with the peers' figures only: adding ldpbench's SFP, once its branch lands, is its line here.
+HEAVY_HITTERS: dict[str, dict] = {
+    "pem": {},
+    "treehist": {},
+    "sfp": {},  # ldpbench's SFP (Apple's sequence fragment puzzle): being written on another branch
+}
 
 
 def _identity(x: int) -> int:
@@ -50,18 +90,55 @@ def _identity(x: int) -> int:
 
 
 @dataclass(frozen=True)
-class PureLDP:
-    """How to build pure-LDP's client and server for one of our oracles."""
+class Peer:
+    """How to build a peer's client and server for one of our oracles (pure-LDP's classes)."""
 
     label: str
     make: Callable[[float, int, object], tuple[object, object]]
     caveat: str = ""
-    #: parameters of our oracle that make it the same protocol as pure-LDP's
+    #: parameters of our oracle that make it the same protocol as the peer's
     ours_params: dict = field(default_factory=dict)
 
 
-def pure_ldp_oracles() -> dict[str, PureLDP]:
+@dataclass(frozen=True)
+class PeerFunctions:
+    """A peer whose protocol is a pair of functions (multi-freq-ldpy): one call per user for the
+    report, one call on the list of reports for the estimate of all d frequencies."""
+
+    label: str
+    client: Callable[[int, int, float], object]
+    aggregate: Callable[[list, int, float], object]
+    caveat: str = ""
+    ours_params: dict = field(default_factory=dict)
+
+
+class _ZerosNoneAsScalar:
+    """NumPy with NumPy 1's ``np.zeros(None)`` (a 0-d array, as ``np.zeros(())``); every other
+    attribute is NumPy's own."""
+
+    def __init__(self, numpy: object) -> None:
+        self._numpy = numpy
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._numpy, name)
+
+    def zeros(self, shape, *args, **kwargs):  # noqa: ANN001, ANN202 - numpy's signature
+        return self._numpy.zeros(() if shape is None else shape, *args, **kwargs)
+
+
+def pure_ldp_numpy2() -> None:
+    """Let pure-LDP's servers built with ``d = None`` (CMS; TreeHist's and SFP's LH) start on
+    NumPy 2 (module docstring): its ``FreqOracleServer`` module alone sees ``np.zeros(None)`` as
+    NumPy 1 did. Idempotent; ImportError when pure-LDP is missing."""
+    import pure_ldp.core._freq_oracle_server as server_module
+
+    if not isinstance(server_module.np, _ZerosNoneAsScalar):
+        server_module.np = _ZerosNoneAsScalar(server_module.np)
+
+
+def pure_ldp_oracles() -> dict[str, Peer]:
     """ldpbench name -> pure-LDP constructor; imports pure-LDP (ImportError when it is missing)."""
+    pure_ldp_numpy2()
     from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
     from pure_ldp.frequency_oracles.direct_encoding import DEClient, DEServer
     from pure_ldp.frequency_oracles.hadamard_response import HadamardResponseClient, HadamardResponseServer
@@ -82,42 +159,138 @@ def pure_ldp_oracles() -> dict[str, PureLDP]:
         return make
 
     return {
-        "grr": PureLDP("DE", lambda e, d, o: (DEClient(e, d, _identity), DEServer(e, d, _identity))),
-        "olh": PureLDP(
+        "grr": Peer("DE", lambda e, d, o: (DEClient(e, d, _identity), DEServer(e, d, _identity))),
+        "olh": Peer(
             "LH(use_olh=True)",
             lambda e, d, o: (
                 LHClient(e, d, use_olh=True, index_mapper=_identity),
                 LHServer(e, d, use_olh=True, index_mapper=_identity),
             ),
         ),
-        "blh": PureLDP(
+        "blh": Peer(
             "LH(g=2)",
             lambda e, d, o: (LHClient(e, d, g=2, index_mapper=_identity), LHServer(e, d, g=2, index_mapper=_identity)),
         ),
-        "oue": PureLDP(
+        "oue": Peer(
             "UE(use_oue=True)",
             lambda e, d, o: (
                 UEClient(e, d, use_oue=True, index_mapper=_identity),
                 UEServer(e, d, use_oue=True, index_mapper=_identity),
             ),
         ),
-        "sue": PureLDP(
+        "sue": Peer(
             "UE", lambda e, d, o: (UEClient(e, d, index_mapper=_identity), UEServer(e, d, index_mapper=_identity))
         ),
-        "she": PureLDP(
+        "she": Peer(
             "HE", lambda e, d, o: (HEClient(e, d, index_mapper=_identity), HEServer(e, d, index_mapper=_identity))
         ),
-        "the": PureLDP(
+        "the": Peer(
             "HE(use_the=True)",
             lambda e, d, o: (
                 HEClient(e, d, index_mapper=_identity),
                 HEServer(e, d, use_the=True, index_mapper=_identity),
             ),
         ),
-        "hr": PureLDP("HadamardResponse", hr, caveat="pure-LDP's HR is another protocol (blocked HR) for eps > 1"),
+        "hr": Peer("HadamardResponse", hr, caveat="pure-LDP's HR is another protocol (blocked HR) for eps > 1"),
         # pure-LDP implements Apple's fixed family of k hash functions: our estimator=apple
-        "cms": PureLDP("CMS", cms(False), ours_params={"estimator": "apple"}),
-        "hcms": PureLDP("CMS(is_hadamard=True)", cms(True), ours_params={"estimator": "apple"}),
+        "cms": Peer("CMS", cms(False), ours_params={"estimator": "apple"}),
+        "hcms": Peer("CMS(is_hadamard=True)", cms(True), ours_params={"estimator": "apple"}),
+    }
+
+
+def multi_freq_ldpy_oracles() -> dict[str, PeerFunctions]:
+    """ldpbench name -> multi-freq-ldpy's client and aggregator (``*_Aggregator_MI``: the unbiased
+    estimator, clipped at 0 and normalized); imports multi-freq-ldpy (ImportError when missing)."""
+    from multi_freq_ldpy.pure_frequency_oracles.ADP import ADP_Aggregator_MI, ADP_Client
+    from multi_freq_ldpy.pure_frequency_oracles.GRR import GRR_Aggregator_MI, GRR_Client
+    from multi_freq_ldpy.pure_frequency_oracles.HE import HE_Aggregator_MI, HE_Client
+    from multi_freq_ldpy.pure_frequency_oracles.LH import LH_Aggregator_MI, LH_Client
+    from multi_freq_ldpy.pure_frequency_oracles.SS import SS_Aggregator_MI, SS_Client
+    from multi_freq_ldpy.pure_frequency_oracles.UE import UE_Aggregator_MI, UE_Client
+
+    return {
+        "grr": PeerFunctions("GRR", GRR_Client, GRR_Aggregator_MI),
+        "olh": PeerFunctions(
+            "LH(optimal=True)",
+            lambda v, d, e: LH_Client(v, d, e, True),
+            lambda r, d, e: LH_Aggregator_MI(r, d, e, True),
+        ),
+        "blh": PeerFunctions(
+            "LH(optimal=False)",
+            lambda v, d, e: LH_Client(v, d, e, False),
+            lambda r, d, e: LH_Aggregator_MI(r, d, e, False),
+        ),
+        "oue": PeerFunctions(
+            "UE(optimal=True)", lambda v, d, e: UE_Client(v, d, e, True), lambda r, d, e: UE_Aggregator_MI(r, e, True)
+        ),
+        "sue": PeerFunctions(
+            "UE(optimal=False)",
+            lambda v, d, e: UE_Client(v, d, e, False),
+            lambda r, d, e: UE_Aggregator_MI(r, e, False),
+        ),
+        "ss": PeerFunctions("SS", SS_Client, SS_Aggregator_MI),
+        "she": PeerFunctions(
+            "HE(use_thresh=False)", HE_Client, lambda r, d, e: HE_Aggregator_MI(r, d, e, use_thresh=False)
+        ),
+        "the": PeerFunctions(
+            "HE(use_thresh=True)",
+            HE_Client,
+            lambda r, d, e: HE_Aggregator_MI(r, d, e, use_thresh=True),
+            caveat="its THE threshold is its numerical optimum",
+        ),
+        "adp": PeerFunctions(
+            "ADP", lambda v, d, e: ADP_Client(v, d, e, True), lambda r, d, e: ADP_Aggregator_MI(r, d, e, True)
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class PeerHeavyHitter:
+    """How to build pure-LDP's client and server for one of our heavy-hitter protocols."""
+
+    label: str
+    make: Callable[[float, int, object], tuple[object, object]]
+    caveat: str = ""
+
+
+def pure_ldp_heavy_hitters() -> dict[str, PeerHeavyHitter]:
+    """ldpbench protocol name -> pure-LDP's heavy hitter; imports pure-LDP (ImportError when missing).
+
+    ``make(eps, bits, ours)`` (``ours``: our protocol instance, or None where ldpbench has none)."""
+    pure_ldp_numpy2()
+    from pure_ldp.frequency_oracles.apple_cms import CMSClient, CMSServer
+    from pure_ldp.heavy_hitters.apple_sfp import SFPClient, SFPServer
+    from pure_ldp.heavy_hitters.prefix_extending import PEMClient, PEMServer
+    from pure_ldp.heavy_hitters.treehistogram import TreeHistClient, TreeHistServer
+
+    def pem(eps: float, bits: int, ours: object) -> tuple[object, object]:
+        # pure-LDP's first group reports start_length + fragment_length bits: ours reports l_0
+        step = ours.step_bits  # type: ignore[attr-defined]
+        start = max(0, ours.first_bits - step)  # type: ignore[attr-defined]
+        return PEMClient(eps, start, bits, step), PEMServer(eps, start, bits, step)
+
+    def treehist(eps: float, bits: int, ours: object) -> tuple[object, object]:
+        return TreeHistClient(eps, 1, bits), TreeHistServer(eps, bits, 1)
+
+    def sfp(eps: float, bits: int, ours: object) -> tuple[object, object]:
+        # pure-LDP's SFP needs a frequency oracle passed in (CMS, Apple's) and its alphabet as a set
+        # (its server adds the padding character to it)
+        fragment, alphabet = 4, {"0", "1"}
+        server = CMSServer(eps, 64, 1024)
+        client = CMSClient(eps, server.get_hash_funcs(), 1024)
+        return (
+            SFPClient(eps, fragment, bits, alphabet=alphabet, fo_client=client),
+            SFPServer(eps, fragment, bits, alphabet=alphabet, fo_server=server),
+        )
+
+    return {
+        "pem": PeerHeavyHitter("PEM", pem, caveat="OLH server hashes all 2^l_i prefixes per report"),
+        "treehist": PeerHeavyHitter(
+            "TreeHist",
+            treehist,
+            caveat="2 OLH reports at eps/2 per user; both servers hash all 2^bits items per report",
+        ),
+        "sfp": PeerHeavyHitter("SFP (CMS k=64, m=1024, 4-bit fragments)", sfp),
     }
 
 
@@ -134,111 +307,290 @@ def zipf_values(d: int, n: int, rng: np.random.Generator) -> tuple[np.ndarray, n
     return values, np.bincount(values, minlength=d)
 
 
+def best_of(rounds: int, run: Callable[[int], float]) -> float:
+    """The smallest of ``run(r)`` (seconds) over ``rounds`` runs."""
+    return min(run(r) for r in range(rounds))
+
+
 def time_ours(oracle: object, counts: np.ndarray, rounds: int) -> float:
-    best = math.inf
-    for r in range(rounds):
+    from ldpbench.engine.simulate import simulate  # ldpbench is imported once the peers are found
+
+    def once(r: int) -> float:
         rng = np.random.default_rng(r)
         start = time.perf_counter()
         simulate(oracle, counts, rng, "per-user")
-        best = min(best, time.perf_counter() - start)
-    return best
+        return time.perf_counter() - start
+
+    return best_of(rounds, once)
 
 
-def time_pure(entry: PureLDP, eps: float, d: int, ours: object, values: np.ndarray, rounds: int) -> float:
-    best = math.inf
+def _seed_peers(r: int) -> None:
+    random.seed(r)  # the peers draw from the global generators
+    np.random.seed(r)
+
+
+def time_pure(entry: Peer, eps: float, d: int, ours: object, values: np.ndarray, rounds: int) -> float:
     items = [int(v) for v in values]
-    for r in range(rounds):
-        random.seed(r)  # pure-LDP draws from the global generators
-        np.random.seed(r)
+
+    def once(r: int) -> float:
+        _seed_peers(r)
         client, server = entry.make(eps, d, ours)
         start = time.perf_counter()
         for v in items:
             server.aggregate(client.privatise(v))
         server.estimate_all(range(d), suppress_warnings=True)
-        best = min(best, time.perf_counter() - start)
-    return best
+        return time.perf_counter() - start
+
+    return best_of(rounds, once)
 
 
-def render(rows: list[tuple], n: int, big_n: int, markdown: bool) -> str:
-    """The table: ldpbench and pure-LDP users/s at n, their ratio, ldpbench at big_n."""
+def time_functions(entry: PeerFunctions, eps: float, d: int, values: np.ndarray, rounds: int) -> float:
+    items = [int(v) for v in values]
+    entry.aggregate([entry.client(items[0], d, eps)], d, eps)  # numba compiles on the first call
 
-    def num(x: float) -> str:
-        return "—" if math.isnan(x) else f"{x:,.0f}"
+    def once(r: int) -> float:
+        _seed_peers(r)
+        start = time.perf_counter()
+        entry.aggregate([entry.client(v, d, eps) for v in items], d, eps)
+        return time.perf_counter() - start
 
-    header = (
-        "ldpbench",
-        "pure-LDP",
-        f"ldpbench n={n:,}",
-        f"pure-LDP n={n:,}",
-        "ratio",
-        f"ldpbench n={big_n:,}",
-        "note",
-    )
-    body = [
-        (name, label, num(small), num(pure), "—" if math.isnan(pure) else f"{small / pure:,.0f}x", num(big), note)
-        for name, label, small, pure, big, note in rows
-    ]
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|---|"]
-        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
-    widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
+    return best_of(rounds, once)
+
+
+def num(x: float) -> str:
+    return "—" if math.isnan(x) else f"{x:,.0f}"
+
+
+def ratio(ours: float, theirs: float) -> str:
+    if math.isnan(ours) or math.isnan(theirs):
+        return "—"
+    return f"{ours / theirs:,.0f}×" if ours >= 10 * theirs else f"{ours / theirs:.2g}×"
+
+
+def markdown(header: list[str], align: str, rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def plain(header: list[str], align: str, rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return "\n".join(
-        "  ".join(
-            str(c).ljust(w) if i in (0, 1, 6) else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))
-        ).rstrip()
-        for r in [header, *body]
+        "  ".join(c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(r, widths, align)).rstrip()
+        for r in [header, *rows]
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=2_000, help="users for both libraries (default 2,000)")
-    parser.add_argument("--big-n", type=int, default=200_000, help="users for ldpbench alone (default 200,000)")
-    parser.add_argument("--d", type=int, default=1_024, help="domain size (default 1,024)")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="privacy budget (default 1)")
-    parser.add_argument("--rounds", type=int, default=3, help="best of this many runs (default 3)")
-    parser.add_argument("--oracles", nargs="*", help="only these ldpbench oracles")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    args = parser.parse_args(argv)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            theirs = pure_ldp_oracles()
-    except ImportError as exc:
-        print(
-            f"compare_pure_ldp: pure-LDP is not installed ({exc}).\nInstall it beside ldpbench with:\n    {INSTALL}",
-            file=sys.stderr,
-        )
-        return 2
+@dataclass
+class Row:
+    """One line of a table: our throughput at the peers' n and at big n, each peer's, notes."""
+
+    name: str
+    small: float
+    big: float
+    peers: dict[str, tuple[str, float]] = field(default_factory=dict)  # peer -> (its name, users/s)
+    notes: list[str] = field(default_factory=list)
+
+    def fastest(self) -> tuple[str, float]:
+        timed = [(peer, rate) for peer, (_, rate) in self.peers.items() if not math.isnan(rate)]
+        return max(timed, key=lambda t: t[1]) if timed else ("—", math.nan)
+
+
+def render(
+    rows: list[Row], n: int, big_n: int, as_markdown: bool, *, what: str = "oracle", peers: tuple[str, ...] = PEERS
+) -> str:
+    """ldpbench's users/s at n and big n, each peer's (its name), the fastest peer and the ratio."""
+    header = [
+        f"ldpbench {what}",
+        f"ldpbench n={n:,}",
+        f"ldpbench n={big_n:,}",
+        *[f"{peer} n={n:,}" for peer in peers],
+        "fastest peer",
+        "ratio (same n)",
+        "note",
+    ]
+    body = []
+    for row in rows:
+        cells = [f"`{row.name}`", num(row.small), num(row.big)]
+        for peer in peers:
+            label, rate = row.peers.get(peer, ("", math.nan))
+            cells.append(f"{num(rate)} ({label})" if label and not math.isnan(rate) else (label or "—"))
+        best, best_rate = row.fastest()
+        cells += [best, ratio(row.small, best_rate), "; ".join(row.notes)]
+        body.append(cells)
+    align = "lrr" + "r" * len(peers) + "lrl"
+    return (markdown if as_markdown else plain)(header, align, body)
+
+
+def load_peers(heavy_hitters: bool) -> dict[str, dict]:
+    """Each peer's table by ldpbench name (ImportError when a peer is missing)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if heavy_hitters:
+            return {"pure-LDP": pure_ldp_heavy_hitters()}
+        return {"pure-LDP": pure_ldp_oracles(), "multi-freq-ldpy": multi_freq_ldpy_oracles()}
+
+
+def peer_failure(peer: str, exc: Exception) -> tuple[str, float]:
+    # a peer's own failure: shown in the table, never hidden
+    return (f"raised {type(exc).__name__}: {str(exc)[:80]}", math.nan)
+
+
+def oracle_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[Row]:
+    from ldpbench import build_plugins
+
     plugins = build_plugins()
-    names = args.oracles or plugins.registry("oracle").names()
+    names = args.only or plugins.registry("oracle").names()
     unknown = sorted(set(names) - set(plugins.registry("oracle").names()))
     if unknown:
-        print(f"compare_pure_ldp: no ldpbench oracle named {', '.join(unknown)}", file=sys.stderr)
-        return 2
+        raise SystemExit(f"compare_pure_ldp: no ldpbench oracle named {', '.join(unknown)}")
     rng = np.random.default_rng(20170816)
     values, counts = zipf_values(args.d, args.n, rng)
     _, big_counts = zipf_values(args.d, args.big_n, rng)
     rows = []
     for name in names:
-        entry = theirs.get(name)
-        ours = plugins.create("oracle", name, entry.ours_params if entry else {}, d=args.d, epsilon=args.epsilon)
-        big = args.big_n / time_ours(ours, big_counts, args.rounds)
-        small = args.n / time_ours(ours, counts, args.rounds)
-        if entry is None:
-            rows.append((name, "—", small, math.nan, big, "no pure-LDP counterpart"))
-            continue
+        entries = {peer: table[name] for peer, table in peers.items() if name in table}
+        params = next((e.ours_params for e in entries.values() if e.ours_params), {})
+        ours = plugins.create("oracle", name, params, d=args.d, epsilon=args.epsilon)
+        row = Row(
+            name, args.n / time_ours(ours, counts, args.rounds), args.big_n / time_ours(ours, big_counts, args.rounds)
+        )
+        if params:
+            row.notes.append("ours with " + ", ".join(f"{k}: {v}" for k, v in params.items()))
+        if not peers:
+            row.notes.append("peers not run (--ours-only)")
+        elif not entries:
+            row.notes.append("no peer implements it")
+        for peer, entry in entries.items():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if isinstance(entry, Peer):
+                        seconds = time_pure(entry, args.epsilon, args.d, ours, values, args.rounds)
+                    else:
+                        seconds = time_functions(entry, args.epsilon, args.d, values, args.rounds)
+                row.peers[peer] = (entry.label, args.n / seconds)
+            except Exception as exc:
+                row.peers[peer] = peer_failure(peer, exc)
+            if entry.caveat and (name != "hr" or args.epsilon > 1):
+                row.notes.append(f"{peer}: {entry.caveat}")
+        rows.append(row)
+    return rows
+
+
+def _users(population: object, rng: np.random.Generator) -> np.ndarray:
+    """Every user's item (uint64), shuffled."""
+    users = np.repeat(population.values, population.counts)  # type: ignore[attr-defined]
+    rng.shuffle(users)
+    return users
+
+
+def heavy_hitter_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[Row]:
+    from ldpbench import build_plugins
+
+    plugins = build_plugins()
+    names = args.only or list(HEAVY_HITTERS)
+    registered = set(plugins.registry("protocol").names())
+    data = {"bits": args.bits, "s": 1.1, "support": args.support}
+    population = plugins.create("dataset", "zipf-bits", {**data, "n": args.n}).load(np.random.default_rng(2019))
+    big_population = plugins.create("dataset", "zipf-bits", {**data, "n": args.big_n}).load(np.random.default_rng(2019))
+    strings = [format(int(v), f"0{args.bits}b") for v in _users(population, np.random.default_rng(1))]
+
+    def time_protocol(protocol: object, pop: object) -> float:
+        def once(r: int) -> float:
+            rng = np.random.default_rng(r)
+            start = time.perf_counter()
+            protocol.run(pop, args.epsilon, rng, simulation="per-user")  # type: ignore[attr-defined]
+            return time.perf_counter() - start
+
+        return best_of(args.rounds, once)
+
+    rows = []
+    for name in names:
+        ours = None
+        if name in registered:
+            ours = plugins.create("protocol", name, {"k": args.k, **HEAVY_HITTERS.get(name, {})})
+            row = Row(name, args.n / time_protocol(ours, population), args.big_n / time_protocol(ours, big_population))
+        else:
+            row = Row(name, math.nan, math.nan, notes=["not in ldpbench yet"])
+        if not peers:
+            row.notes.append("peers not run (--ours-only)")
+        for peer, table in peers.items():
+            entry = table.get(name)
+            if entry is None:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+
+                    def once(r: int, entry: PeerHeavyHitter = entry, ours: object = ours) -> float:
+                        _seed_peers(r)
+                        client, server = entry.make(args.epsilon, args.bits, ours)
+                        start = time.perf_counter()
+                        for s in strings:
+                            server.aggregate(client.privatise(s))
+                        server.find_heavy_hitters(k=args.k)
+                        return time.perf_counter() - start
+
+                    row.peers[peer] = (entry.label, args.n / best_of(args.rounds, once))
+            except Exception as exc:
+                row.peers[peer] = peer_failure(peer, exc)
+            if entry.caveat:
+                row.notes.append(f"{peer}: {entry.caveat}")
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--heavy-hitters", action="store_true", help="heavy-hitter protocols instead of oracles")
+    parser.add_argument("--n", type=int, help="users for every library (default 2,000; 200 with --heavy-hitters)")
+    parser.add_argument(
+        "--big-n", type=int, help="users for ldpbench alone (default 200,000; 1,000,000 with --heavy-hitters)"
+    )
+    parser.add_argument("--d", type=int, default=1_024, help="oracles: domain size (default 1,024)")
+    parser.add_argument("--bits", type=int, default=16, help="heavy hitters: item width in bits (default 16)")
+    parser.add_argument("--support", type=int, default=1_000, help="heavy hitters: distinct items held (default 1,000)")
+    parser.add_argument("--k", type=int, default=8, help="heavy hitters: items to identify (default 8)")
+    parser.add_argument("--epsilon", type=float, help="privacy budget (default 1; 4 with --heavy-hitters)")
+    parser.add_argument("--rounds", type=int, default=3, help="best of this many runs (default 3)")
+    parser.add_argument("--only", "--oracles", nargs="*", dest="only", help="only these ldpbench oracles / protocols")
+    parser.add_argument("--ours-only", action="store_true", help="time ldpbench alone (no peer is imported)")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    args = parser.parse_args(argv)
+    hh = args.heavy_hitters
+    args.n = args.n or (200 if hh else 2_000)
+    args.big_n = args.big_n or (1_000_000 if hh else 200_000)
+    args.epsilon = args.epsilon if args.epsilon is not None else (4.0 if hh else 1.0)
+    peers: dict[str, dict] = {}
+    if not args.ours_only:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pure = args.n / time_pure(entry, args.epsilon, args.d, ours, values, args.rounds)
-        except Exception as exc:  # pure-LDP's own failure: shown in the table, never hidden
-            rows.append((name, entry.label, small, math.nan, big, f"pure-LDP raised {type(exc).__name__}: {exc}"))
-            continue
-        caveat = entry.caveat if (name != "hr" or args.epsilon > 1) else ""
-        rows.append((name, entry.label, small, pure, big, caveat))
-    print(f"per-user simulation, d = {args.d}, eps = {args.epsilon:g}, Zipf(1.1) users; users/s, best of {args.rounds}")
-    print(render(rows, args.n, args.big_n, args.markdown))
+            peers = load_peers(hh)
+        except ImportError as exc:
+            print(
+                f"compare_pure_ldp: a peer is not installed ({exc}).\nInstall the peers beside ldpbench with:\n"
+                f"    {INSTALL}\nor time ldpbench alone with --ours-only.",
+                file=sys.stderr,
+            )
+            return 2
+    load = os.getloadavg()[0]
+    rows = heavy_hitter_rows(args, peers) if hh else oracle_rows(args, peers)
+    load = f"load average {max(load, os.getloadavg()[0]):.1f} on {os.cpu_count()} cores"
+    if hh:
+        print(
+            f"Per-user heavy hitters, zipf-bits (bits = {args.bits}, Zipf(1.1) over {args.support:,} items), "
+            f"k = {args.k}, ε = {args.epsilon:g}; users/s (reports and the server's search), best of {args.rounds}; "
+            f"{load}:"
+        )
+    else:
+        print(
+            f"Per-user simulation, d = {args.d:,}, ε = {args.epsilon:g}, Zipf(1.1) users; users/s "
+            f"(reports, aggregation, all d estimates), best of {args.rounds}; {load}:"
+        )
+    print()
+    if hh:
+        print(render(rows, args.n, args.big_n, args.markdown, what="protocol", peers=HEAVY_HITTER_PEERS))
+    else:
+        print(render(rows, args.n, args.big_n, args.markdown))
     return 0
 
 

@@ -10,6 +10,15 @@ file changes. Figures are medians: wall times of whole commands (startup include
     scripts/docs_figures.py --only quickstart-wall ci-wall --repeats 5
     scripts/docs_figures.py --dry-run            # measure and print, change nothing
     scripts/docs_figures.py --check              # every marker names a known figure (no measuring)
+    scripts/docs_figures.py --only peer-oracles --peers-python /tmp/peers-venv/bin/python
+
+A whole table is marked by a block: a line ``<!-- table:KEY -->``, the table, a line
+``<!-- /table -->``; KEY is one of :data:`TABLES`, whose rows are measured in one run of one
+script (``scripts/compare_pure_ldp.py``: ldpbench beside pure-LDP and multi-freq-ldpy). The peers
+are not ldpbench dependencies: the tables are measured only with ``--peers-python`` (or
+``LDPBENCH_PEERS_PYTHON``), the interpreter of an environment that has them (the script's
+docstring says how to make one); without it, or when the peers are missing there, the tables are
+left as they are, and the script says so.
 
 Run it on an idle machine: the README and docs/ state their figures for an idle 2-core machine.
 """
@@ -33,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The files whose marked figures this script owns.
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 MARKER = re.compile(r"<!-- fig:([a-z0-9-]+) -->(.*?)<!-- /fig -->", re.S)
+TABLE = re.compile(r"^<!-- table:([a-z0-9-]+) -->\n(.*?)^<!-- /table -->$", re.S | re.M)
 LDPBENCH = [sys.executable, "-m", "ldpbench"]
 
 
@@ -195,13 +205,47 @@ FIGURES: dict[str, Figure] = {
 }
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table measured by one run of ``scripts/compare_pure_ldp.py`` in the peers' interpreter."""
+
+    args: tuple[str, ...]  #: the script's arguments (``--markdown`` is added)
+
+    @property
+    def how(self) -> str:
+        return "/tmp/peers-venv/bin/python scripts/compare_pure_ldp.py " + " ".join((*self.args, "--markdown"))
+
+    def measure(self, python: str) -> str | None:
+        """The table's Markdown (the script's whole output), or None when the peers are missing."""
+        command = [python, str(ROOT / "scripts" / "compare_pure_ldp.py"), *self.args, "--markdown"]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if done.returncode == 2 and "not installed" in done.stderr:
+            return None
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+        return done.stdout.strip() + "\n"
+
+
+#: Whole tables, each measured in one run (ldpbench and its peers side by side, docs/scale-out.md).
+TABLES: dict[str, Table] = {
+    "peer-oracles": Table(("--n", "2000", "--big-n", "200000", "--d", "1024", "--epsilon", "1", "--rounds", "2")),
+    "peer-heavy-hitters": Table(
+        ("--heavy-hitters", "--n", "200", "--big-n", "1000000", "--bits", "16", "--epsilon", "4", "--rounds", "2")
+    ),
+}
+
+
 def markers(text: str) -> list[str]:
     return [m.group(1) for m in MARKER.finditer(text)]
 
 
+def tables(text: str) -> list[str]:
+    return [m.group(1) for m in TABLE.finditer(text)]
+
+
 def check() -> list[str]:
     """Problems with the markers: unknown keys, and known keys that no file uses."""
-    problems, used = [], set()
+    problems, used, used_tables = [], set(), set()
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
         for n, line in enumerate(text.splitlines(), 1):
@@ -211,13 +255,45 @@ def check() -> list[str]:
             used.add(key)
             if key not in FIGURES:
                 problems.append(f"{path.relative_to(ROOT)}: unknown figure {key!r} (known: {', '.join(FIGURES)})")
+        blocks = tables(text)
+        if len(blocks) != text.count("<!-- table:") or len(blocks) != text.count("<!-- /table -->"):
+            problems.append(
+                f"{path.relative_to(ROOT)}: a table block is a line <!-- table:KEY -->, the table, a line <!-- /table -->"
+            )
+        for key in blocks:
+            used_tables.add(key)
+            if key not in TABLES:
+                problems.append(f"{path.relative_to(ROOT)}: unknown table {key!r} (known: {', '.join(TABLES)})")
     problems += [f"figure {key!r} is marked in no file" for key in sorted(set(FIGURES) - used)]
+    problems += [f"table {key!r} is marked in no file" for key in sorted(set(TABLES) - used_tables)]
     return problems
+
+
+def measure_tables(keys: list[str], python: str | None) -> dict[str, str]:
+    """Each table's new text; a table whose peers are not installed is left out (left as it is)."""
+    out: dict[str, str] = {}
+    for key in keys:
+        table = TABLES[key].measure(python) if python else None
+        if table is None:
+            why = "no --peers-python given" if not python else f"the peers are not installed for {python}"
+            print(f"{key}: left as it is ({why}; {TABLES[key].how})", file=sys.stderr)
+            continue
+        out[key] = table
+        print(f"{key}:    ({TABLES[key].how})\n{table}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", metavar="KEY", choices=sorted(FIGURES), help="measure only these")
+    parser.add_argument(
+        "--only", nargs="+", metavar="KEY", choices=sorted({*FIGURES, *TABLES}), help="measure only these"
+    )
+    parser.add_argument(
+        "--peers-python",
+        default=os.environ.get("LDPBENCH_PEERS_PYTHON"),
+        help="interpreter of an environment with pure-LDP and multi-freq-ldpy, for the tables "
+        "(default: $LDPBENCH_PEERS_PYTHON; without it the tables are left as they are)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="runs per wall-time figure (median; default 3)")
     parser.add_argument("--dry-run", action="store_true", help="print the figures, change no file")
     parser.add_argument("--check", action="store_true", help="check the markers only (nothing is measured)")
@@ -239,14 +315,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     bench = Benchmarks()
     values = {}
-    for key in args.only or FIGURES:
+    for key in [k for k in args.only or FIGURES if k in FIGURES]:
         values[key] = FIGURES[key].measure(args.repeats, bench)
         print(f"{key}: {values[key]}    ({FIGURES[key].how})")
+    measured = measure_tables([k for k in args.only or TABLES if k in TABLES], args.peers_python)
     if args.dry_run:
         return 0
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
         new = MARKER.sub(lambda m: f"<!-- fig:{m.group(1)} -->{values.get(m.group(1), m.group(2))}<!-- /fig -->", text)
+        new = TABLE.sub(
+            lambda m: f"<!-- table:{m.group(1)} -->\n{measured.get(m.group(1), m.group(2))}<!-- /table -->", new
+        )
         if new != text:
             path.write_text(new, encoding="utf-8")
             print(f"rewrote {path.relative_to(ROOT)}", file=sys.stderr)

@@ -56,3 +56,42 @@ def test_a_span_prints_its_unit_once():
     assert figures.span([0.012, 0.018], figures.milliseconds) == "12–18 ms"
     assert figures.span([0.05, 0.21], figures.seconds_or_ms) == "50 ms–0.21 s"
     assert figures.span([0.0121, 0.0122], figures.milliseconds) == "12 ms"
+
+
+def test_the_peer_tables_are_marked_as_blocks():
+    figures = _script()
+    assert "peer-oracles" in figures.tables((ROOT / "README.md").read_text(encoding="utf-8"))
+    speed = figures.tables((ROOT / "docs" / "scale-out.md").read_text(encoding="utf-8"))
+    assert {"peer-oracles", "peer-heavy-hitters"} <= set(speed)
+    assert "peer-heavy-hitters" in figures.tables((ROOT / "docs" / "heavy-hitters.md").read_text(encoding="utf-8"))
+
+
+def test_an_unknown_or_broken_table_block_is_reported(tmp_path, monkeypatch):
+    figures = _script()
+    page = tmp_path / "page.md"
+    page.write_text("<!-- table:no-such-table -->\n| a |\n<!-- /table -->\n\n<!-- table:peer-oracles --> | a |\n")
+    monkeypatch.setattr(figures, "DOCS", (*figures.DOCS, page))
+    monkeypatch.setattr(figures, "ROOT", tmp_path.parent)
+    problems = figures.check()
+    assert any("unknown table 'no-such-table'" in p for p in problems)
+    assert any("a table block is a line" in p for p in problems)
+
+
+def test_without_the_peers_the_tables_are_left_as_they_are(capsys):
+    figures = _script()
+    assert figures.measure_tables(["peer-oracles", "peer-heavy-hitters"], None) == {}
+    err = capsys.readouterr().err
+    assert err.count("left as it is (no --peers-python given") == 2
+    # the block's text is replaced, and nothing else of the page
+    text = "before <!-- fig:ci-wall -->7 s<!-- /fig -->\n<!-- table:peer-oracles -->\n| old |\n<!-- /table -->\nafter\n"
+    new = figures.TABLE.sub(lambda m: f"<!-- table:{m.group(1)} -->\n| new |\n<!-- /table -->", text)
+    assert new == text.replace("| old |", "| new |")
+
+
+def test_an_interpreter_without_the_peers_leaves_the_tables(capsys):
+    if importlib.util.find_spec("pure_ldp") or importlib.util.find_spec("multi_freq_ldpy"):
+        return  # this interpreter has the peers: measuring would take minutes
+    figures = _script()
+    # the comparison script exits 2 ("not installed") before it imports ldpbench or times anything
+    assert figures.measure_tables(["peer-oracles"], sys.executable) == {}
+    assert "the peers are not installed" in capsys.readouterr().err
