@@ -532,7 +532,7 @@ def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its
         name = "toy-baskets"
 
         def load(self, rng):
-            return Population(np.array([5, 3, 2]), name="baskets", record="set")
+            return Population.from_sets(np.array([0, 2, 3]), np.array([0, 1, 2]), 3, name="baskets")
 
     @hookimpl
     def ldpbench_register_datasets(registry):
