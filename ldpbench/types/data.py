@@ -115,9 +115,13 @@ class Population:
             order = np.lexsort((members, rows))
             same = (rows[order][1:] == rows[order][:-1]) & (members[order][1:] == members[order][:-1])
             if np.any(same):
-                raise ValueError(f"Population.members lists an item twice in the set of user {int(rows[order][1:][same][0])}")
+                raise ValueError(
+                    f"Population.members lists an item twice in the set of user {int(rows[order][1:][same][0])}"
+                )
         if not np.array_equal(np.bincount(members, minlength=d), self.counts):
-            raise ValueError("Population.counts must be the item counts over all sets (np.bincount(members, minlength=d))")
+            raise ValueError(
+                "Population.counts must be the item counts over all sets (np.bincount(members, minlength=d))"
+            )
         object.__setattr__(self, "offsets", offsets)
         object.__setattr__(self, "members", members)
 

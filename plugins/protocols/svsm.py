@@ -186,7 +186,9 @@ class SVSM(Protocol):
         return {"top-k": result}
 
     @staticmethod
-    def _olh_counts(values: np.ndarray, size: int, epsilon: float, rng: np.random.Generator, simulation: str) -> np.ndarray:
+    def _olh_counts(
+        values: np.ndarray, size: int, epsilon: float, rng: np.random.Generator, simulation: str
+    ) -> np.ndarray:
         """OLH support counts of every value of ``[size]`` from users holding ``values``."""
         if simulation == "per-user":
             seeds, reports = olh.perturb(values.astype(np.uint64), epsilon, rng)

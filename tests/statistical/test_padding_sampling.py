@@ -33,7 +33,10 @@ def test_the_padded_estimator_has_the_stated_mean_and_variance(oracle, simulatio
     ell = int(pop.set_sizes.max()) if padding == "longest" else 1
     proto = ps.PaddingSampling(ell=ell, oracle=oracle)
     runs = np.array(
-        [proto.run(pop, 1.0, np.random.default_rng([7, r]), simulation=simulation)["frequencies"].frequencies for r in range(REPEATS)]
+        [
+            proto.run(pop, 1.0, np.random.default_rng([7, r]), simulation=simulation)["frequencies"].frequencies
+            for r in range(REPEATS)
+        ]
     )
     p, q = ps.oracle_probabilities(oracle, pop.d, ell, 1.0)
     mean, var = ps.psfo_moments(pop, ell, p, q)
@@ -68,7 +71,7 @@ def _planted(n: int, rng: np.random.Generator, d: int = 400, share: float = 0.2,
 def test_svsm_identifies_a_planted_frequent_set(simulation, repeats, least):
     # n = 20,000, eps = 4, k = 5: the 5 planted items (20% of users each, over 400 items; the next about 1%).
     # Measured on other seeds: 300 of 300 aggregate, 20 of 20 per-user runs (at eps = 2: 178 of
-    # 200, the candidate phase's ell = 1 sample being the weak link).
+    # 200 over 1,000 items, the candidate phase's ell = 1 sample being the weak link).
     pop = _planted(20_000, np.random.default_rng(7))
     found = 0
     for r in range(repeats):

@@ -567,4 +567,7 @@ metrics: [mse]
 """
     (found,) = problems(tmp_path, plugins, text)
     assert found.split(": ", 1)[0].endswith("spec.yaml:9")
-    assert "oracle 'oue' takes records of shape item, but the users of dataset 'zipf-sets(n=2000,d=50)' each hold a set" in found
+    assert (
+        "oracle 'oue' takes records of shape item, but the users of dataset 'zipf-sets(n=2000,d=50)' each hold a set"
+        in found
+    )

@@ -62,7 +62,9 @@ def test_the_shipped_kosarak_head_sets_are_the_partial_sample():
 
 
 def test_decoding_round_trips_and_refuses_a_foreign_file():
-    raw = gzip.GzipFile(fileobj=io.BytesIO(resources.files("ldpbench_data").joinpath("kosarak-head-sets.sets.gz").read_bytes())).read()
+    raw = gzip.GzipFile(
+        fileobj=io.BytesIO(resources.files("ldpbench_data").joinpath("kosarak-head-sets.sets.gz").read_bytes())
+    ).read()
     offsets, members, ids = decode_sets(raw)
     assert offsets[-1] == members.size and ids.size == 17_034
     from ldpbench.errors import UsageError

@@ -89,6 +89,8 @@ def test_a_run_estimates_the_shares_of_users(oracle, simulation):
     offsets = np.concatenate([[0], np.cumsum(np.tile([1, 2, 1, 1], 5000))])
     members = np.tile([0, 0, 1, 2, 0], 5000)
     pop = Population.from_sets(offsets, members, 3)
-    est = ps.PaddingSampling(ell=2, oracle=oracle).run(pop, 4.0, np.random.default_rng(3), simulation=simulation)["frequencies"]
+    est = ps.PaddingSampling(ell=2, oracle=oracle).run(pop, 4.0, np.random.default_rng(3), simulation=simulation)[
+        "frequencies"
+    ]
     assert est.n == 20_000 and est.info["oracle"] == oracle
     assert np.allclose(est.frequencies, [0.75, 0.25, 0.25], atol=0.08)
