@@ -112,12 +112,15 @@ class Population:
             raise ValueError(f"Population.members must be histogram positions in 0 .. {d - 1}")
         if members.size > 1:
             rows = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
-            order = np.lexsort((members, rows))
-            same = (rows[order][1:] == rows[order][:-1]) & (members[order][1:] == members[order][:-1])
-            if np.any(same):
-                raise ValueError(
-                    f"Population.members lists an item twice in the set of user {int(rows[order][1:][same][0])}"
-                )
+            within = rows[1:] == rows[:-1]
+            if not np.all(members[1:][within] > members[:-1][within]):  # not ascending in every set: sort
+                order = np.lexsort((members, rows))
+                rows, ordered = rows[order], members[order]
+                same = (rows[1:] == rows[:-1]) & (ordered[1:] == ordered[:-1])
+                if np.any(same):
+                    raise ValueError(
+                        f"Population.members lists an item twice in the set of user {int(rows[1:][same][0])}"
+                    )
         if not np.array_equal(np.bincount(members, minlength=d), self.counts):
             raise ValueError(
                 "Population.counts must be the item counts over all sets (np.bincount(members, minlength=d))"

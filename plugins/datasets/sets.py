@@ -119,7 +119,7 @@ class ZipfSets(Dataset):
 
     name = "zipf-sets"
     params = (
-        Param("n", int, 100_000, "number of users", min=1, max=MAX_USERS),
+        Param("n", int, 20_000, "number of users", min=1, max=MAX_USERS),
         Param("d", int, 1_000, "domain size", min=2, max=10**7),
         Param("s", float, 1.1, "Zipf exponent of the items", min=0, max=100),
         Param("mean_size", float, 4.0, "mean number of draws per user (1 + Poisson(mean_size - 1))", min=1, max=1000),
