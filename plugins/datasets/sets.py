@@ -4,6 +4,8 @@
   (complete; shipped as ``ldpbench_data/retail-sets.sets.gz``, ``datasets/retail-sets.md``);
 - ``kosarak-head-sets``: the first 36,682 Kosarak transactions as sets (a **partial sample**;
   ``datasets/kosarak-head-sets.md``);
+- both take ``users``: that many users drawn from the file's with replacement (a bootstrap
+  stand-in at another scale, e.g. the Kosarak head at full Kosarak's 990,002 users);
 - ``zipf-sets``: synthetic. User i draws ``m_i = 1 + Poisson(mean_size - 1)`` items independently
   from Zipf(``s``) over ``[d]`` (item r, 0-based, with probability proportional to
   ``(r + 1)^(-s)``) and holds the distinct ones; items are drawn with the dataset's stream, so a
@@ -62,25 +64,52 @@ def shipped_sets(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return decode_sets(gzip.GzipFile(fileobj=io.BytesIO(raw)).read())
 
 
+def resample_users(
+    offsets: np.ndarray, members: np.ndarray, users: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``users`` users drawn uniformly with replacement, each with their set (a bootstrap stand-in
+    at another scale: the same law of sets, item shares within noise of the original's)."""
+    chosen = rng.integers(0, offsets.size - 1, size=users)
+    sizes = np.diff(offsets)[chosen]
+    out = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    starts = np.repeat(offsets[chosen] - out[:-1], sizes)
+    return out, members[starts + np.arange(out[-1])]
+
+
 class _ShippedSets(Dataset):
     """A set-valued FIMI dataset shipped as ``<name>.sets.gz`` with a ``<name>.md`` note."""
 
     label: str = ""
     source: str = ""
     partial: bool = False
+    params = (
+        Param(
+            "users",
+            int,
+            0,
+            "0: the file's users; otherwise that many drawn from them with replacement (a stand-in at another scale)",
+            min=0,
+            max=MAX_USERS,
+        ),
+    )
 
     def load(self, rng: np.random.Generator) -> Population:
         offsets, members, ids = shipped_sets(self.name)
+        label = self.label or self.name
+        if self.users:
+            offsets, members = resample_users(offsets, members, self.users, rng)
+            label = f"{self.name} resampled to {self.users:,} users"
         return Population.from_sets(
             offsets,
             members,
             ids.size,
-            name=self.label or self.name,
+            name=label,
             labels=[str(int(i)) for i in ids],
             info={
                 "source": f"{self.source}; shipped ldpbench_data/{self.name}.sets.gz",
                 "provenance": f"ldpbench_data/{self.name}.md",
                 "partial": self.partial,
+                **({"resampled_users": self.users} if self.users else {}),
             },
         )
 

@@ -82,3 +82,11 @@ def test_zipf_sets_follow_the_stated_law():
     pop = ZipfSets(n=20_000, d=50, s=1.5, mean_size=3).load(np.random.default_rng(2))
     assert pop.record == "set" and pop.counts[0] > pop.counts[10] > pop.counts[49]
     assert pop.set_sizes.max() <= 50
+
+
+def test_a_resampled_stand_in_keeps_the_law_of_the_sets():
+    pop = KosarakHeadSets(users=50_000).load(np.random.default_rng(4))
+    head = KosarakHeadSets().load(np.random.default_rng(0))
+    assert pop.n == 50_000 and pop.d == head.d and "resampled" in pop.name
+    # the top item's share 0.606 (sd of the resampled share ~0.0022): within 0.01
+    assert abs(pop.frequencies[0] - head.frequencies[0]) < 0.01
