@@ -45,6 +45,12 @@ class Population:
         (one item each: the histogram says everything) or, declared by a dataset whose users hold
         more, ``set``, ``tuple`` or ``sequence``; a mechanism whose tags do not take the shape is
         refused at validation (docs/data-model.md).
+    :param offsets: for ``record = "set"``: user ``i`` holds ``members[offsets[i]:offsets[i+1]]``
+        (int64, length ``n + 1``, ``offsets[0] = 0``, non-decreasing; an empty set is allowed).
+    :param members: for ``record = "set"``: the histogram positions (indices into ``counts``, not
+        domain items) of every user's items, distinct within a user. ``counts`` is then the item
+        count over all sets: ``counts[v]`` users hold item ``v``, checked against ``members``
+        (build one with :meth:`from_sets`); ``n`` is the number of users, not ``counts.sum()``.
     """
 
     counts: np.ndarray
@@ -56,6 +62,8 @@ class Population:
     domain: Domain | None = None
     values: np.ndarray | None = None
     record: str = "item"
+    offsets: np.ndarray | None = None
+    members: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.record not in RECORDS:
@@ -82,6 +90,57 @@ class Population:
             )
         elif self.domain is not None and self.domain.size != counts.size:
             raise ValueError(f"an enumerable domain of {self.domain.size} items needs {self.domain.size} counts")
+        if self.record == "set":
+            self._check_sets()
+        elif self.offsets is not None or self.members is not None:
+            raise ValueError(f"Population.offsets and members are for record 'set', not {self.record!r}")
+
+    def _check_sets(self) -> None:
+        """The CSR pair of a set-valued population, validated (vectorized: O(M log M) for M members)."""
+        if self.offsets is None or self.members is None:
+            raise ValueError("a population with record 'set' needs 'offsets' (n + 1) and 'members' (its users' items)")
+        offsets, members = np.asarray(self.offsets), np.asarray(self.members)
+        if offsets.ndim != 1 or offsets.size < 1 or members.ndim != 1:
+            raise ValueError("Population.offsets and members must be one-dimensional, offsets of length n + 1 >= 1")
+        if not (np.issubdtype(offsets.dtype, np.integer) and np.issubdtype(members.dtype, np.integer)):
+            raise ValueError("Population.offsets and members must be integer arrays")
+        offsets, members = offsets.astype(np.int64, copy=False), members.astype(np.int64, copy=False)
+        if offsets[0] != 0 or offsets[-1] != members.size or np.any(np.diff(offsets) < 0):
+            raise ValueError("Population.offsets must start at 0, never decrease and end at len(members)")
+        d = self.counts.size
+        if members.size and (members.min() < 0 or members.max() >= d):
+            raise ValueError(f"Population.members must be histogram positions in 0 .. {d - 1}")
+        if members.size > 1:
+            rows = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+            within = rows[1:] == rows[:-1]
+            if not np.all(members[1:][within] > members[:-1][within]):  # not ascending in every set: sort
+                order = np.lexsort((members, rows))
+                rows, ordered = rows[order], members[order]
+                same = (rows[1:] == rows[:-1]) & (ordered[1:] == ordered[:-1])
+                if np.any(same):
+                    raise ValueError(
+                        f"Population.members lists an item twice in the set of user {int(rows[1:][same][0])}"
+                    )
+        if not np.array_equal(np.bincount(members, minlength=d), self.counts):
+            raise ValueError(
+                "Population.counts must be the item counts over all sets (np.bincount(members, minlength=d))"
+            )
+        object.__setattr__(self, "offsets", offsets)
+        object.__setattr__(self, "members", members)
+
+    @classmethod
+    def from_sets(cls, offsets: np.ndarray, members: np.ndarray, d: int, **fields: Any) -> Population:
+        """A set-valued population (``record = "set"``) from its CSR pair, the counts derived."""
+        members = np.asarray(members, dtype=np.int64)
+        counts = np.bincount(members, minlength=d) if members.size else np.zeros(d, dtype=np.int64)
+        return cls(counts, record="set", offsets=np.asarray(offsets, dtype=np.int64), members=members, **fields)
+
+    @property
+    def set_sizes(self) -> np.ndarray:
+        """Each user's number of items (``record = "set"`` only)."""
+        if self.offsets is None:
+            raise ValueError("set_sizes is defined for a set-valued population only")
+        return np.diff(self.offsets)
 
     @property
     def item_domain(self) -> Domain:
@@ -101,12 +160,15 @@ class Population:
 
     @property
     def n(self) -> int:
-        """Number of users."""
+        """Number of users (of sets, for a set-valued population)."""
+        if self.offsets is not None:
+            return int(self.offsets.size - 1)
         return int(self.counts.sum())
 
     @property
     def frequencies(self) -> np.ndarray:
-        """True frequencies as fractions (sum to 1)."""
+        """True frequencies as fractions of the users (sum to 1; for sets, the share of users
+        holding each item, which sum to the mean set size)."""
         n = self.n
         return self.counts / n if n else np.zeros(self.d)
 
@@ -118,8 +180,22 @@ class Population:
         """``m`` users drawn without replacement (a multivariate hypergeometric draw)."""
         if m > self.n:
             raise ValueError(f"cannot sample {m} users from a population of {self.n}")
+        if self.offsets is not None:
+            return self._sample_sets(m, rng)
         counts = rng.multivariate_hypergeometric(self.counts, m, method="marginals")
         return self.replace(counts=counts)
+
+    def _sample_sets(self, m: int, rng: np.random.Generator) -> Population:
+        """``m`` of the users, with their sets, drawn without replacement (kept in their order)."""
+        offsets = self.offsets
+        assert offsets is not None and self.members is not None
+        chosen = np.sort(rng.choice(self.n, size=m, replace=False))
+        sizes = np.diff(offsets)[chosen]
+        new_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        starts = np.repeat(offsets[chosen] - new_offsets[:-1], sizes)
+        members = self.members[starts + np.arange(new_offsets[-1])]
+        counts = np.bincount(members, minlength=self.d)
+        return self.replace(counts=counts, offsets=new_offsets, members=members)
 
 
 class Channel(ABC):

@@ -536,7 +536,7 @@ def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its
         name = "toy-baskets"
 
         def load(self, rng):
-            return Population(np.array([5, 3, 2]), name="baskets", record="set")
+            return Population.from_sets(np.array([0, 2, 3]), np.array([0, 1, 2]), 3, name="baskets")
 
     @hookimpl
     def ldpbench_register_datasets(registry):
@@ -552,4 +552,26 @@ def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its
     assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in found] == ["7", "7"]  # oracles: [grr, oue]
     assert (
         "oracle 'grr' takes records of shape item, but the users of dataset 'toy-baskets' each hold a set" in found[0]
+    )
+
+
+def test_an_item_only_oracle_on_a_set_valued_dataset_is_refused_at_its_line(tmp_path, plugins):
+    text = """\
+name: sets
+seed: 7
+repeats: 1
+datasets:
+  - zipf-sets: {n: 2000, d: 50}
+epsilons: [2]
+oracles:
+  - padding-sampling: {ell: 3}
+  - oue
+pipelines: [base]
+metrics: [mse]
+"""
+    (found,) = problems(tmp_path, plugins, text)
+    assert found.split(": ", 1)[0].endswith("spec.yaml:9")
+    assert (
+        "oracle 'oue' takes records of shape item, but the users of dataset 'zipf-sets(n=2000,d=50)' each hold a set"
+        in found
     )
