@@ -104,7 +104,21 @@ def test_unit_tests_pass_with_baseline_dispatch():
     if not dispatched_features():
         pytest.skip("this numpy build dispatches nothing beyond its baseline")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", *NUMERIC_UNIT_TESTS, "-m", "not slow", "-q", "-p", "no:cacheprovider"],
+        # -n 0: one process. The suite around this test already keeps every core busy, and xdist
+        # workers would each collect the tests and import every plugin again (about 10 s of CPU).
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *NUMERIC_UNIT_TESTS,
+            "-m",
+            "not slow",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+        ],
         cwd=ROOT,
         env=baseline_environment(),
         capture_output=True,
