@@ -62,3 +62,24 @@ def test_the_library_reader_counts_them(tmp_path, capsys):
         run = read_run(out)
     assert run.left_out_cells == 3 and set(run.rows["epsilon"].to_list()) == {1.0}
     assert [w.category for w in caught] == [ResultsWarning]
+
+
+def test_a_metric_added_reruns_the_cells_and_says_why_and_removed_the_readers_warn(tmp_path, capsys):
+    # issue 29 (trial shortfall 11): adding a metric reran every cell and said only "(3 run, 0
+    # already done)"; removing one leaves rows that leaderboard and rank leave out, with a warning
+    two = SPEC.replace("oracles: [grr]", "oracles: [grr, oue]")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(two)
+    out = tmp_path / "out"
+    assert cli(capsys, "run", spec, "--out", out, "--no-progress")[0] == 0
+    spec.write_text(two.replace("[mse]", "[mse, l1]"))
+    code, _, err = cli(capsys, "run", spec, "--out", out, "--no-progress")
+    assert code == 0 and "(12 run, 0 already done)" in err
+    assert "12 stored cells rerun: their stored rows lack pipelines or metrics new to the spec (base · l1)" in err
+    spec.write_text(two)
+    code, _, err = cli(capsys, "run", spec, "--out", out, "--no-progress")
+    assert code == 0 and "(0 run, 12 already done)" in err and "stored cells rerun" not in err
+    left_out = "stored row(s) of pipelines or metrics that the spec in its manifest.json does not have"
+    for command in (["leaderboard", out], ["rank", out, "--metric", "mse"]):
+        code, _, err = cli(capsys, *command)
+        assert code == 0 and left_out in err, (command, err)
