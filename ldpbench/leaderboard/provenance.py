@@ -80,8 +80,15 @@ def _changes(before: Mapping[str, Mapping[str, Any]], now: Mapping[str, Mapping[
         old = before.get(key)
         if old is None:
             continue
-        what = [f for f, field in (("version", "version"), ("algorithm_version", "algorithm_version"),
-                                   ("source", "source_hash")) if old.get(field) != new.get(field)]
+        what = [
+            f
+            for f, field in (
+                ("version", "version"),
+                ("algorithm_version", "algorithm_version"),
+                ("source", "source_hash"),
+            )
+            if old.get(field) != new.get(field)
+        ]
         if what:
             out[key] = what
     return out

@@ -76,7 +76,9 @@ def stale_reasons(
     return reasons or ["a plugin, its parameters or a data file changed since they were stored"]
 
 
-def incomplete_cells(rows: pl.DataFrame, expected: ExpectedRows, done: set[str], stale: set[str]) -> tuple[set[str], str]:
+def incomplete_cells(
+    rows: pl.DataFrame, expected: ExpectedRows, done: set[str], stale: set[str]
+) -> tuple[set[str], str]:
     """The stored cells a run must compute again because they lack rows of a pipeline or metric
     that the spec has and their run did not (a metric added to the spec), and why, in words.
 

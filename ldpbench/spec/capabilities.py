@@ -91,7 +91,9 @@ def capability_problems(
             message = _missing(info.name, mech.name, oracle, tags, needs, simulation, personalized)
             if message:
                 if "use '" not in message and "set 'simulation" not in message:
-                    message += _alternative(plugins, info.name, needs, mech.name, oracle, tags, simulation, personalized)
+                    message += _alternative(
+                        plugins, info.name, needs, mech.name, oracle, tags, simulation, personalized
+                    )
                 problems.append((path, message))
     return problems
 
@@ -175,9 +177,9 @@ def _alternative(
             continue
         try:
             other = contained_call(
-                f"postprocessor '{info.name}'", "built bare for its tags()", lambda info=info: plugins.create(
-                    "postprocessor", info.name
-                ).tags()
+                f"postprocessor '{info.name}'",
+                "built bare for its tags()",
+                lambda info=info: plugins.create("postprocessor", info.name).tags(),
             )
         except Exception:  # noqa: BLE001 - one that cannot be built bare is no suggestion
             continue

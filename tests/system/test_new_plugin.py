@@ -81,8 +81,16 @@ def _the_documented_command_line_gate(repo: Path, site: Path, env: dict[str, str
         out = []
         for c in commands:
             args = [a.replace("DIR", str(repo / "results" / "gate")) for a in c[1:]]
-            out.append(subprocess.run([sys.executable, "-m", "ldpbench", *args], cwd=repo, env=env,
-                                      capture_output=True, text=True, timeout=600))
+            out.append(
+                subprocess.run(
+                    [sys.executable, "-m", "ldpbench", *args],
+                    cwd=repo,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+            )
         assert out[0].returncode == 0, out[0].stderr[-2000:]
         return out[1]
 

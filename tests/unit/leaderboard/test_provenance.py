@@ -52,9 +52,19 @@ def test_a_dirty_baseline_and_missing_manifests():
 
 def _row(oracle, mean, se=0.001):
     return {
-        "dataset": "zipf", "users": "", "epsilon": 1.0, "oracle": oracle, "pipeline": "base", "metric": "mse",
-        "mean": mean, "stderr": se, "repeats": 40, "failed": 0, "greater_is_better": False,
-        "fingerprint": "f", "error": None,
+        "dataset": "zipf",
+        "users": "",
+        "epsilon": 1.0,
+        "oracle": oracle,
+        "pipeline": "base",
+        "metric": "mse",
+        "mean": mean,
+        "stderr": se,
+        "repeats": 40,
+        "failed": 0,
+        "greater_is_better": False,
+        "fingerprint": "f",
+        "error": None,
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,8 +9,6 @@ from pathlib import Path
 import pytest
 
 from ldpbench.results.manifest import git_commit
-from ldpbench.util.provenance import portable_argv, portable_path
-
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

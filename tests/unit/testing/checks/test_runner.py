@@ -12,8 +12,8 @@ import pytest
 from support import SMALL
 
 from ldpbench.testing import CheckSkipped, oracle_checks, parametrize_with_checks
-from ldpbench_plugins.oracles.grr import GRR
 from ldpbench_plugins.oracles.cms import CMS
+from ldpbench_plugins.oracles.grr import GRR
 
 from .test_oracle import APPLE
 
