@@ -96,8 +96,9 @@ def _the_documented_command_line_gate(repo: Path, site: Path, env: dict[str, str
 
     ok = gate()
     assert ok.returncode == 0 and ok.stdout.startswith("**OK**"), ok.stdout + ok.stderr
-    module = site / "ldpbench_my_oracle" / "__init__.py"  # the installed copy: what ldpbench loads
-    module.write_text(module.read_text() + "\n# my own oracle now\n")
+    # `python -m` in the repository imports its own package folder first; the installed copy too
+    for module in (repo / "ldpbench_my_oracle" / "__init__.py", site / "ldpbench_my_oracle" / "__init__.py"):
+        module.write_text(module.read_text() + "\n# my own oracle now\n")
     stale = gate()
     assert stale.returncode == 1 and "example code `ldpbench new-plugin` wrote" in stale.stdout, stale.stdout
     assert "--ldpbench-update-baseline" in stale.stdout
