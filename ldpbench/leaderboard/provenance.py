@@ -139,7 +139,7 @@ def code_findings(
     if same_algorithm:
         notes.append(
             f"the code of {_listing(same_algorithm)} changed since {baseline_name} with the same "
-            f"algorithm_version: its rows are compared with the old code's numbers (bump algorithm_version "
+            f"algorithm_version: their rows are compared with the old code's numbers (bump algorithm_version "
             f"for a deliberate change of algorithm; refresh the baseline once the new numbers are right)"
         )
     return blockers, notes
