@@ -126,7 +126,11 @@ def code_findings(
     example = baseline.get(SCAFFOLD_EXAMPLE)
     if isinstance(example, Mapping):
         dist = example.get("distribution")
-        mine = sorted(k for k in changed if before[k].get("distribution") == dist)
+        # the code, not the version an install reports: the example's code under another version
+        # string (an editable install, a rebuilt wheel) is still the example's
+        mine = sorted(
+            k for k, what in changed.items() if before[k].get("distribution") == dist and set(what) - {"version"}
+        )
         if mine:
             blockers.append(
                 f"{baseline_name} holds the numbers of the example code `ldpbench new-plugin` wrote "
