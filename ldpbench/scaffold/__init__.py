@@ -133,7 +133,7 @@ def new_plugin(
     return NewPlugin(root, unversioned)
 
 
-#: The baseline manifest of a generated repository (tests/test_leaderboard.py's baseline).
+#: The baseline manifest of a generated repository (the generated gate's baseline).
 BASELINE_MANIFEST = "reports/baseline/manifest.json"
 
 
