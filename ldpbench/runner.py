@@ -45,7 +45,7 @@ from ldpbench.loading.identity import spec_identities
 from ldpbench.loading.manager import Plugins
 from ldpbench.results.manifest import run_manifest
 from ldpbench.results.read import this_spec_rows
-from ldpbench.results.status import cell_status, stale_reasons
+from ldpbench.results.status import cell_status, incomplete_cells, stale_reasons
 from ldpbench.results.store import ResultsStore
 from ldpbench.spec.expand import Cell, count_cells, expand
 from ldpbench.spec.model import Entry, Spec
@@ -113,6 +113,9 @@ class RunOutcome:
     #: cells whose stored rows came from other code or data, rerun in this run, and why
     cells_stale: int = 0
     stale_reasons: list[str] = field(default_factory=list)
+    #: stored cells rerun because they lack rows of pipelines or metrics new to the spec, and why
+    cells_incomplete: int = 0
+    incomplete_reason: str = ""
 
 
 def default_out_dir(spec: Spec) -> Path:
@@ -137,6 +140,9 @@ class RunPlan:
     todo: list[Cell]
     stale: set[str] = field(default_factory=set)
     stale_reasons: list[str] = field(default_factory=list)
+    #: stored cells rerun because the spec has pipelines or metrics their rows lack
+    incomplete: set[str] = field(default_factory=set)
+    incomplete_reason: str = ""
 
 
 def plan_run(spec: Spec, plugins: Plugins, store: ResultsStore, *, rerun: bool, recompute: bool) -> RunPlan:
@@ -158,7 +164,8 @@ def plan_run(spec: Spec, plugins: Plugins, store: ResultsStore, *, rerun: bool, 
                 "run without --no-recompute to recompute them (results left unchanged)"
             )
     todo = [c for c in cells if c.cell_id not in done]
-    return RunPlan(spec, cells, expected, identities, state.rows, todo, stale, reasons)
+    incomplete, why = (set(), "") if rerun else incomplete_cells(state.rows, expected, done, stale)
+    return RunPlan(spec, cells, expected, identities, state.rows, todo, stale, reasons, incomplete, why)
 
 
 def execute(
@@ -221,6 +228,8 @@ def _outcome(
         seconds=seconds,
         cells_stale=len(plan.stale),
         stale_reasons=plan.stale_reasons,
+        cells_incomplete=len(plan.incomplete),
+        incomplete_reason=plan.incomplete_reason,
     )
 
 

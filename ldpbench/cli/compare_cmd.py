@@ -1,6 +1,7 @@
 """``ldpbench compare BASELINE CURRENT``: the noise-aware regression gate for CI.
 
 Exit status: 0 when nothing got worse; 1 when a metric is worse beyond its threshold and its noise,
+the baseline is the scaffold's example and the plugin's code is not (:mod:`ldpbench.leaderboard.provenance`),
 a row fails in more repeats than in the baseline, a mean became NaN or infinite, a baseline row is
 missing (unless ``--allow-missing``) or not comparable (unless ``--allow-not-comparable``); 2 on a
 usage error (unreadable or malformed input, a baseline with a non-finite mean, bad ``--threshold``,
@@ -20,6 +21,11 @@ directories. Marks: + worse, - better, ! newly failing or failing in more repeat
 data changed). A row is worse if its mean moved the wrong way by more than the threshold AND by
 more than Z standard errors of the difference, or is NaN or infinite now. Missing rows fail the
 gate unless --allow-missing, not-comparable rows unless --allow-not-comparable; new rows never do.
+Where the manifests beside the leaderboards record the plugins' code (a digest of each plugin's
+source), the verdict notes a plugin whose code changed since the baseline, and fails when the
+baseline is the example code `ldpbench new-plugin` wrote and the plugin is no longer it. Rows
+better beyond the noise get a note: a lower error can also mean a biased estimator (run
+`ldpbench check-plugin NAME`).
 Each compared row's "detectable" column is the smallest change the gate could flag on it,
 max(threshold, Z * sqrt(se_baseline² + se_current²)); the verdict line gives its median and range.
 
@@ -77,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     z = DEFAULT_Z if args.z is None else args.z
     baseline = load_leaderboard(args.baseline, "baseline")
     current = load_leaderboard(args.current, "current")
+    from ldpbench.leaderboard.provenance import read_manifest
+
+    manifests = (read_manifest(args.baseline), read_manifest(args.current))
     result = compare(
         baseline,
         current,
@@ -86,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         current_name=args.current,
         allow_missing=args.allow_missing,
         allow_not_comparable=args.allow_not_comparable,
+        manifests=manifests,
     )
     print(render_comparison(result, args.format, only_changed=args.only_changed), end="")
     return int(ExitCode.REGRESSION if result.regressed else ExitCode.OK)

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([m.describe() for m in matches], indent=2))
         return 0
     for info in matches:
-        print(f"{info.name} ({info.kind}) — {info.origin}")
+        print(f"{info.name} ({info.kind}) — {info.origin}; algorithm_version {str(info.cls.algorithm_version)!r}")
         doc = inspect.getdoc(info.cls) or ""
         if doc:
             print()

@@ -13,8 +13,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="write a Markdown report (tables + metric-vs-epsilon PNG figures) of a run",
         description="Write RESULTS/report/report.md with the leaderboard tables and the PNG figures of "
-        "each metric (one panel per dataset x oracle, x = epsilon, one line per pipeline, at most 12 "
-        "lines a panel, identical series drawn once, error bars = 95% CI), like the papers' figures. "
+        "each metric (x = epsilon; by default one panel per dataset and per value of whichever of "
+        "oracle and pipeline has fewer values, so the more numerous share a panel, see --facet; at "
+        "most 12 lines a panel, identical series drawn once, error bars = 95% CI), like the papers' "
+        "figures, and a critical-difference diagram per metric where the grid can be ranked. "
         "With several RESULTS (oldest first), a history report: each row's metric across them, with "
         "the changes `ldpbench compare` would flag between consecutive ones marked.",
         epilog="RESULTS is a folder written by `ldpbench run` (results.jsonl), a folder with a "
@@ -101,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
 
     report = write_report(args.results[0], args.out, html=args.html, facet=facet, only=only, max_lines=args.max_lines)
     print(
-        f"ldpbench: report {report.markdown} ({report.rows} leaderboard rows, {len(report.figures)} figures)",
+        f"ldpbench: report {report.markdown} ({report.rows} leaderboard rows, {len(report.figures)} figures"
+        + (f", {len(report.rank_figures)} critical-difference diagrams" if report.rank_figures else "")
+        + ")",
         file=sys.stderr,
     )
     if report.html:

@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if outcome.cells_stale:
         print(f"ldpbench: {outcome.cells_stale} cells rerun: {'; '.join(outcome.stale_reasons)}", file=sys.stderr)
+    if outcome.cells_incomplete:
+        print(f"ldpbench: {outcome.cells_incomplete} stored cells rerun: {outcome.incomplete_reason}", file=sys.stderr)
     print(
         f"ldpbench: {outcome.cells_total} cells ({outcome.cells_run} run, {outcome.cells_skipped} already done) "
         f"in {outcome.seconds:.1f} s; results in {outcome.out_dir}",

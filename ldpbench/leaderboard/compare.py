@@ -316,6 +316,12 @@ class Comparison:
     allow_missing: bool = False
     #: Whether rows whose fingerprints differ are tolerated (``--allow-not-comparable``).
     allow_not_comparable: bool = False
+    #: What fails the gate besides its rows: a baseline of the scaffold's example code compared
+    #: with other code (:func:`ldpbench.leaderboard.provenance.code_findings`).
+    blockers: list[str] = field(default_factory=list)
+    #: What the verdict line cannot say: rows better beyond their noise (maybe a biased
+    #: estimator), code changed since the baseline, a baseline from a dirty work tree.
+    notes: list[str] = field(default_factory=list)
 
     def fails_gate(self, change: Change) -> bool:
         """Whether this row alone makes the comparison a regression."""
@@ -329,7 +335,7 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        return any(self.fails_gate(c) for c in self.changes)
+        return bool(self.blockers) or any(self.fails_gate(c) for c in self.changes)
 
     def counts(self) -> dict[str, int]:
         """Rows per status text, every status present, in report order."""
@@ -493,8 +499,13 @@ def compare(
     current_name: str = "current",
     allow_missing: bool = False,
     allow_not_comparable: bool = False,
+    manifests: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] | None = None,
 ) -> Comparison:
     """Compare two leaderboards (lists of row dicts, as :func:`load_leaderboard` returns).
+
+    :param manifests: the baseline's and the current leaderboard's manifests, where known: what
+        code produced each side (:func:`ldpbench.leaderboard.provenance.code_findings`). A baseline
+        of the scaffold's example compared with other code fails the comparison.
 
     :param allow_missing: tolerate baseline rows that the current leaderboard lacks (a deliberate
         change of the spec); by default they fail the gate as lost coverage.
@@ -524,7 +535,40 @@ def compare(
         if key not in base:
             changes.append(Change(key, Status.NEW, None, crow, reason="not in the baseline"))
     changes.sort(key=lambda c: c.status.rank)  # stable: spec order within a status
-    return Comparison(changes, thresholds, z, allow_missing=allow_missing, allow_not_comparable=allow_not_comparable)
+    blockers: list[str] = []
+    notes = better_note(changes)
+    if manifests is not None:
+        from ldpbench.leaderboard.provenance import code_findings
+
+        blockers, code_notes = code_findings(*manifests, baseline_name=baseline_name)
+        notes += code_notes
+    return Comparison(
+        changes,
+        thresholds,
+        z,
+        allow_missing=allow_missing,
+        allow_not_comparable=allow_not_comparable,
+        blockers=blockers,
+        notes=notes,
+    )
+
+
+def better_note(changes: Sequence[Change]) -> list[str]:
+    """The note on rows better beyond their noise: in this field a lower error after a code change
+    can mean a biased estimator (a wrong constant shrinks the estimates, and shrinkage lowers the
+    MSE), which only the conformance kit's unbiasedness checks see."""
+    better = [c for c in changes if c.status is Status.BETTER]
+    if not better:
+        return []
+    oracles = list(dict.fromkeys(str(c.key[3]).split("(", 1)[0] for c in better))
+    rows = "1 row" if len(better) == 1 else f"{len(better)} rows"
+    return [
+        f"{rows} got better beyond the noise ({', '.join(oracles[:5])}{' ...' if len(oracles) > 5 else ''}): "
+        f"if the code changed, a lower error can also mean a biased estimator (a wrong constant shrinks "
+        f"the estimates, which lowers the MSE), and this gate cannot tell; run the conformance kit "
+        f"(`ldpbench check-plugin {oracles[0]}`, or the plugin's tests/test_conformance.py) before "
+        f"accepting the new numbers"
+    ]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -639,6 +683,8 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
             "thresholds": {"default": str(result.thresholds.default)}
             | {m: str(t) for m, t in result.thresholds.per_metric.items()},
             "detectable": (seen.as_dict() if (seen := detectability(result)) else None),
+            "blockers": list(result.blockers),
+            "notes": list(result.notes),
             "rows": [c.as_dict() for c in changes],
         }
         return dumps_json(doc, indent=2) + "\n"
@@ -677,7 +723,8 @@ def render_comparison(result: Comparison, fmt: str = "markdown", only_changed: b
                 status,
             ]
         )
-    line = verdict(result)
+    line = verdict(result) + "".join(f"\n\nFAILED: {b}" for b in result.blockers)
+    line += "".join(f"\n\nnote: {n}" for n in result.notes)
     if fmt == "markdown":
         line = f"**{line.replace(':', '**:', 1)}"
         if not rows:

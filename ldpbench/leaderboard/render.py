@@ -116,8 +116,23 @@ def undecided_note(lb: pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> str | None
     )
     return (
         f"{repeats} cannot show a difference at alpha {alpha:g}; at least {min_repeats(alpha)} are "
-        f"needed (no tie verdict for {undecided.height} row{'s' if undecided.height != 1 else ''})"
+        f"needed (no tie verdict for {undecided.height} row{'s' if undecided.height != 1 else ''}: "
+        f"{_first_rows(undecided)})"
     )
+
+
+#: Rows a note names before it counts the rest.
+_NAMED_ROWS = 3
+
+
+def _first_rows(rows: pl.DataFrame) -> str:
+    """``adult ε=1 grr · base mse, ... and 19 more``: the first rows of a note, by identity."""
+    names = []
+    for r in rows.head(_NAMED_ROWS).iter_rows(named=True):
+        where = " ".join(str(x) for x in (r.get("dataset"), r.get("users") or format_epsilon(r.get("epsilon"))) if x)
+        names.append(f"{where} {r.get('oracle')} · {r.get('pipeline')} {r.get('metric')}")
+    more = rows.height - len(names)
+    return ", ".join(names) + (f" and {more} more" if more > 0 else "")
 
 
 def render(lb: pl.DataFrame, fmt: str = "table", alpha: float = DEFAULT_ALPHA) -> str:

@@ -81,8 +81,11 @@ FLAG_STYLE = {
 
 
 def slug(text: str) -> str:
-    """A file-name-safe version of a label: ``set-query(rho=10)`` -> ``set-query_rho=10``."""
-    return re.sub(r"[^A-Za-z0-9.=+-]+", "_", text).strip("_") or "metric"
+    """A file-name-safe version of a label: ``set-query(rho=10)`` -> ``set-query_rho_10``. Only
+    letters, digits and ``.+-`` are kept: ``=`` (like spaces and brackets) needs quoting in a shell
+    and in some URLs, so every figure, CD diagram and history file of a report names it the same
+    safe way (``rank``'s default CD file and the report's links alike)."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_") or "metric"
 
 
 def parse_facet(text: str | None) -> tuple[str, ...] | None:

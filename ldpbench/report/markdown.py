@@ -83,7 +83,8 @@ def _header(
     facts = [
         f"results: `{source}`",
         f"ldpbench {info.get('ldpbench_version', '?')}",
-        f"commit `{(info.get('commit') or 'unknown')[:12]}`",
+        (f"commit `{info['commit'][:12]}`" if info.get("commit") else "no commit recorded")
+        + (" (uncommitted changes)" if info.get("dirty") else ""),
     ]
     if machine:
         facts.append(

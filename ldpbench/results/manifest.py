@@ -45,6 +45,7 @@ def run_manifest(
         "identities": dict(identities),
         "privacy": privacy_accounting(plugins, spec),
         "commit": git_commit(Path(spec.path).resolve().parent),
+        "dirty": git_dirty(Path(spec.path).resolve().parent),
         "machine": machine_info(),
         "argv": portable_argv(sys.argv),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -144,6 +145,19 @@ def git_commit(path: Path) -> str | None:
         return None
     sha = out.stdout.strip()
     return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
+
+
+def git_dirty(path: Path) -> bool | None:
+    """Whether the work tree at ``path`` has uncommitted changes (tracked files changed, or files
+    neither committed nor ignored): then the recorded commit did not produce the numbers exactly.
+    None outside a repository or when git cannot say."""
+    try:
+        out = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=path, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
 def machine_info() -> dict[str, Any]:

@@ -74,3 +74,35 @@ def stale_reasons(
     if not reasons and not isinstance(old, Mapping):
         return ["stored by an ldpbench that did not record plugin identities"]
     return reasons or ["a plugin, its parameters or a data file changed since they were stored"]
+
+
+def incomplete_cells(
+    rows: pl.DataFrame, expected: ExpectedRows, done: set[str], stale: set[str]
+) -> tuple[set[str], str]:
+    """The stored cells a run must compute again because they lack rows of a pipeline or metric
+    that the spec has and their run did not (a metric added to the spec), and why, in words.
+
+    A cell computes every pipeline and metric of the spec from one simulation, so such a cell is
+    rerun whole; its earlier rows stay in ``results.jsonl``, superseded by the new ones.
+    """
+    stored = rows.filter(pl.col("cell_id").is_in(list(expected)))
+    have: dict[str, set[tuple[str, str]]] = {}
+    for cell, pipeline, metric in stored.select("cell_id", "pipeline", "metric").iter_rows():
+        have.setdefault(cell, set()).add((pipeline, metric))
+    cells: set[str] = set()
+    lacking: dict[tuple[str, str], None] = {}
+    for cell, pairs in have.items():
+        if cell in done or cell in stale:
+            continue
+        absent = [k for k in expected[cell] if k not in pairs]
+        if absent:
+            cells.add(cell)
+            lacking.update(dict.fromkeys(absent))
+    if not cells:
+        return cells, ""
+    names = [f"{p} · {m}" for p, m in lacking]
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return cells, (
+        f"their stored rows lack pipelines or metrics new to the spec ({shown}); a cell computes all of "
+        f"its pipelines and metrics together, so it is rerun whole (its earlier rows stay in the folder, superseded)"
+    )

@@ -127,9 +127,36 @@ def new_plugin(
         git.init_and_commit(root, f"ldpbench new-plugin {name} --kind {kind}")
     if baseline:
         write_baseline(root, values["module"], values["distribution"], name)
+        mark_example_baseline(root / BASELINE_MANIFEST, values["distribution"], name, kind)
         if unversioned is None:
             git.commit_all(root, "baseline: the CI spec's leaderboard at the first commit")
     return NewPlugin(root, unversioned)
+
+
+#: The baseline manifest of a generated repository (the generated gate's baseline).
+BASELINE_MANIFEST = "reports/baseline/manifest.json"
+
+
+def mark_example_baseline(manifest: Path, distribution: str, name: str, kind: str) -> None:
+    """Record in the baseline's manifest that it is the example's
+    (:data:`~ldpbench.leaderboard.provenance.SCAFFOLD_EXAMPLE`): the gate and ``ldpbench compare``
+    then fail, with the command to refresh it, once the plugin's code is no longer the example's
+    (the manifest's identities hold the digest of the example's source). Refreshing the baseline
+    writes a manifest without the mark."""
+    import json
+
+    from ldpbench.leaderboard.provenance import SCAFFOLD_EXAMPLE
+    from ldpbench.results.jsoncodec import dumps_json
+
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data[SCAFFOLD_EXAMPLE] = {
+        "distribution": distribution,
+        "plugin": f"{kind} '{name}'",
+        "note": "computed with the example code `ldpbench new-plugin` wrote, not your plugin's: after "
+        "replacing the example, refresh it (pytest tests/test_leaderboard.py --ldpbench-update-baseline) "
+        "and commit it",
+    }
+    manifest.write_text(dumps_json(data, indent=2) + "\n", encoding="utf-8")
 
 
 def write_baseline(root: Path, module: str, distribution: str, name: str) -> None:

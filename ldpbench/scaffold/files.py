@@ -5,7 +5,7 @@ from __future__ import annotations
 from string import Template
 
 from ldpbench.scaffold.examples import KindExample
-from ldpbench.scaffold.source import is_local, project_url
+from ldpbench.scaffold.source import is_local
 
 PYPROJECT = Template("""[build-system]
 requires = ["setuptools>=68"]
@@ -51,8 +51,8 @@ AUDIT_TEST = Template('''
 
 def test_privacy_audit():
     """The exact audit of the output table and an empirical attack find no more than epsilon."""
-    from ldpbench.audit.verdict import audit_plugin
-    from ldpbench.loading.manager import build_plugins
+    from ldpbench import build_plugins
+    from ldpbench.audit import audit_plugin
 
     result = audit_plugin(build_plugins(), "${name}", {}, trials=5_000)
     assert result.audited, result.verdict
@@ -116,7 +116,7 @@ ${local_note}      - name: Install ldpbench (on no package index) from the sourc
 
 README = Template("""# ${distribution}
 
-An ${ldpbench_link} ${kind} plugin: `${name}` (module `${module}`).
+An ldpbench ${kind} plugin: `${name}` (module `${module}`).
 
 ## Install
 
@@ -141,6 +141,13 @@ leaderboard gate (`tests/test_leaderboard.py`): `specs/ci.yaml` is run and compa
 committed baseline `reports/baseline/leaderboard.json`. The gate fails when a row got worse by
 more than its threshold (5% by default) **and** more than 5 standard errors of the difference,
 fails in more repeats, or is missing or not comparable.
+
+**The committed baseline is the example's.** `reports/baseline/` was computed with the example
+code `ldpbench new-plugin` wrote into `${module}/__init__.py`, under your plugin's name, and
+its manifest says so (`scaffold_example`). After replacing the example with your own code, bump
+`algorithm_version` if you like, then refresh the baseline and commit it:
+`pytest tests/test_leaderboard.py --ldpbench-update-baseline && git add -A && git commit`. Until
+you do, the gate fails and says so, rather than compare your plugin with the example's numbers.
 
 `pytest --ldpbench-seed 7` runs the gate under another seed than the spec's: a clean change of
 seed must pass (the numbers move only within their noise).
@@ -170,8 +177,6 @@ dist/
 
 def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     """Every file of the repository, by its path relative to the repository root."""
-    url = project_url()
-    link = f"[ldpbench]({url})" if url else "ldpbench"
     spec_lines = example.spec_lines.substitute(values)
     conformance = CONFORMANCE_TEST.substitute(values)
     if example.audit:
@@ -193,7 +198,7 @@ def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     )
     return {
         "pyproject.toml": PYPROJECT.substitute(values),
-        "README.md": README.substitute(values, ldpbench_link=link, audit_line=audit_line, local_readme=local_readme),
+        "README.md": README.substitute(values, audit_line=audit_line, local_readme=local_readme),
         ".gitignore": GITIGNORE,
         f"{values['module']}/__init__.py": example.module.substitute(values),
         "tests/test_conformance.py": conformance,

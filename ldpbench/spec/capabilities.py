@@ -90,6 +90,10 @@ def capability_problems(
                 continue
             message = _missing(info.name, mech.name, oracle, tags, needs, simulation, personalized)
             if message:
+                if "use '" not in message and "set 'simulation" not in message:
+                    message += _alternative(
+                        plugins, info.name, needs, mech.name, oracle, tags, simulation, personalized
+                    )
                 problems.append((path, message))
     return problems
 
@@ -145,6 +149,47 @@ def _missing(
             f"histogram and channel, or support counts declared bernoulli_support), but it has none ({why})"
         )
     return None
+
+
+def _likelihood_based(needs: PostProcessorTags) -> bool:
+    return bool(needs.requires_channel or needs.requires_randomized_response or needs.requires_likelihood)
+
+
+def _alternative(
+    plugins: Plugins,
+    step: str,
+    needs: PostProcessorTags,
+    name: str,
+    oracle: Oracle,
+    tags: OracleTags,
+    simulation: str,
+    personalized: bool,
+) -> str:
+    """``": use 'ibu', which accepts oracle 'x'"``: the installed post-processor nearest to ``step``
+    that can follow this oracle here (one of the same family first: a likelihood-based step is
+    replaced by a likelihood-based one), or "" when none can. Built bare from its defaults."""
+    from ldpbench.util.suggest import closest
+
+    family: list[str] = []
+    others: list[str] = []
+    for info in plugins.registry("postprocessor"):
+        if info.name == step:
+            continue
+        try:
+            other = contained_call(
+                f"postprocessor '{info.name}'",
+                "built bare for its tags()",
+                lambda info=info: plugins.create("postprocessor", info.name).tags(),
+            )
+        except Exception:  # noqa: BLE001 - one that cannot be built bare is no suggestion
+            continue
+        if _missing(info.name, name, oracle, tags, other, simulation, personalized) is None:
+            (family if _likelihood_based(other) == _likelihood_based(needs) else others).append(info.name)
+    pool = family or others
+    if not pool:
+        return ""
+    best = closest(step, pool) or sorted(pool)[0]
+    return f"; use '{best}' instead, which accepts oracle '{name}' here"
 
 
 def _randomized_response(oracle: Oracle) -> tuple[float, float] | None:

@@ -62,7 +62,11 @@ def grid_ranks(lb: pl.DataFrame, metric: str | None = None, alpha: float = DEFAU
         raise UsageError("no leaderboard rows to rank")
     metric = metric or metrics[0]
     if metric not in metrics:
-        raise UsageError(f"no metric '{metric}' in this leaderboard (it has {', '.join(metrics)})")
+        from ldpbench.util.suggest import closest
+
+        near = closest(metric, metrics) or closest(metric, [m.split("(", 1)[0] for m in metrics])
+        hint = f"; did you mean '{near}'?" if near else ""
+        raise UsageError(f"no metric '{metric}' in this leaderboard (it has {', '.join(metrics)}){hint}")
     sub = lb.filter(pl.col("metric") == metric).with_columns(
         method=pl.col("oracle") + " · " + pl.col("pipeline"),
         block=pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in BLOCK_COLUMNS], separator="|"),

@@ -117,7 +117,7 @@ def run_leaderboard(
     that raises fails only its own rows (see :attr:`LeaderboardRun.exit_code`).
     """
     from ldpbench.leaderboard.render import render
-    from ldpbench.results.manifest import git_commit, machine_info
+    from ldpbench.results.manifest import git_commit, git_dirty, machine_info
     from ldpbench.runner import run_spec
     from ldpbench.util.provenance import portable_path
     from ldpbench.util.version import VERSION
@@ -193,6 +193,7 @@ def run_leaderboard(
         "seed_override": seed,
         "ldpbench_version": VERSION,
         "commit": first.get("commit") or git_commit(Path.cwd()),
+        "dirty": first.get("dirty") if first.get("commit") else git_dirty(Path.cwd()),
         "machine": first.get("machine") or machine_info(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "runs": manifests,
@@ -280,9 +281,9 @@ class LeaderboardCheck:
 def baseline_manifest(baseline: Path) -> Path:
     """Where the manifest of ``baseline`` goes: ``manifest.json`` beside a ``leaderboard.json``,
     otherwise ``<stem>.manifest.json``."""
-    return baseline.with_name(
-        MANIFEST_JSON if baseline.name == LEADERBOARD_JSON else f"{baseline.stem}.{MANIFEST_JSON}"
-    )
+    from ldpbench.leaderboard.provenance import manifest_path
+
+    return manifest_path(baseline)
 
 
 def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
@@ -361,9 +362,19 @@ def check_leaderboard(
             f"baseline written to {written.resolve()} and {baseline_manifest(written).resolve()} "
             f"({len(run.rows)} rows); commit both"
         )
-        return LeaderboardCheck(run, None, note + "\n", baseline, updated=True, notes=[note])
+        notes = [note]
+        manifest = _read_json(run.out_dir / MANIFEST_JSON)
+        if manifest.get("dirty"):
+            notes.append(
+                f"warning: the work tree has uncommitted changes: the manifest records commit "
+                f"{str(manifest.get('commit'))[:12]} with dirty: true (that commit did not produce these "
+                f"numbers); commit the code change together with the baseline"
+            )
+        return LeaderboardCheck(run, None, "\n".join(notes) + "\n", baseline, updated=True, notes=notes)
     assert base_rows is not None  # loaded above whenever update is off
     current = load_leaderboard(run.leaderboard_path, "current")
+    from ldpbench.leaderboard.provenance import read_manifest
+
     result = compare(
         base_rows,
         current,
@@ -373,9 +384,21 @@ def check_leaderboard(
         current_name=str(run.leaderboard_path),
         allow_missing=allow_missing,
         allow_not_comparable=allow_not_comparable,
+        manifests=(read_manifest(baseline), read_manifest(run.leaderboard_path)),
     )
     markdown = render_comparison(result, "markdown", only_changed=True)
-    return LeaderboardCheck(run, result, markdown, baseline)
+    return LeaderboardCheck(run, result, markdown, baseline, notes=list(result.blockers) + list(result.notes))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object written by this run (an empty one if it cannot be read)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 # ----------------------------------------------------------------------------------------------

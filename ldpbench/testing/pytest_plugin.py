@@ -184,6 +184,10 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
             pytest.fail(f"ldpbench: {exc}", pytrace=False)
         under = f" under --ldpbench-seed {reseeded}" if reseeded is not None else ""  # to replay it
         request.node.user_properties.append((SUMMARY_PROPERTY, result.summary + under))
+        # The update's warnings (a dirty work tree) and the comparison's notes (rows better beyond
+        # the noise, code changed since the baseline) are printed whether the check passed or not.
+        for note in result.notes[1:] if result.comparison is None else result.notes:
+            request.node.user_properties.append((SUMMARY_PROPERTY, note))
         if result.regressed:
             hint = ""
             if any(c.status == "missing" for c in result.comparison.regressions):

@@ -78,9 +78,15 @@ SPG = "projected-gradient"
 class IBU(PostProcessor):
     """Iterative Bayesian update: the (composite) MLE on the simplex from the oracle's aggregate.
 
-    Full likelihood through the channel for finite-output oracles (GRR, HR), the per-item
-    Bernoulli likelihood of the support counts for oracles declaring ``bernoulli_support``
-    (OUE, OLH, ...). See the module docstring for which, and where it is composite.
+    Which likelihood, from the oracle's tags: a finite-output oracle (``finite_output``: GRR, HR)
+    gives the full likelihood of its report histogram through its channel (IBU equals ``em``); an
+    oracle declaring ``bernoulli_support`` (OUE, SUE, OLH, BLH, SS, ...: every report supports
+    item v with probability p* if the user holds v, else q*) gives the per-item composite
+    likelihood of its support counts, sum_v c_v log r_v + (n - c_v) log(1 - r_v) with
+    r_v = q* + (p* - q*) theta_v: each count's own Binomial law, not the joint law of the reports.
+    An oracle with neither is refused by ``ldpbench validate``. For plugin authors:
+    docs/plugins/reference.md, "The likelihood ibu uses: bernoulli_support"; the algorithm:
+    docs/algorithms.md, section 2.14.
     """
 
     name = "ibu"

@@ -8,6 +8,7 @@ folder with [1] only. The run's own leaderboard shows epsilon 1; ``ldpbench lead
 from __future__ import annotations
 
 import json
+import re
 
 from support import cli
 
@@ -62,3 +63,35 @@ def test_the_library_reader_counts_them(tmp_path, capsys):
         run = read_run(out)
     assert run.left_out_cells == 3 and set(run.rows["epsilon"].to_list()) == {1.0}
     assert [w.category for w in caught] == [ResultsWarning]
+
+
+def test_a_metric_added_reruns_the_cells_and_says_why_and_removed_the_readers_warn(tmp_path, capsys):
+    # issue 29 (trial shortfall 11): adding a metric reran every cell and said only "(3 run, 0
+    # already done)"; removing one leaves rows that leaderboard and rank leave out, with a warning
+    import inspect
+
+    import pytest
+
+    from ldpbench.cli import rank_cmd
+    from ldpbench.leaderboard.load import load_leaderboard_frame
+    from ldpbench.results.store import ResultsWarning
+
+    one = SPEC.replace("epsilons: [1, 2]", "epsilons: [1]")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(one)
+    out = tmp_path / "out"
+    assert cli(capsys, "run", spec, "--out", out, "--no-progress")[0] == 0
+    spec.write_text(one.replace("[mse]", "[mse, l1]"))
+    code, _, err = cli(capsys, "run", spec, "--out", out, "--no-progress")
+    assert code == 0 and "(3 run, 0 already done)" in err
+    assert "3 stored cells rerun: their stored rows lack pipelines or metrics new to the spec (base · l1)" in err
+    spec.write_text(one)
+    code, _, err = cli(capsys, "run", spec, "--out", out, "--no-progress")
+    assert code == 0 and "(0 run, 3 already done)" in err and "stored cells rerun" not in err
+    left_out = "stored row.s. of pipelines or metrics that the spec in its manifest.json does not have"
+    code, _, err = cli(capsys, "leaderboard", out)
+    assert code == 0 and re.search(left_out, err), err
+    # rank reads the folder with the same loader (ranking needs a larger grid than this one)
+    assert "load_leaderboard_frame(args.results)" in inspect.getsource(rank_cmd.run)
+    with pytest.warns(ResultsWarning, match=left_out):
+        load_leaderboard_frame(out)

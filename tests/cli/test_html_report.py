@@ -35,7 +35,7 @@ def test_too_few_repeats_are_said_on_the_page():
 
     lb = aggregate(result_series([1.0, 1.2, 0.9], oracle="grr") + result_series([5.0, 6.0, 4.5], oracle="oue"))
     assert _undecided(lb, {"spec": {"alpha": 0.01}}) == [
-        "<p>3 repeats cannot show a difference at alpha 0.01; at least 8 are needed (no tie verdict for 1 row).</p>"
+        "<p>3 repeats cannot show a difference at alpha 0.01; at least 8 are needed (no tie verdict for 1 row: zipf ε=1 oue · base mse).</p>"
     ]
     enough = aggregate(result_series([1.0, 1.2, 0.9, 1.1, 1.0, 0.8], oracle="grr"))
     assert _undecided(enough, None) == []

@@ -47,3 +47,19 @@ def test_a_baseline_of_another_schema_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(UsageError, match="newer than the version .*written by a newer ldpbench.*update ldpbench"):
         check_leaderboard(spec, baseline, out=tmp_path / "out")
     assert not (tmp_path / "out").exists()  # no cell ran
+
+
+def test_a_baseline_from_a_dirty_work_tree_is_flagged_and_warned_about(tmp_path):
+    # issue 29 (trial shortfall 5): the manifest records dirty: true, the update warns
+    import subprocess
+
+    spec = write_gate_spec(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "spec"], cwd=tmp_path, check=True)
+    (tmp_path / "plugin.py").write_text("# an uncommitted change\n")
+    result = check_leaderboard(spec, tmp_path / "base" / "leaderboard.json", out=tmp_path / "out", update=True)
+    manifest = json.loads((tmp_path / "base" / "manifest.json").read_text())
+    assert manifest["dirty"] is True and manifest["commit"]
+    assert any("uncommitted changes" in n and "dirty: true" in n for n in result.notes), result.notes

@@ -74,6 +74,22 @@ def test_facet_and_only_shape_the_figures(twins, capsys, tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "one panel per pipeline" in md
     assert "| grr " not in md and "| oue      | base " in md and "calibrate" not in md.split("## Ranks")[0]
+    # the count line counts every PNG written, the critical-difference diagrams too (issue 29, shortfall 10)
+    import re
+
+    pngs = sorted(p.name for p in (tmp_path / "rep").glob("*.png"))
+    figures, diagrams = map(int, re.search(r"(\d+) figures, (\d+) critical-difference diagrams\)", err).groups())
+    assert figures + diagrams == len(pngs) and diagrams == sum(n.startswith("cd-") for n in pngs) > 0, (err, pngs)
+    assert not [n for n in pngs if "=" in n]  # safe file names, and the report links them by those names
+    assert all(f"({n})" in md for n in pngs)
+
+
+def test_report_help_describes_the_default_facet(capsys):
+    # issue 29 (shortfall 9): the help said "one panel per dataset x oracle", the default is otherwise
+    with pytest.raises(SystemExit):
+        cli(capsys, "report", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "dataset x oracle" not in text and "whichever of oracle and pipeline has fewer values" in text
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,6 @@ UNTESTED_HERE: dict[str, str] = {
     "testing/__init__.py": "the kit's lazy re-exports: tests/meta/test_surface.py",
     "testing/checks/__init__.py": "a package docstring only",
     "testing/checks/machinery.py": "through the kit's checks: tests/unit/testing/checks/test_oracle.py",
-    "testing/checks/runner.py": "check_* and parametrize_with_checks: tests/unit/testing/checks/test_oracle.py",
     "testing/gate.py": "the leaderboard gate: tests/cli/test_leaderboard_check.py, tests/system/test_leaderboard_check.py",
     "testing/pytest_plugin.py": "tests/meta/test_pytest_plugin.py, tests/system/test_pytest_plugin.py",
     "testing/stats.py": "the kit's exact laws: tests/unit/testing/checks/test_oracle.py, tests/statistical/test_cms.py",

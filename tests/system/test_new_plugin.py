@@ -65,6 +65,44 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
         )
         assert proc.returncode == 0, f"{repo.name}:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}"
         assert "OK: " in proc.stdout and " 0 worse" in proc.stdout, proc.stdout[-2000:]
+    _the_documented_command_line_gate(repos[[r.name for r in repos].index("ldpbench-my-oracle")], site, env)
+
+
+def _the_documented_command_line_gate(repo: Path, site: Path, env: dict[str, str]) -> None:
+    """docs/ci.md's gate for a plugin repository, word for word (issue 29, shortfall 13), and the
+    example's baseline refusing other code (shortfall 1)."""
+    manifest = json.loads((repo / "reports/baseline/manifest.json").read_text())
+    assert manifest["scaffold_example"]["distribution"] == "ldpbench-my-oracle" and manifest["dirty"] is False
+    ci = (Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- plugin-gate -->\n```bash\n(.*?)```", ci, flags=re.S).group(1)
+    commands = [line.split("#")[0].split() for line in block.splitlines() if line.startswith("ldpbench ")]
+    assert [c[:2] for c in commands] == [["ldpbench", "run"], ["ldpbench", "compare"]], block
+
+    def gate() -> subprocess.CompletedProcess:
+        out = []
+        for c in commands:
+            args = [a.replace("DIR", str(repo / "results" / "gate")) for a in c[1:]]
+            out.append(
+                subprocess.run(
+                    [sys.executable, "-m", "ldpbench", *args],
+                    cwd=repo,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                )
+            )
+        assert out[0].returncode == 0, out[0].stderr[-2000:]
+        return out[1]
+
+    ok = gate()
+    assert ok.returncode == 0 and ok.stdout.startswith("**OK**"), ok.stdout + ok.stderr
+    # `python -m` in the repository imports its own package folder first; the installed copy too
+    for module in (repo / "ldpbench_my_oracle" / "__init__.py", site / "ldpbench_my_oracle" / "__init__.py"):
+        module.write_text(module.read_text() + "\n# my own oracle now\n")
+    stale = gate()
+    assert stale.returncode == 1 and "example code `ldpbench new-plugin` wrote" in stale.stdout, stale.stdout
+    assert "--ldpbench-update-baseline" in stale.stdout
 
 
 def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -742,6 +742,24 @@ CONFIG = OracleCheckConfig
 def applies(check: Callable[..., None], subject: Subject, cfg: OracleCheckConfig) -> bool:
     """Whether ``check`` concerns the oracle at all, read from its declared tags (pytest collects
     only those: OUE has no finite channel). Run directly, such a check is "not applicable"."""
+    return not missing(check, subject, cfg)
+
+
+#: How :func:`missing` names a need the oracle lacks (its tag, or what the tags imply).
+_NEED_TEXT = {
+    "aggregate": "tags().aggregate",
+    "exact_aggregate": "tags().exact_aggregate",
+    "finite_output": "tags().finite_output",
+    "output_table": "tags().output_table",
+    "bernoulli_support": "tags().bernoulli_support",
+    "support_law": "a support law (tags().output_table, or counts that are not real-valued)",
+    "unbiased": "tags().unbiased = True",
+    "biased": "an oracle declared biased (tags().unbiased = False)",
+}
+
+
+def missing(check: Callable[..., None], subject: Subject, cfg: OracleCheckConfig) -> list[str]:
+    """What ``check`` needs from the oracle's declared tags and does not get (empty: it applies)."""
     tags = subject.oracle(min(cfg.table_domains), cfg.epsilons[0]).tags()
     have = {
         "aggregate": tags.aggregate,
@@ -753,4 +771,4 @@ def applies(check: Callable[..., None], subject: Subject, cfg: OracleCheckConfig
         "unbiased": tags.unbiased,
         "biased": not tags.unbiased,
     }
-    return all(have[n] for n in _ORACLE_NEEDS.get(check, ()))
+    return [_NEED_TEXT[n] for n in _ORACLE_NEEDS.get(check, ()) if not have[n]]

@@ -131,8 +131,29 @@ class _Check:
 
     def __call__(self) -> str | None:
         """Run the check; a check that passed by a weaker route than its name promises returns a
-        note saying which (``check-plugin`` shows it beside "passed")."""
+        note saying which (``check-plugin`` shows it beside "passed"). A check that does not
+        concern the subject (what pytest does not collect, :func:`_applies`) raises
+        :class:`CheckSkipped` before it runs: "not applicable", never "passed", so that
+        ``check-plugin`` and the pytest kit run the same checks."""
+        lacking = _lacking(self)
+        if lacking:
+            raise CheckSkipped(
+                f"does not apply to {self.subject.label}: it needs {', '.join(lacking)} (pytest does not collect it)"
+            )
         return self.fn(self.subject, self.cfg)
+
+
+def _lacking(check: _Check) -> list[str]:
+    """What ``check`` needs from its subject's declared tags and does not get, where the kind's
+    checks module says (``missing``: the oracle checks); the other kinds' checks that do not
+    apply raise :class:`CheckSkipped` themselves. A broken plugin is for the check to report."""
+    module = _checks_module(check.subject.kind)
+    if not hasattr(module, "missing"):
+        return []
+    try:
+        return list(module.missing(check.fn, check.subject, check.cfg))
+    except Exception:  # noqa: BLE001
+        return []
 
 
 def _applies(check: Callable[[], None]) -> bool:

@@ -116,3 +116,18 @@ def test_too_few_repeats_are_said_not_marked_tied():
 def test_one_repeat_is_said_in_the_singular():
     lb = aggregate(result_series([1.0], oracle="grr") + result_series([5.0], oracle="oue"))
     assert "1 repeat cannot show a difference at alpha 0.05; at least 6 are needed" in render(lb)
+
+
+def test_the_tie_note_names_its_rows():
+    # issue 29 (trial shortfall 15): "no tie verdict for 22 rows" named none of them
+    from support import result_series
+
+    from ldpbench.leaderboard.aggregate import aggregate
+    from ldpbench.leaderboard.render import undecided_note
+
+    oracles = ["grr", "oue", "olh", "hr", "sue"]
+    lb = aggregate(sum((result_series([1.0 + i, 1.2 + i, 0.9 + i], oracle=o) for i, o in enumerate(oracles)), []))
+    assert undecided_note(lb).endswith(
+        "(no tie verdict for 4 rows: zipf ε=1 oue · base mse, zipf ε=1 olh · base mse, zipf ε=1 hr · base mse "
+        "and 1 more)"
+    )

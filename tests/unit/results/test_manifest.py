@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,8 +9,6 @@ from pathlib import Path
 import pytest
 
 from ldpbench.results.manifest import git_commit
-from ldpbench.util.provenance import portable_argv, portable_path
-
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -40,3 +37,21 @@ def test_commit_is_none_before_the_first_commit_and_the_sha_after(tmp_path: Path
 def test_commit_is_none_outside_a_repository(tmp_path: Path) -> None:
     # GIT_CEILING_DIRECTORIES is not needed: tmp_path is under the system temp folder, no repo.
     assert git_commit(tmp_path) is None
+
+
+def test_git_dirty_says_whether_the_work_tree_has_uncommitted_changes(tmp_path):
+    # issue 29 (trial shortfall 5): a baseline refreshed before the commit recorded a commit that
+    # did not produce it, with no flag
+    import subprocess
+
+    from ldpbench.results.manifest import git_dirty
+
+    assert git_dirty(tmp_path) is None  # not a repository
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=tmp_path, check=True)
+    assert git_dirty(tmp_path) is False
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert git_dirty(tmp_path) is True
