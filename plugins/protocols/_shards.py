@@ -9,9 +9,9 @@ TreeHist) with ``r`` groups of sizes ``N_0 .. N_{r-1}`` then goes:
 1. the driver (the cell) draws the **shard-by-group table** ``T[s, i]``, how many of shard s's users
    fall in group i: a chain over the groups of multivariate hypergeometric draws from the shards'
    user totals (O(S r));
-2. shard s splits its own histogram into groups of sizes ``T[s, :]`` (a chain of multivariate
-   hypergeometric draws over its items, O(s_s r), the expensive step) with a stream keyed by
-   ``(cell seed, s)`` alone;
+2. shard s splits its own histogram into groups of sizes ``T[s, :]`` (multivariate hypergeometric
+   draws by recursive halving over the groups, :func:`split_groups`: the expensive step) with a
+   stream keyed by ``(cell seed, s)`` alone, and keeps each group as a sparse histogram;
 3. each round i, the driver lists the candidates and every shard returns, for its group-i users,
    either the holders of each candidate (aggregate path: the driver then draws the support counts
    ``Binomial(N_c, p*) + Binomial(N_i - N_c, q*)`` from their sum) or the support counts of its
@@ -52,10 +52,10 @@ CHUNK_USERS = 1 << 20
 def shard_starts(counts: np.ndarray, shards: int) -> np.ndarray:
     """The item index each shard starts at (``S + 1`` cut points, the last ``len(counts)``): shard j
     takes the items whose first user falls in ``[j n / S, (j + 1) n / S)``. Deterministic."""
-    cumulative = np.cumsum(counts, dtype=np.int64)
-    n = int(cumulative[-1]) if cumulative.size else 0
+    first_user = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    n = int(first_user[-1])
     targets = (np.arange(1, shards, dtype=np.int64) * n) // shards
-    cuts = np.searchsorted(cumulative, targets, side="right")
+    cuts = np.searchsorted(first_user[:-1], targets, side="left")
     return np.concatenate([[0], cuts, [counts.size]]).astype(np.int64)
 
 
@@ -77,22 +77,50 @@ def stream(base: Sequence[int], *key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(list(base), spawn_key=tuple(key)))
 
 
+def split_groups(
+    counts: np.ndarray, sizes: np.ndarray, rng: np.random.Generator
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A uniformly random split of a histogram's users into groups of the given ``sizes``, each group
+    sparse: ``(item indices, counts)`` of the items it holds.
+
+    Recursive halving over the groups: the users of groups ``[lo, hi)`` are split between
+    ``[lo, mid)`` and ``[mid, hi)`` by one multivariate hypergeometric draw over the items that still
+    hold users there (an item with no user left is dropped: it would only draw zeros). The law is
+    that of a chain of draws, one group at a time, as ``pem``'s unsharded path does, but an item
+    holding c users takes part in at most ``min(c, r)`` draws per level of the ``ceil(log2 r)``
+    levels, not in all ``r``: TreeHist's 64 groups over a Zipf tail cost a few draws per item, not 64.
+    """
+    out: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0, np.int64), np.empty(0, np.int64))] * len(sizes)
+    bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+
+    def split(lo: int, hi: int, idx: np.ndarray, held: np.ndarray) -> None:
+        if hi - lo == 1:
+            out[lo] = (idx, held)
+            return
+        mid = (lo + hi) // 2
+        if held.size == 0:
+            left = held
+        else:
+            left = rng.multivariate_hypergeometric(held, int(bounds[mid] - bounds[lo]), method="marginals")
+        right = held - left
+        split(lo, mid, idx[left > 0], left[left > 0])
+        split(mid, hi, idx[right > 0], right[right > 0])
+
+    nonzero = np.flatnonzero(counts)
+    split(0, len(sizes), nonzero, np.asarray(counts, dtype=np.int64)[nonzero])
+    return out
+
+
 def build_shard(
     values: np.ndarray, counts: np.ndarray, sizes: np.ndarray, base: Sequence[int], index: int, same: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """A shard's state: its items and a ``(groups, items)`` histogram of each group's users
-    (``same``: every group is every user, ``split: budget``; no draw)."""
+) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """A shard's state: its items and each group's sparse histogram (:func:`split_groups`, with the
+    shard's own stream; ``same``: every group is every user, ``split: budget``, no draw)."""
     counts = np.asarray(counts, dtype=np.int64)
-    if same or counts.size == 0:
-        return values, counts[None, :] if same else np.zeros((len(sizes), 0), dtype=np.int64)
-    rng = stream(base, index)
-    groups = np.empty((len(sizes), counts.size), dtype=np.int64)
-    left = counts.copy()
-    for i, size in enumerate(sizes[:-1]):
-        groups[i] = rng.multivariate_hypergeometric(left, int(size), method="marginals")
-        left -= groups[i]
-    groups[-1] = left
-    return values, groups
+    if same:
+        nonzero = np.flatnonzero(counts)
+        return values, [(nonzero, counts[nonzero])]
+    return values, split_groups(counts, sizes, stream(base, index))
 
 
 def users_chunks(values: np.ndarray, counts: np.ndarray, chunk: int = CHUNK_USERS):
@@ -123,8 +151,9 @@ def shard_round(
 ) -> np.ndarray:
     """One round on one shard: the holders of each candidate among the shard's group-``group`` users
     (aggregate) or the support counts of their OLH reports (per-user)."""
-    values, groups = state
-    counts = groups[min(group, groups.shape[0] - 1)]
+    all_values, groups = state
+    idx, counts = groups[min(group, len(groups) - 1)]
+    values = all_values[idx]
     if simulation != "per-user":
         return olh.holders_of(values, counts, bits, length, candidates)
     rng = stream(base, index, 1 + group)
