@@ -59,6 +59,42 @@ def shard_starts(counts: np.ndarray, shards: int) -> np.ndarray:
     return np.concatenate([[0], cuts, [counts.size]]).astype(np.int64)
 
 
+#: NumPy's multivariate hypergeometric draw needs fewer users than this in all.
+MVHG_LIMIT = 10**9
+
+
+def hypergeometric_split(colors: np.ndarray, nsample: int, rng: np.random.Generator) -> np.ndarray:
+    """How many of ``nsample`` users drawn without replacement come from each color (the multivariate
+    hypergeometric law, drawn as a chain of marginals): NumPy's draw below its limit of 10^9 users,
+    else the same chain of scalar hypergeometric draws in Python (for the few colors of the shard
+    table: the shards of a cell of 10^9 users or more)."""
+    colors = np.asarray(colors, dtype=np.int64)
+    total = int(colors.sum())
+    if total < MVHG_LIMIT:
+        return rng.multivariate_hypergeometric(colors, int(nsample), method="marginals")
+    if colors.size > 4096:
+        raise ValueError(
+            f"a shard holds {total:,} users, at least {MVHG_LIMIT:,}: raise 'shards' so that each holds fewer"
+        )
+    out = np.zeros(colors.size, dtype=np.int64)
+    left, want = total, int(nsample)
+    for j, c in enumerate(colors[:-1].tolist()):
+        left -= c
+        if want == 0:
+            break
+        try:
+            out[j] = int(rng.hypergeometric(c, left, want)) if c else 0
+        except ValueError:  # NumPy: each of the two counts below 10^9
+            raise ValueError(
+                f"{total:,} users are more than NumPy's hypergeometric draws take (each side below "
+                f"{MVHG_LIMIT:,}): at most about 2 * 10^9 users per cell, with 'shards' >= 2"
+            ) from None
+        want -= int(out[j])
+    else:
+        out[-1] = want
+    return out
+
+
 def shard_table(shard_users: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """``T[s, i]``: the users of shard s in group i, for a uniformly random split of all users into
     groups of the given ``sizes`` (a chain of multivariate hypergeometric draws over the groups)."""
@@ -66,7 +102,7 @@ def shard_table(shard_users: np.ndarray, sizes: np.ndarray, rng: np.random.Gener
     table = np.empty((shard_users.size, len(sizes)), dtype=np.int64)
     left = shard_users.copy()
     for i, size in enumerate(sizes[:-1]):
-        table[:, i] = rng.multivariate_hypergeometric(left, int(size), method="marginals")
+        table[:, i] = hypergeometric_split(left, int(size), rng)
         left -= table[:, i]
     table[:, -1] = left
     return table
@@ -101,7 +137,7 @@ def split_groups(
         if held.size == 0:
             left = held
         else:
-            left = rng.multivariate_hypergeometric(held, int(bounds[mid] - bounds[lo]), method="marginals")
+            left = hypergeometric_split(held, int(bounds[mid] - bounds[lo]), rng)
         right = held - left
         split(lo, mid, idx[left > 0], left[left > 0])
         split(mid, hi, idx[right > 0], right[right > 0])
@@ -182,11 +218,14 @@ class DaskShards:
         self.client = client
 
     def build(self, fn: Callable[..., Any], args: list[tuple]) -> list[Any]:
+        # Shard j lives on worker j mod W (sorted addresses): its items are scattered there once,
+        # its state is built there and every round's task runs there, next to it.
+        workers = sorted(self.client.scheduler_info().get("workers", {})) or [None]
         futures = []
-        for a in args:
-            # The items travel once, scattered to a worker; the build task runs where they are.
-            values, counts = self.client.scatter([a[0], a[1]], hash=False)
-            futures.append(self.client.submit(fn, values, counts, *a[2:], pure=False))
+        for j, a in enumerate(args):
+            where = None if workers[0] is None else [workers[j % len(workers)]]
+            values, counts = self.client.scatter([a[0], a[1]], hash=False, workers=where)
+            futures.append(self.client.submit(fn, values, counts, *a[2:], pure=False, workers=where))
         return futures
 
     def each(self, fn: Callable[..., Any], states: list[Any], per_shard: list[tuple]) -> list[Any]:

@@ -122,3 +122,17 @@ def test_numbers_do_not_depend_on_where_the_shards_run():
         here, there = run_both_ways(protocol, pop, simulation)
         assert here.items.tolist() == there.items.tolist() and here.items.size > 0
         assert here.frequencies.tolist() == there.frequencies.tolist()
+
+
+def test_the_shard_table_of_a_billion_users_keeps_its_margins():
+    """NumPy's multivariate draw refuses 10^9 users; the scalar chain takes them (in law the same
+    marginals: the mean of a 4-shard x 3-group table's cells is n_s N_i / n, checked to 6 sigma)."""
+    shard_users = np.array([250_000_000, 250_000_001, 249_999_999, 250_000_000])
+    sizes = np.array([333_333_334, 333_333_333, 333_333_333])
+    table = _shards.shard_table(shard_users, sizes, np.random.default_rng(8))
+    assert table.sum(axis=0).tolist() == sizes.tolist() and table.sum(axis=1).tolist() == shard_users.tolist()
+    expected = shard_users[:, None] * sizes[None, :] / 10**9
+    # sd of one cell: sqrt(N_i p (1 - p) (n - N_i) / (n - 1)) with p = 1/4: about 8,200 users.
+    assert np.all(np.abs(table - expected) < 6 * 8_200)
+    small = _shards.hypergeometric_split(np.array([5, 0, 7]), 6, np.random.default_rng(1))
+    assert small.sum() == 6 and small[1] == 0
