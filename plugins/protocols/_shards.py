@@ -131,7 +131,7 @@ def split_groups(
 
     def split(lo: int, hi: int, idx: np.ndarray, held: np.ndarray) -> None:
         if hi - lo == 1:
-            out[lo] = (idx, held)
+            out[lo] = (idx.astype(np.int32), held.astype(np.int32)) if narrow else (idx, held)
             return
         mid = (lo + hi) // 2
         if held.size == 0:
@@ -143,6 +143,9 @@ def split_groups(
         split(mid, hi, idx[right > 0], right[right > 0])
 
     nonzero = np.flatnonzero(counts)
+    # A group's items and counts are kept as int32 where they fit (half the memory of a shard's
+    # state; the values are the same).
+    narrow = counts.size < 2**31 and (counts.size == 0 or int(np.max(counts)) < 2**31)
     split(0, len(sizes), nonzero, np.asarray(counts, dtype=np.int64)[nonzero])
     return out
 
