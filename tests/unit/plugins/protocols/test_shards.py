@@ -3,6 +3,8 @@ wherever the shards run (in the cell's process or as tasks of a Dask cluster).""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -104,10 +106,11 @@ def run_both_ways(protocol, pop, simulation):
         with _shards.shard_runner() as runner:
             return type(runner).__name__
 
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with warnings.catch_warnings():
+        # Without a dashboard the scheduler still serves HTTP, on another port when 8787 is taken.
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
         there = client.submit(task, pure=False).result()
         assert client.submit(used_dask, pure=False).result() == "DaskShards"
     return here, there
