@@ -15,6 +15,10 @@ each user's reports satisfy epsilon-LDP.
 drawn and checked against the candidates) and an aggregate path, exact in distribution under an
 ideal hash family (``_candidates``'s docstring).
 
+``shards: S`` (default 1) splits a cell's users into S shards with streams of their own, which
+run as tasks of the Dask cluster under the ``dask`` executor: the same law, numbers that depend on
+S but not on where the shards run (``_shards``'s docstring; docs/scale-out.md).
+
 Departures from the paper's reference code (vvv214/LDP_Protocols, ``pem/``): items are prefixes
 (most significant bits first), as in the paper's text, not suffixes; the group of a user is a
 uniformly random equal split (the reference splits a shuffled file by position: the same law).
