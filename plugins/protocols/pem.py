@@ -15,6 +15,10 @@ each user's reports satisfy epsilon-LDP.
 drawn and checked against the candidates) and an aggregate path, exact in distribution under an
 ideal hash family (``_candidates``'s docstring).
 
+``shards: S`` (default 1) splits a cell's users into S shards with streams of their own, which
+run as tasks of the Dask cluster under the ``dask`` executor: the same law, numbers that depend on
+S but not on where the shards run (``_shards``'s docstring; docs/scale-out.md).
+
 Departures from the paper's reference code (vvv214/LDP_Protocols, ``pem/``): items are prefixes
 (most significant bits first), as in the paper's text, not suffixes; the group of a user is a
 uniformly random equal split (the reference splits a shuffled file by position: the same law).
@@ -36,6 +40,19 @@ from ldpbench.types import Domain, IdentifiedItems, Oracle, Population, Protocol
 from ldpbench.types.domain import IDENTIFIED_ITEMS
 
 from . import _candidates as olh
+from . import _shards
+
+#: The ``shards`` parameter: users split into this many shards that run as tasks of a Dask cluster
+#: (the ``dask`` executor) or one after another; 1 keeps the unsharded streams.
+SHARDS_PARAM = Param(
+    "shards",
+    int,
+    1,
+    "split the users into this many shards, run as Dask tasks under the dask executor "
+    "(numbers depend on it, never on where shards run; 1: unsharded)",
+    min=1,
+    max=4096,
+)
 
 
 def prefix_lengths(bits: int, start_bits: int, step_bits: int) -> list[int]:
@@ -87,6 +104,7 @@ class PEM(Protocol):
             "budget: every user in every round at epsilon / rounds",
             choices=("users", "budget"),
         ),
+        SHARDS_PARAM,
     )
 
     def tags(self) -> ProtocolTags:
@@ -145,16 +163,36 @@ class PEM(Protocol):
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, IdentifiedItems]:
+        lengths = self.rounds(domain_bits(population.item_domain))
+        r = len(lengths)
+        n = population.n
+        values, counts = population.items, population.counts
+        group_sizes = np.full(r, n, dtype=np.int64) if self.split == "budget" else olh.split_users(n, r)
+        if self.shards > 1:
+            with _shards.shard_runner() as runner:
+                sharded = _shards.Shards(runner, values, counts, group_sizes, self.shards, rng)
+                return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, sharded)
+        return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, None)
+
+    def _rounds(
+        self,
+        population: Population,
+        epsilon: float,
+        rng: np.random.Generator,
+        simulation: str,
+        lengths: list[int],
+        group_sizes: np.ndarray,
+        sharded: _shards.Shards | None,
+    ) -> Mapping[str, IdentifiedItems]:
+        """The rounds, on the whole population or (``sharded``) summed over its shards."""
         bits = domain_bits(population.item_domain)
-        lengths = self.rounds(bits)
         r = len(lengths)
         n = population.n
         values, counts = population.items, population.counts
         per_round_eps = epsilon / r if self.split == "budget" else epsilon
-        group_sizes = np.full(r, n, dtype=np.int64) if self.split == "budget" else olh.split_users(n, r)
-        if simulation == "per-user":
+        if sharded is None and simulation == "per-user":
             round_items = self._users_per_round(values, counts, group_sizes, rng)
-        else:
+        elif sharded is None:
             round_counts = self._counts_per_round(counts, group_sizes, rng)
         server = 0.0
         kept = np.empty(0, dtype=np.uint64)
@@ -166,7 +204,14 @@ class PEM(Protocol):
             started = time.perf_counter()
             candidates = np.arange(1 << length, dtype=np.uint64) if i == 0 else extend(kept, grow)
             server += time.perf_counter() - started
-            if simulation == "per-user":
+            if sharded is not None:
+                found = sharded.round(i, bits, length, candidates, per_round_eps, simulation)
+                started = time.perf_counter()
+                if simulation == "per-user":
+                    support = found
+                else:
+                    support = olh.sample_support_counts(found, users, per_round_eps, rng)
+            elif simulation == "per-user":
                 prefixes = round_items[i] >> np.uint64(bits - length)
                 seeds, reports = olh.perturb(prefixes, per_round_eps, rng)
                 started = time.perf_counter()

@@ -22,7 +22,7 @@ from ldpbench import hookimpl
 from ldpbench.params import Param
 
 from . import _candidates as olh
-from .pem import PEM, top
+from .pem import PEM, SHARDS_PARAM, top
 
 
 class TreeHist(PEM):
@@ -49,6 +49,7 @@ class TreeHist(PEM):
             "users: a group of users per level at the full budget; budget: every user at every level at epsilon / levels",
             choices=("users", "budget"),
         ),
+        SHARDS_PARAM,
     )
 
     def select(

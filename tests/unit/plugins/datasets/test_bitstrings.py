@@ -45,3 +45,23 @@ def test_aol_bits_is_the_aol_histogram_as_48_bit_strings():
     www = pop.values >> np.uint64(16) == np.uint64(int.from_bytes(b"www.", "big"))
     assert pop.counts[www].sum() > 10_000
     assert AOLBits(drop_empty_query=True).load(np.random.default_rng(0)).n == 657_427 - 18_720
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_zipf_bits_builds_in_memory_of_its_support_never_of_the_domain_or_the_users(bits):
+    """10^9 users of 10^5 items of a 2^32 or 2^64 domain: the arrays are O(support) (a few of
+    10^5 x 8 bytes: well under 16 MB), where listing the domain or the users would take >= 8 GB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        pop = ZipfBits(bits=bits, n=10**9, s=1.1, support=100_000).load(np.random.default_rng(2))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert pop.n == 10**9 and pop.d == 100_000 and peak < 16 * 2**20
+    assert np.unique(pop.values).size == 100_000 and int(pop.values.max()) < 2**bits
+    # The items are uniform over the domain: the top bit is set for about half of them (50,000 ±
+    # 158 at one sigma; 8 sigma allowed).
+    top = (pop.values >> np.uint64(bits - 1)).astype(np.int64)
+    assert abs(int(top.sum()) - 50_000) < 8 * 158
