@@ -55,18 +55,26 @@ def _free_marker(obj: Any) -> tuple[str, str]:
         salt += 1
 
 
-def _encodable(obj: Any, markers: tuple[str, str]) -> Any:
+#: Placeholders of :func:`dumps_json`'s first pass (never written: an infinity found means a second
+#: pass with real markers).
+_PLUS_INF, _MINUS_INF = object(), object()
+
+
+def _encodable(obj: Any, markers: tuple[Any, Any], found: list[bool] | None = None) -> Any:
+    """``obj`` with NaN as None and ±inf as the markers; an infinity appends to ``found``."""
     obj = _plain(obj)
     if isinstance(obj, float):
         if math.isnan(obj):
             return None
         if math.isinf(obj):
+            if found is not None:
+                found.append(True)
             return markers[0] if obj > 0 else markers[1]
         return obj
     if isinstance(obj, Mapping):
-        return {str(k): _encodable(v, markers) for k, v in obj.items()}
+        return {str(k): _encodable(v, markers, found) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_encodable(v, markers) for v in obj]
+        return [_encodable(v, markers, found) for v in obj]
     return obj
 
 
@@ -87,7 +95,13 @@ def dumps_json(obj: Any, indent: int | None = None) -> str:
         return json.dumps(obj, indent=indent, allow_nan=False)
     except (ValueError, TypeError):
         pass
-    # Infinities travel through json.dumps as marker strings, then become bare numbers.
+    # Infinities travel through json.dumps as marker strings, then become bare numbers. Most
+    # objects here hold a NaN and no infinity: one pass with placeholders finds out, and only an
+    # object with an infinity pays for the search of markers its strings do not contain.
+    found: list[bool] = []
+    plain = _encodable(obj, (_PLUS_INF, _MINUS_INF), found)
+    if not found:
+        return json.dumps(plain, indent=indent, allow_nan=False, default=_default)
     pos, neg = _free_marker(obj)
     text = json.dumps(_encodable(obj, (pos, neg)), indent=indent, allow_nan=False, default=_default)
     return text.replace(json.dumps(pos), "1e999").replace(json.dumps(neg), "-1e999")
