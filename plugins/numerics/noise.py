@@ -18,7 +18,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import ndtri
 
 from ldpbench.errors import NotApplicable
@@ -112,5 +111,7 @@ def epsilon_for_noise(
 
     def gap(eps: float) -> float:
         return math.log(level(eps)) - math.log(target)
+
+    from scipy.optimize import brentq  # here, not at import: scipy.optimize costs every command ~0.4 s
 
     return float(brentq(gap, *bracket, xtol=1e-12, rtol=1e-12))

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import brentq, minimize
+import scipy  # scipy.optimize loads on first use (a lazy submodule), not with every command
 
 from ldpbench.types import PriorFamily
 from ldpbench_plugins.numerics.posterior import build_rule, interpolated_posterior, prior_sums
@@ -130,7 +130,7 @@ class PriorFamilyBase(PriorFamily):
         u0 = np.asarray(self.to_unconstrained(start), dtype=float)
         fun = self.mle_objective(x, sigma, support)
         f0, _ = fun(u0)
-        res = minimize(
+        res = scipy.optimize.minimize(
             fun,
             u0,
             jac=True,
@@ -165,7 +165,7 @@ class PriorFamilyBase(PriorFamily):
             return b, False
         if (ga > 0) == (gb > 0):
             return (a if abs(ga) < abs(gb) else b), True
-        root = brentq(gap, a, b, xtol=1e-14, rtol=1e-15, maxiter=500)
+        root = scipy.optimize.brentq(gap, a, b, xtol=1e-14, rtol=1e-15, maxiter=500)
         return float(root), False
 
 
