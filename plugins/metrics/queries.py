@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-from scipy import sparse
+import scipy  # scipy.sparse loads on first use (a lazy submodule), not with every command
 
 from ldpbench import hookimpl
 from ldpbench.params import Param
@@ -76,7 +76,7 @@ class _Subsets:
         self.indices = _draw_indices(d, size, queries, rng) if indices is None else indices
         width = self.indices.size // queries
         indptr = np.arange(queries + 1, dtype=self.indices.dtype) * width
-        self.matrix = sparse.csr_matrix((_ones(self.indices.size), self.indices, indptr), shape=(queries, d))
+        self.matrix = scipy.sparse.csr_matrix((_ones(self.indices.size), self.indices, indptr), shape=(queries, d))
 
     def true_sums(self, f: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
         """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks, and the

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import ndtri
+import scipy  # scipy.special loads on first use (a lazy submodule), not with every command
 
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate
@@ -38,7 +38,7 @@ def significance_quantile(d: int, beta: float = DEFAULT_BETA) -> float:
         raise ValueError("the domain size d must be >= 1")
     if not 0.0 < beta < 1.0:
         raise ValueError(f"beta must be in (0, 1), got {beta}")
-    return float(ndtri(1.0 - beta / d))
+    return float(scipy.special.ndtri(1.0 - beta / d))
 
 
 def significance_threshold(sigma: float, d: int, beta: float = DEFAULT_BETA) -> float:

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import erfc
+import scipy  # scipy.special loads on first use (a lazy submodule), not with every command
 
 from ldpbench.types import PriorFamily
 
@@ -152,7 +152,7 @@ def _blend(k: np.ndarray, rough: np.ndarray) -> np.ndarray:
         dist = np.abs(k - r)
         near = dist < _Z_END
         if near.any():
-            w[near] *= 0.5 * erfc((EDGE - dist[near]) / BLEND)
+            w[near] *= 0.5 * scipy.special.erfc((EDGE - dist[near]) / BLEND)
     return w
 
 

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import gammaln
+import scipy  # scipy.special loads on first use (a lazy submodule), not with every command
 
 from ldpbench import hookimpl
 
@@ -202,7 +202,7 @@ class Poisson(PriorFamilyBase):
 
     def log_weight(self, k, theta):
         k = np.asarray(k, dtype=float)
-        return k * math.log(float(theta[0])) - gammaln(k + 1.0)
+        return k * math.log(float(theta[0])) - scipy.special.gammaln(k + 1.0)
 
     def rough_points(self, theta):
         return (-1.0,)  # the first pole of Gamma(k + 1)
