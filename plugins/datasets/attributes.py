@@ -37,7 +37,9 @@ def read_attributes(raw: bytes) -> Attributes:
     heads = [ln.split("\t")[1:] for ln in lines if ln.startswith("#\t")]
     body = np.loadtxt(lines[len(heads) :], dtype=np.int64, delimiter="\t", ndmin=2)
     rows = np.repeat(body[:, :-1], body[:, -1], axis=0)
-    return Attributes(tuple(h[0] for h in heads), tuple(len(h) - 1 for h in heads), rows, tuple(tuple(h[1:]) for h in heads))
+    return Attributes(
+        tuple(h[0] for h in heads), tuple(len(h) - 1 for h in heads), rows, tuple(tuple(h[1:]) for h in heads)
+    )
 
 
 class AdultAttributes(Dataset):

@@ -22,12 +22,14 @@ for ``v`` is Bernoulli(``p'``) for a user holding ``v`` and Bernoulli(``q'``) ot
     oue-r:  p' = (p + (a-1) r)/a,       q' = (q + (a-1) r)/a,   r = (p + (d_j - 1) q)/d_j
 
 so the estimator ``f_v = (C_v/n - q') / (p' - q')`` is the paper's (§3.2 Eq. for GRR:
-``(a d_j C_v - n(a - 1 + q a d_j)) / (n d_j (p - q))`` rewritten with a = the number of attributes;
+``(a d_j C_v - n(a - 1 + q d_j)) / (n d_j (p - q))`` rewritten with a = the number of attributes;
 likewise for OUE-z and OUE-r), unbiased, with variance
 
     Var f_v = (f_v p'(1-p') + (1 - f_v) q'(1-q')) / (n (p' - q')^2)
 
-(the paper's variance, §3.2-3.3). Post-processors see an ordinary pure estimate (``p*``, ``q*`` =
+for the fixed population of a run (the convention of ``Oracle.variance``); the paper's variance
+(§3.2-3.3), ``sigma (1 - sigma) / (n (p' - q')^2)`` with ``sigma = f p' + (1 - f) q'``, counts each
+user's value as drawn from ``f`` too and is this plus ``f (1 - f) / n``. Post-processors see an ordinary pure estimate (``p*``, ``q*`` =
 ``p'``, ``q'``; for GRR also the report histogram and its randomized-response channel).
 
 Privacy (exact, :meth:`RSFD.report_table` and tests): the whole report of the record is epsilon-LDP
