@@ -69,10 +69,13 @@ def direct_table(variant: str, sizes: tuple[int, ...], eps: float) -> np.ndarray
     P = np.zeros((len(records), len(reports)))
     for r, x in enumerate(records):
         for c, y in enumerate(reports):
-            P[r, c] = sum(
-                real(sizes[j], x[j], y[j]) * math.prod(fake(sizes[k], y[k]) for k in range(a) if k != j)
-                for j in range(a)
-            ) / a
+            P[r, c] = (
+                sum(
+                    real(sizes[j], x[j], y[j]) * math.prod(fake(sizes[k], y[k]) for k in range(a) if k != j)
+                    for j in range(a)
+                )
+                / a
+            )
     return P
 
 
