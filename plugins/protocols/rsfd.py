@@ -157,6 +157,28 @@ class RSFD(MultidimProtocol):
             )
         return out
 
+    def perturb_records(self, rows: np.ndarray, sizes: tuple[int, ...], epsilon: float, rng: np.random.Generator):
+        """Whole reports of the users' records, canonically encoded (small domains, the audit):
+        ``(n, a)``, every column the row of the oracle's ``output_table`` its value is (a GRR value,
+        an OUE bit vector read as a binary number), real or fake alike."""
+        n, a = rows.shape
+        eps1 = amplified_epsilon(epsilon, a)
+        chosen = rng.integers(0, a, size=n)
+        out = np.empty((n, a), dtype=np.int64)
+        for j, d in enumerate(sizes):
+            oracle = GRR(d, eps1) if self.oracle == "grr" else OUE(d, eps1)
+            real = chosen == j
+            out[real, j] = oracle.output_rows(oracle.perturb(rows[real, j], rng))
+            m = int(n - real.sum())
+            if self.oracle == "grr":
+                fake = rng.integers(0, d, size=m)
+            elif self.oracle == "oue-z":
+                fake = (rng.random((m, d)) < oracle.q_star).astype(np.int64) @ (1 << np.arange(d, dtype=np.int64))
+            else:
+                fake = oracle.output_rows(oracle.perturb(rng.integers(0, d, size=m), rng))
+            out[~real, j] = fake
+        return out
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, y] = (1/a) sum_j M'_j(y_j | x_j) prod_{k != j} F_k(y_k)``: the law of the whole
         report (all a values), ``M'`` the oracle at eps', ``F_k`` the fake report's law; reports in

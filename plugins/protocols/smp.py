@@ -53,6 +53,17 @@ class SMP(MultidimProtocol):
             out[attrs.names[j]] = relabelled(simulate(oracle, counts, rng, simulation), self.name, epsilon)
         return out
 
+    def perturb_records(self, rows: np.ndarray, sizes: tuple[int, ...], epsilon: float, rng: np.random.Generator):
+        """Whole reports, canonically encoded (small domains, the audit): ``(n, 2)``, the sampled
+        attribute and the row of the oracle's ``output_table`` its report is."""
+        n, a = rows.shape
+        chosen = rng.integers(0, a, size=n)
+        out = np.stack([chosen, np.zeros(n, dtype=np.int64)], axis=1)
+        for j, d in enumerate(sizes):
+            oracle, mine = ORACLES[self.oracle](d, epsilon), chosen == j
+            out[mine, 1] = oracle.output_rows(oracle.perturb(rows[mine, j], rng))
+        return out
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, (j, y)] = M_j(y | x_j) / a``: reports are (attribute, oracle row), attribute slowest."""
         a = len(sizes)

@@ -44,6 +44,15 @@ class SPL(MultidimProtocol):
             out[name] = relabelled(est, self.name, epsilon)
         return out
 
+    def perturb_records(self, rows: np.ndarray, sizes: tuple[int, ...], epsilon: float, rng: np.random.Generator):
+        """Whole reports of the users' records, canonically encoded (small domains, the audit):
+        ``(n, a)``, column j the row of the oracle's ``output_table`` its report is."""
+        out = np.empty(rows.shape, dtype=np.int64)
+        for j, d in enumerate(sizes):
+            oracle = ORACLES[self.oracle](d, epsilon / len(sizes))
+            out[:, j] = oracle.output_rows(oracle.perturb(rows[:, j], rng))
+        return out
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, y]``: the whole report is the a attributes' reports, independent given the
         record, so the law is the Kronecker product of the oracle's at epsilon / a (reports in

@@ -59,3 +59,38 @@ def test_validate_refuses_a_multidimensional_solution_on_one_item_users_at_its_l
     (found,) = _problems(tmp_path, plugins, "zipf: {d: 16, n: 500}", solution)
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
     assert f"protocol '{solution}' takes records of shape tuple" in found and "each hold a item" in found
+
+
+@pytest.mark.parametrize(
+    ("solution", "oracle"),
+    [
+        ("spl", "grr"),
+        ("spl", "oue"),
+        ("smp", "grr"),
+        ("smp", "oue"),
+        ("rs-fd", "grr"),
+        ("rs-fd", "oue-z"),
+        ("rs-fd", "oue-r"),
+    ],
+)
+def test_the_whole_reports_the_code_draws_follow_the_audited_table(solution, oracle):
+    # 20,000 reports of the record (1, 2) over [2] x [3] against row 5 of report_table: a chi-square
+    # test failing a correct implementation with probability 1e-6
+    from scipy.stats import chisquare
+
+    from ldpbench_plugins.protocols.rsfd import RSFD
+    from ldpbench_plugins.protocols.smp import SMP
+    from ldpbench_plugins.protocols.spl import SPL
+
+    cls = {"spl": SPL, "smp": SMP, "rs-fd": RSFD}[solution]
+    proto, sizes, eps = cls(oracle=oracle), (2, 3), 1.0
+    table = proto.report_table(sizes, eps)[5]
+    reports = proto.perturb_records(np.tile([[1, 2]], (20_000, 1)), sizes, eps, np.random.default_rng(5))
+    widths = [d if oracle == "grr" else 1 << d for d in sizes]
+    if solution == "smp":  # (attribute, oracle row), attribute slowest
+        index = np.cumsum([0] + widths)[reports[:, 0]] + reports[:, 1]
+    else:
+        index = np.ravel_multi_index(tuple(reports.T), widths)
+    observed = np.bincount(index, minlength=table.size)
+    assert observed.size == table.size
+    assert chisquare(observed, 20_000 * table).pvalue > 1e-6
