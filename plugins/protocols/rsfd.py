@@ -32,11 +32,12 @@ for the fixed population of a run (the convention of ``Oracle.variance``); the p
 user's value as drawn from ``f`` too and is this plus ``f (1 - f) / n``. Post-processors see an ordinary pure estimate (``p*``, ``q*`` =
 ``p'``, ``q'``; for GRR also the report histogram and its randomized-response channel).
 
-Privacy (exact, :meth:`RSFD.report_table` and tests): the whole report of the record is epsilon-LDP
-for records that differ in **one** attribute, which is the paper's claim (amplification by
-sampling one attribute out of a); for records that differ in every attribute the exact bound is
-eps' (GRR over equal domains: the ratio of "all match" to "none match" is ``p/q = e^eps'``). The
-run manifest states both.
+Privacy (exact, :meth:`RSFD.report_table` and tests): the paper's argument (amplification by
+sampling one attribute out of a) bounds records that differ in **one** attribute, and the exact
+law meets epsilon there for OUE-z always and for GRR when every attribute has the same domain size
+(unequal domains, and OUE-r over non-binary domains, exceed it: docs/multidimensional.md); for
+records that differ in every attribute the exact bound is eps' ("all values real" against "none":
+the sampled attribute's ``e^eps'`` is not diluted). The run manifest states both.
 
 Both paths: every user's ``J_i`` is drawn (O(n), vectorized); the real reports come from the
 built-in oracle's per-user path or its exact aggregate draw; fakes are drawn per user on the
@@ -118,10 +119,14 @@ class RSFD(MultidimProtocol):
     params = (Param("oracle", str, "grr", "the paper's variant: grr, oue-z or oue-r", choices=VARIANTS),)
 
     def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
-        """epsilon-LDP between records differing in one attribute (the paper's claim); the bound
-        over any two records is the amplified eps' (module docstring)."""
+        """``epsilon`` is the paper's parameter, which bounds records differing in one attribute
+        (exactly for OUE-z, for GRR over equal domains; module docstring); ``epsilon_any_records``
+        is the exact bound over any two records, eps' for ``a`` attributes (:meth:`run` knows a)."""
         rows = super().privacy_accounting(epsilon)
-        rows[0]["scope"] = "records that differ in one attribute; any two records: the amplified eps'"
+        rows[0]["scope"] = (
+            "records that differ in one attribute (exact for oue-z, and for grr over equal domains; "
+            "docs/multidimensional.md); any two records: ln(a (e^eps - 1) + 1) for a attributes"
+        )
         return rows
 
     def run(

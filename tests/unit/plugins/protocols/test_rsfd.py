@@ -96,7 +96,7 @@ def test_any_two_records_are_told_apart_at_the_amplified_epsilon(variant, sizes)
 @pytest.mark.parametrize(
     ("variant", "sizes", "expected"),
     [
-        ("grr", (3, 3), 1.0),  # the paper's claim holds: records differing in one attribute, equal domains
+        ("grr", (3, 3), 1.0),  # the paper's amplification bound is met: one attribute differs, equal domains
         ("grr", (2, 2, 2), 1.0),
         ("oue-z", (3, 3), 1.0),  # OUE-z's fakes look like a real report of a value the user does not hold
         ("oue-z", (2, 3), 1.0),
