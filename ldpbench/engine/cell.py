@@ -33,6 +33,7 @@ from ldpbench.spec.expand import Cell
 from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Estimate, Population
+from ldpbench.types.attributes import output_d, output_truth
 
 Rows = list[dict[str, Any]]
 
@@ -175,12 +176,15 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
                 raise
             failure = Failure(stage[0], exc)
             return task.failed_rows(failure.error, plugins, meta["n"], meta["d"], failure.where)
+        record = population.record
         del population  # not on the stack while post-processors run
         metrics = _build_metrics(plugins, task.metrics)
         for label, estimate in outputs.items():
             meta["n"] = estimate.n
+            truth = functools.partial(load_population, plugins, task)
+            if record == "tuple":  # an output per attribute, scored against its marginal
+                truth, meta["d"] = _attribute_truth(truth, label[len(cell.mechanism.label) + 1 :])
             for pipeline in task.pipelines:
-                truth = functools.partial(load_population, plugins, task)
                 rows.extend(_pipeline_rows(task, plugins, label, estimate, pipeline, metrics, truth, stage, meta))
         return rows
 
@@ -188,6 +192,14 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
     run_cell.clear_population_cache = load_population.clear  # type: ignore[attr-defined]
     run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.cell.run_cell
     return run_cell
+
+
+def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Callable[[], Population], int]:
+    """The truth of output ``mechanism:suffix`` of a tuple population (its attribute's marginal,
+    docs/multidimensional.md), and the domain size that goes in its rows."""
+    d = output_d(truth(), suffix)
+    # Loaded again when scored, as the whole population is: never held while post-processors run.
+    return (lambda: output_truth(truth(), suffix)), d
 
 
 def _build_metrics(plugins: Plugins, entries: tuple[Entry, ...]) -> list[MetricSlot]:

@@ -14,6 +14,7 @@ from ldpbench.spec.budgets import parse_epsilon
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Population
+from ldpbench.types.attributes import output_d
 
 
 def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> dict[str, Any]:
@@ -35,7 +36,9 @@ def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> d
         if not isinstance(outputs, Mapping):
             raise PluginOutputError(f"protocol '{mech.name}' returned {type(outputs).__name__}, not a mapping")
         return {
-            f"{mech.label}:{label}": checked_result(f"protocol '{mech.name}' (output '{label}')", est, population.d)
+            f"{mech.label}:{label}": checked_result(
+                f"protocol '{mech.name}' (output '{label}')", est, output_d(population, str(label))
+            )
             for label, est in outputs.items()
         }
     if budget.groups:

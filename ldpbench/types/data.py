@@ -51,6 +51,9 @@ class Population:
         domain items) of every user's items, distinct within a user. ``counts`` is then the item
         count over all sets: ``counts[v]`` users hold item ``v``, checked against ``members``
         (build one with :meth:`from_sets`); ``n`` is the number of users, not ``counts.sum()``.
+    :param attributes: for ``record = "tuple"``: the users' rows, an
+        :class:`~ldpbench.types.attributes.Attributes`; ``counts`` are then its marginal
+        histograms end to end and ``n`` its number of users (docs/multidimensional.md).
     """
 
     counts: np.ndarray
@@ -64,6 +67,7 @@ class Population:
     record: str = "item"
     offsets: np.ndarray | None = None
     members: np.ndarray | None = None
+    attributes: Any = None
 
     def __post_init__(self) -> None:
         if self.record not in RECORDS:
@@ -94,6 +98,12 @@ class Population:
             self._check_sets()
         elif self.offsets is not None or self.members is not None:
             raise ValueError(f"Population.offsets and members are for record 'set', not {self.record!r}")
+        if self.record == "tuple":
+            if self.attributes is None:
+                raise ValueError("a population with record 'tuple' needs 'attributes' (ldpbench.types.attributes)")
+            self.attributes.check_counts(self.counts)
+        elif self.attributes is not None:
+            raise ValueError(f"Population.attributes is for record 'tuple', not {self.record!r}")
 
     def _check_sets(self) -> None:
         """The CSR pair of a set-valued population, validated (vectorized: O(M log M) for M members)."""
@@ -160,9 +170,11 @@ class Population:
 
     @property
     def n(self) -> int:
-        """Number of users (of sets, for a set-valued population)."""
+        """Number of users (of sets, for a set-valued population; of rows, for a tuple one)."""
         if self.offsets is not None:
             return int(self.offsets.size - 1)
+        if self.attributes is not None:
+            return int(self.attributes.n)
         return int(self.counts.sum())
 
     @property
@@ -182,6 +194,8 @@ class Population:
             raise ValueError(f"cannot sample {m} users from a population of {self.n}")
         if self.offsets is not None:
             return self._sample_sets(m, rng)
+        if self.attributes is not None:
+            return self.attributes.sample_population(self, m, rng)
         counts = rng.multivariate_hypergeometric(self.counts, m, method="marginals")
         return self.replace(counts=counts)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 import ldpbench.engine.cell as engine
 from ldpbench.engine.cell import CellTask, run_cell
 from ldpbench.spec.expand import expand
@@ -42,7 +44,11 @@ class Snoop(PostProcessor):
         return estimate
 
 
-def test_no_frame_above_a_post_processor_holds_the_population(plugins):
+@pytest.mark.parametrize(
+    ("dataset", "mechanism", "outputs"),
+    [("{zipf: {d: 8, n: 500, s: 1.1}}", "grr", 1), ("{correlated-attributes: {n: 500, a: 2, d: 4}}", "smp", 2)],
+)
+def test_no_frame_above_a_post_processor_holds_the_population(plugins, dataset, mechanism, outputs):
     from ldpbench import build_plugins
 
     class Module:
@@ -55,13 +61,42 @@ def test_no_frame_above_a_post_processor_holds_the_population(plugins):
     Module.ldpbench_register_postprocessors = hookimpl(Module.ldpbench_register_postprocessors)
     mine = build_plugins(extra=[Module])
     spec = load_spec_text(
-        "name: snoop\nseed: 1\nrepeats: 1\ndatasets: [{zipf: {d: 8, n: 500, s: 1.1}}]\nepsilons: [1]\n"
-        "oracles: [grr]\npipelines: [snoop]\nmetrics: [mse]\n",
+        f"name: snoop\nseed: 1\nrepeats: 1\ndatasets: [{dataset}]\nepsilons: [1]\n"
+        f"oracles: [{mechanism}]\npipelines: [snoop]\nmetrics: [mse]\n",
         mine,
     )
     cell = next(iter(expand(spec)))
     SEEN.clear()
     with engine.plugins_given(mine):
         rows = run_cell(CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics), plugins=mine.source))
-    assert [r["error"] for r in rows] == [None]
+    assert [r["error"] for r in rows] == [None] * outputs
     assert SEEN == []
+
+
+def test_a_tuple_populations_outputs_are_scored_against_their_attributes_marginals(plugins):
+    import numpy as np
+
+    from ldpbench.spec.seeding import rng_for
+    from ldpbench_plugins.datasets.attributes import CorrelatedAttributes
+    from ldpbench_plugins.protocols.spl import SPL
+
+    spec = load_spec_text(
+        "name: tuples\nseed: 3\nrepeats: 1\ndatasets: [{correlated-attributes: {n: 400, a: 2, d: 5}}]\n"
+        "epsilons: [2]\noracles: [spl]\npipelines: [base]\nmetrics: [mse]\n",
+        plugins,
+    )
+    cell = next(iter(expand(spec)))
+    with engine.plugins_given(plugins):
+        rows = run_cell(CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics), plugins=plugins.source))
+    assert [(r["oracle"], r["d"], r["n"], r["error"]) for r in rows] == [
+        ("spl:a0", 5, 400, None),
+        ("spl:a1", 5, 400, None),
+    ]
+    # the same run by hand: the protocol on the population with the cell's stream, each attribute's
+    # estimate against its marginal
+    pop = CorrelatedAttributes(n=400, a=2, d=5).load(np.random.default_rng(0))
+    rng = rng_for(cell.seed, "mechanism", cell.dataset.label, cell.budget.label, cell.mechanism.label, cell.repeat)
+    out = SPL().run(pop, 2.0, rng)
+    for row, (j, name) in zip(rows, enumerate(pop.attributes.names)):
+        truth = pop.attributes.marginal_counts(j) / 400
+        assert row["value"] == np.mean((out[name].frequencies - truth) ** 2)
