@@ -127,6 +127,15 @@ def records_taken(ctx: Context, mech: Entry) -> tuple[str, ...]:
     return ("item",) if tags is None else tuple(tags.records)
 
 
+#: What a user holds, by record shape, as the refusal says it.
+_RECORD_PHRASES = {
+    "item": "one item",
+    "set": "a set of items",
+    "tuple": "a tuple of attributes",
+    "sequence": "a sequence of items over rounds",
+}
+
+
 def record_problems(ctx: Context, data: dict, dataset_label: str, record: str, mechanisms: list[Entry]) -> None:
     """Every mechanism takes the shape of the dataset's users' records, else it is refused at its line."""
     for mech in mechanisms:
@@ -135,7 +144,7 @@ def record_problems(ctx: Context, data: dict, dataset_label: str, record: str, m
             ctx.problem(
                 _entry_path(data, "oracles", mech.name),
                 f"{mech.kind} '{mech.name}' takes records of shape {' and '.join(takes)}, but the users of "
-                f"dataset '{dataset_label}' each hold a {record}",
+                f"dataset '{dataset_label}' each hold {_RECORD_PHRASES.get(record, f'a {record}')}",
             )
 
 

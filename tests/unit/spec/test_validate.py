@@ -551,7 +551,8 @@ def test_a_mechanism_that_does_not_take_the_users_record_shape_is_refused_at_its
     found = problems(tmp_path, plugins, text)
     assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in found] == ["7", "7"]  # oracles: [grr, oue]
     assert (
-        "oracle 'grr' takes records of shape item, but the users of dataset 'toy-baskets' each hold a set" in found[0]
+        "oracle 'grr' takes records of shape item, but the users of dataset 'toy-baskets' each hold a set of items"
+        in found[0]
     )
 
 
@@ -572,6 +573,6 @@ metrics: [mse]
     (found,) = problems(tmp_path, plugins, text)
     assert found.split(": ", 1)[0].endswith("spec.yaml:9")
     assert (
-        "oracle 'oue' takes records of shape item, but the users of dataset 'zipf-sets(n=2000,d=50)' each hold a set"
+        "oracle 'oue' takes records of shape item, but the users of dataset 'zipf-sets(n=2000,d=50)' each hold a set of items"
         in found
     )

@@ -51,14 +51,14 @@ def _problems(tmp_path, plugins, dataset, mechanism):
 def test_validate_refuses_an_item_oracle_on_a_tuple_dataset_at_its_line(tmp_path, plugins):
     (found,) = _problems(tmp_path, plugins, "correlated-attributes: {n: 500}", "grr")
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
-    assert "oracle 'grr' takes records of shape item" in found and "each hold a tuple" in found
+    assert "oracle 'grr' takes records of shape item" in found and "each hold a tuple of attributes" in found
 
 
 @pytest.mark.parametrize("solution", ["spl", "smp", "rs-fd"])
 def test_validate_refuses_a_multidimensional_solution_on_one_item_users_at_its_line(tmp_path, plugins, solution):
     (found,) = _problems(tmp_path, plugins, "zipf: {d: 16, n: 500}", solution)
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
-    assert f"protocol '{solution}' takes records of shape tuple" in found and "each hold a item" in found
+    assert f"protocol '{solution}' takes records of shape tuple" in found and "each hold one item" in found
 
 
 @pytest.mark.parametrize(
