@@ -180,7 +180,7 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
         for label, estimate in outputs.items():
             meta["n"] = estimate.n
             for pipeline in task.pipelines:
-                truth = functools.partial(load_population, plugins, task)
+                truth = functools.partial(_truth_for, load_population, plugins, task, label)
                 rows.extend(_pipeline_rows(task, plugins, label, estimate, pipeline, metrics, truth, stage, meta))
         return rows
 
@@ -188,6 +188,12 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
     run_cell.clear_population_cache = load_population.clear  # type: ignore[attr-defined]
     run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.cell.run_cell
     return run_cell
+
+
+def _truth_for(load: Callable[[Plugins, CellTask], Population], plugins: Plugins, task: CellTask, label: str) -> Population:
+    """The truth output ``label`` is scored against: the population, or round t's users for a
+    per-round output of a sequence population (``Population.truth_for``)."""
+    return load(plugins, task).truth_for(label)
 
 
 def _build_metrics(plugins: Plugins, entries: tuple[Entry, ...]) -> list[MetricSlot]:

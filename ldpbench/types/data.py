@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
+from ldpbench.types.rounds import Rounds, round_of
 from ldpbench.types.tags import ChannelTags
 
 
@@ -51,6 +52,9 @@ class Population:
         domain items) of every user's items, distinct within a user. ``counts`` is then the item
         count over all sets: ``counts[v]`` users hold item ``v``, checked against ``members``
         (build one with :meth:`from_sets`); ``n`` is the number of users, not ``counts.sum()``.
+    :param rounds: for ``record = "sequence"``: each user's item in each round
+        (:class:`~ldpbench.types.rounds.Rounds`); ``counts`` is then round 0's histogram
+        (docs/longitudinal.md).
     """
 
     counts: np.ndarray
@@ -64,6 +68,7 @@ class Population:
     record: str = "item"
     offsets: np.ndarray | None = None
     members: np.ndarray | None = None
+    rounds: Rounds | None = None
 
     def __post_init__(self) -> None:
         if self.record not in RECORDS:
@@ -94,6 +99,12 @@ class Population:
             self._check_sets()
         elif self.offsets is not None or self.members is not None:
             raise ValueError(f"Population.offsets and members are for record 'set', not {self.record!r}")
+        if self.record == "sequence":
+            if self.rounds is None:
+                raise ValueError("a population with record 'sequence' needs 'rounds' (each user's item per round)")
+            self.rounds.check(self.counts)
+        elif self.rounds is not None:
+            raise ValueError(f"Population.rounds is for record 'sequence', not {self.record!r}")
 
     def _check_sets(self) -> None:
         """The CSR pair of a set-valued population, validated (vectorized: O(M log M) for M members)."""
@@ -176,12 +187,29 @@ class Population:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+    def round_population(self, t: int) -> Population:
+        """Round ``t``'s users (0-based) as a one-item population (a sequence population only)."""
+        if self.rounds is None:
+            raise ValueError("round_population is defined for a sequence population only")
+        return self.replace(counts=self.rounds.counts(t, self.d), record="item", rounds=None)
+
+    def truth_for(self, label: str) -> Population:
+        """What an output labelled ``label`` is scored against: round t's users for an output
+        ``mechanism:round-t`` of a sequence population (docs/longitudinal.md), else the population."""
+        t = round_of(label) if self.rounds is not None else None
+        if t is None or not 0 <= t < self.rounds.T:  # type: ignore[union-attr]
+            return self
+        return self.round_population(t)
+
     def sample(self, m: int, rng: np.random.Generator) -> Population:
         """``m`` users drawn without replacement (a multivariate hypergeometric draw)."""
         if m > self.n:
             raise ValueError(f"cannot sample {m} users from a population of {self.n}")
         if self.offsets is not None:
             return self._sample_sets(m, rng)
+        if self.rounds is not None:  # m users with their whole sequences (kept in their order)
+            rounds = self.rounds.take(np.sort(rng.choice(self.n, size=m, replace=False)))
+            return self.replace(counts=rounds.counts(0, self.d), rounds=rounds)
         counts = rng.multivariate_hypergeometric(self.counts, m, method="marginals")
         return self.replace(counts=counts)
 
