@@ -1,7 +1,7 @@
 """Populations over rounds (record ``sequence``, docs/longitudinal.md): every user holds one item
 per round of a longitudinal collection.
 
-- ``zipf-rounds``: synthetic. Round 0 is the ``zipf`` dataset's users (item v held by a share
+- ``zipf-rounds``: synthetic. Round 0 is the ``zipf`` dataset's users (``rounds`` rounds in all) (item v held by a share
   proportional to ``(v + 1)^(-s)``, deterministic apportionment); later rounds follow a change
   model (:mod:`ldpbench.types.rounds`): ``static``, ``redraw`` (each user re-draws from Zipf(s)
   with probability ``r`` per round) or ``drift`` (re-draws from Zipf(s) rotated by ``t * shift``
@@ -35,7 +35,7 @@ MAX_ROUNDS = 1000
 MAX_SEQUENCE_USERS = 10**7
 
 _CHANGE = (
-    Param("T", int, 10, "number of rounds of collection", min=1, max=MAX_ROUNDS),
+    Param("rounds", int, 10, "number of rounds of collection", min=1, max=MAX_ROUNDS),
     Param("model", str, "redraw", "change model: static, redraw or drift", choices=CHANGE_MODELS),
     Param("r", float, 0.1, "probability that a user re-draws their item in a round", min=0, max=1),
     Param("shift", int, 1, "drift: items the base distribution rotates by per round", min=0, max=10**8),
@@ -52,12 +52,16 @@ def sequence_population(counts: np.ndarray, T: int, model: str, r: float, shift:
 
 
 class ZipfRounds(Dataset):
-    """Synthetic users over ``T`` rounds, Zipf(s) in round 0, then a change model (module docstring)."""
+    """Synthetic users over ``T`` rounds, Zipf(s) in round 0, then a change model (module docstring).
+
+    ``d`` and ``n`` do not declare ``describes``: validation loads the dataset, which is how it
+    learns that the users hold sequences (and refuses a one-round oracle on them).
+    """
 
     name = "zipf-rounds"
     params = (
-        Param("d", int, 64, "domain size", min=MIN_DOMAIN, max=10**6, describes="d"),
-        Param("n", int, 10_000, "number of users", min=1, max=MAX_SEQUENCE_USERS, describes="n"),
+        Param("d", int, 64, "domain size", min=MIN_DOMAIN, max=10**6),
+        Param("n", int, 10_000, "number of users", min=1, max=MAX_SEQUENCE_USERS),
         Param("s", float, 1.5, "Zipf exponent (0 gives uniform)", min=0, max=100),
         *_CHANGE,
     )
@@ -66,13 +70,13 @@ class ZipfRounds(Dataset):
         counts = apportion(np.arange(1, self.d + 1, dtype=float) ** (-self.s), self.n)
         return sequence_population(
             counts,
-            self.T,
+            self.rounds,
             self.model,
             self.r,
             self.shift,
             rng,
-            name=f"zipf-rounds(d={self.d},n={self.n},s={self.s:g},T={self.T},{self.model})",
-            info={"synthetic": True, "source": "Zipf law in round 0, then the change model", "rounds": self.T},
+            name=f"zipf-rounds(d={self.d},n={self.n},s={self.s:g},T={self.rounds},{self.model})",
+            info={"synthetic": True, "source": "Zipf law in round 0, then the change model", "rounds": self.rounds},
         )
 
 
@@ -89,19 +93,19 @@ class RoundsOf(Dataset):
         counts, labels = shipped_histogram(self.base)
         return sequence_population(
             counts,
-            self.T,
+            self.rounds,
             self.model,
             self.r,
             self.shift,
             rng,
-            name=f"rounds-of({self.base},T={self.T},{self.model}; stand-in: modelled changes)",
+            name=f"rounds-of({self.base},T={self.rounds},{self.model}; stand-in: modelled changes)",
             labels=labels,
             info={
                 "source": f"shipped ldpbench_data/{self.base}.csv.gz as round 0; later rounds by the "
                 f"'{self.model}' change model (a STAND-IN: no per-period records)",
                 "provenance": f"ldpbench_data/{self.base}.md",
                 "stand_in": True,
-                "rounds": self.T,
+                "rounds": self.rounds,
             },
         )
 
