@@ -190,7 +190,9 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
     return run_cell
 
 
-def _truth_for(load: Callable[[Plugins, CellTask], Population], plugins: Plugins, task: CellTask, label: str) -> Population:
+def _truth_for(
+    load: Callable[[Plugins, CellTask], Population], plugins: Plugins, task: CellTask, label: str
+) -> Population:
     """The truth output ``label`` is scored against: the population, or round t's users for a
     per-round output of a sequence population (``Population.truth_for``)."""
     return load(plugins, task).truth_for(label)

@@ -155,7 +155,14 @@ def solve_irr(kind: str, k: int, p1: float, q1: float, irr: str, eps_1: float) -
             f"no {irr.upper()} instantaneous layer gives eps_1 = {eps_1:g} after this permanent one "
             f"(eps_inf = {chain(hi).eps_inf:g}): choose a smaller eps_1 (alpha)"
         )
-    x = brentq(lambda x: chain(x).eps_1 - eps_1, min(lo, hi) if irr != "oue" else 1e-300, max(lo, hi), xtol=1e-15, rtol=1e-15, maxiter=500)
+    x = brentq(
+        lambda x: chain(x).eps_1 - eps_1,
+        min(lo, hi) if irr != "oue" else 1e-300,
+        max(lo, hi),
+        xtol=1e-15,
+        rtol=1e-15,
+        maxiter=500,
+    )
     return chain(x)
 
 
@@ -218,6 +225,22 @@ def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Ge
     return rng.binomial(held, chain.p2) + rng.binomial(n - held, chain.q2)
 
 
+def static_supports(chain: Chain, values: np.ndarray, T: int, rng: np.random.Generator) -> np.ndarray:  # noqa: N803
+    """``(users, d)``: how many of T reports of users who keep ``values[i]`` support each item (one
+    PRR each, T IRRs), for the averaging attack (``ldpbench.audit.averaging``)."""
+    values = np.asarray(values, dtype=np.int64)
+    m, d = values.size, chain.k
+    if chain.kind == "grr":
+        prr = np.where(rng.random(m) < chain.p1 - chain.q1, values, rng.integers(0, d, size=m))
+        kept = rng.binomial(T, chain.p2 - chain.q2, size=m)
+        counts = rng.multinomial(T - kept, np.full(d, 1 / d))
+        counts[np.arange(m), prr] += kept
+        return counts
+    bits = rng.random((m, d)) < chain.q1
+    bits[np.arange(m), values] = rng.random(m) < chain.p1
+    return rng.binomial(T, np.where(bits, chain.p2, chain.q2))
+
+
 def round_estimates(
     chain: Chain, population: Population, epsilon: float, rng: np.random.Generator, simulation: str, mechanism: str
 ) -> dict[str, Estimate]:
@@ -229,7 +252,14 @@ def round_estimates(
     draw = per_user_support if simulation == "per-user" else aggregate_support
     support = draw(chain, rounds.items, d, rng)
     variance = np.full(d, chain.approx_variance(n))
-    info = {"eps_inf": chain.eps_inf, "eps_1": chain.eps_1, "p1": chain.p1, "q1": chain.q1, "p2": chain.p2, "q2": chain.q2}
+    info = {
+        "eps_inf": chain.eps_inf,
+        "eps_1": chain.eps_1,
+        "p1": chain.p1,
+        "q1": chain.q1,
+        "p2": chain.p2,
+        "q2": chain.q2,
+    }
     return {
         ROUND_LABEL.format(t=t + 1): Estimate(
             frequencies=chain.estimate(support[t], n),

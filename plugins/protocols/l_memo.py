@@ -40,7 +40,9 @@ from ldpbench.types.domain import FREQUENCIES
 
 from . import _longitudinal as lg
 
-_ALPHA = Param("alpha", float, 0.5, "eps_1 / eps_inf: one report's share of the bound over all reports", min=0.01, max=0.99)
+_ALPHA = Param(
+    "alpha", float, 0.5, "eps_1 / eps_inf: one report's share of the bound over all reports", min=0.01, max=0.99
+)
 
 
 class _Memoized(Protocol):

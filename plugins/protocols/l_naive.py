@@ -29,7 +29,9 @@ class NaiveRounds(Protocol):
     """A fresh GRR or OUE report at epsilon in every round (module docstring)."""
 
     name = "l-naive"
-    params = (Param("oracle", str, "grr", "the oracle of every round's fresh report: grr or oue", choices=("grr", "oue")),)
+    params = (
+        Param("oracle", str, "grr", "the oracle of every round's fresh report: grr or oue", choices=("grr", "oue")),
+    )
 
     def tags(self) -> ProtocolTags:
         return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("sequence",))

@@ -27,9 +27,7 @@ from ldpbench_plugins.protocols import l_memo, l_naive
 R, EPS = 160, 3.0
 COUNTS = np.array([1200, 800, 500, 300, 200, 0])
 N, D = int(COUNTS.sum()), COUNTS.size
-STATIC = Population(
-    COUNTS, record="sequence", rounds=Rounds(np.tile(np.repeat(np.arange(D), COUNTS), (2, 1)))
-)
+STATIC = Population(COUNTS, record="sequence", rounds=Rounds(np.tile(np.repeat(np.arange(D), COUNTS), (2, 1))))
 
 
 def _make(cls, **params):

@@ -32,3 +32,20 @@ def test_pattern_counting_keeps_returning_values_apart():
     assert support.tolist() == [[1, 1, 0], [1, 0, 1], [1, 1, 0]]
     exact_grr = lg.Chain("grr", 3, 1.0, 0.0, 1.0, 0.0)
     assert lg.per_user_support(exact_grr, items, 3, np.random.default_rng(0)).tolist() == support.tolist()
+
+
+def test_the_averaging_attack_grows_against_the_naive_protocol_and_not_past_eps_inf_against_l_grr():
+    """ldpbench.audit.averaging on the protocols' own draws (static_supports); alpha = 1e-3."""
+    import functools
+
+    from ldpbench.audit.averaging import averaging_attack
+
+    d, eps = 8, 1.0
+    naive = lg.Chain("grr", d, 1.0, 0.0, *lg.grr_layer(d, eps))
+    p1, q1 = lg.grr_layer(d, eps)
+    memo = lg.solve_irr("grr", d, p1, q1, "grr", 0.5)
+    rng = np.random.default_rng(5)
+    grows = averaging_attack(functools.partial(lg.static_supports, naive), d, [1, 64], 3000, rng, alpha=1e-3)
+    bounded = averaging_attack(functools.partial(lg.static_supports, memo), d, [1, 64], 3000, rng, alpha=1e-3)
+    assert grows[1].epsilon_lower > 3 * eps > grows[0].epsilon_lower
+    assert all(pt.epsilon_lower <= memo.eps_inf for pt in bounded)
