@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
-from ldpbench.types.rounds import Rounds, round_of
+from ldpbench.types.rounds import Rounds, is_rounds_mean, round_of
 from ldpbench.types.tags import ChannelTags
 
 
@@ -195,7 +195,13 @@ class Population:
 
     def truth_for(self, label: str) -> Population:
         """What an output labelled ``label`` is scored against: round t's users for an output
-        ``mechanism:round-t`` of a sequence population (docs/longitudinal.md), else the population."""
+        ``mechanism:round-t`` of a sequence population, every round's users together (the mean of
+        the rounds' frequencies) for ``mechanism:rounds-mean`` (docs/longitudinal.md), else the
+        population."""
+        if self.rounds is not None and is_rounds_mean(label):
+            # Every round's users counted: frequencies are the mean of the rounds' (n is n * T).
+            total = np.bincount(self.rounds.items.ravel(), minlength=self.d)
+            return self.replace(counts=total, record="item", rounds=None)
         t = round_of(label) if self.rounds is not None else None
         if t is None or not 0 <= t < self.rounds.T:  # type: ignore[union-attr]
             return self

@@ -30,6 +30,9 @@ CHANGE_MODELS = ("static", "redraw", "drift")
 
 #: The label of round ``t``'s output (1-based: ``round-1`` is the first report).
 ROUND_LABEL = "round-{t}"
+#: The label of the averaged-over-rounds output: the mean of the per-round estimates, scored
+#: against the mean of the rounds' true frequencies.
+MEAN_LABEL = "rounds-mean"
 _ROUND = re.compile(r":round-(\d+)$")
 
 
@@ -82,6 +85,11 @@ def round_of(label: str) -> int | None:
     """The 0-based round of an output labelled ``mechanism:round-t``, else ``None``."""
     m = _ROUND.search(label)
     return int(m.group(1)) - 1 if m else None
+
+
+def is_rounds_mean(label: str) -> bool:
+    """Whether ``label`` names the averaged-over-rounds output (``mechanism:rounds-mean``)."""
+    return label.endswith(":" + MEAN_LABEL)
 
 
 def round_streams(rng: np.random.Generator, T: int) -> list[np.random.Generator]:  # noqa: N803

@@ -40,6 +40,7 @@ Two simulation paths, the same law:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ from scipy.optimize import brentq
 
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate, Population
-from ldpbench.types.rounds import ROUND_LABEL
+from ldpbench.types.rounds import MEAN_LABEL, ROUND_LABEL
 
 #: The most rounds the aggregate path counts patterns of (a T-bit mask per pair in an int64).
 MAX_AGGREGATE_ROUNDS = 62
@@ -148,6 +149,18 @@ def solve_irr(kind: str, k: int, p1: float, q1: float, irr: str, eps_1: float) -
             return Chain(kind, k, p1, q1, x, 1 - x)
         return Chain(kind, k, p1, q1, 0.5, x)
 
+    if irr == "grr" and kind == "grr" and k > 1:
+        # Linear in p2: p* = A p2 + B, q* = C p2 + D (q2 = (1 - p2) a, a = 1/(k - 1)), and
+        # p* = e^eps_1 q*  gives  p2 = (e D - B) / (A - e C).
+        a, e = 1 / (k - 1), math.exp(eps_1)
+        A, B, C, D = p1 - (1 - p1) * a, (1 - p1) * a, q1 - (1 - q1) * a, (1 - q1) * a  # noqa: N806
+        p2 = (e * D - B) / (A - e * C) if A != e * C else math.nan
+        if not (0 < eps_1 < _ratio(kind, p1, q1) and 1 / k < p2 <= 1):
+            raise NotApplicable(
+                f"no GRR instantaneous layer gives eps_1 = {eps_1:g} after this permanent one "
+                f"(eps_inf = {_ratio(kind, p1, q1):g}): choose a smaller eps_1 (alpha)"
+            )
+        return chain(p2)
     lo, hi = {"grr": (1 / k, 1.0), "sue": (0.5, 1.0), "oue": (0.5, 0.0)}[irr]
     top = chain(hi).eps_1 if irr != "oue" else chain(1e-300).eps_1
     if not 0 < eps_1 < top:
@@ -225,6 +238,58 @@ def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Ge
     return rng.binomial(held, chain.p2) + rng.binomial(n - held, chain.q2)
 
 
+def olh_chain(d: int, eps_inf: float, eps_1: float, g: int) -> Chain:
+    """L-OLH's layers over ``g`` hash buckets (Arcolezi et al. 2023, §3.4): GRR over ``[g]`` at
+    ``eps_inf`` for the PRR of the hashed value, the GRR IRR solved for ``eps_1``; returned as the
+    chain the server estimates with, whose ``q1`` is ``1/g`` (a user holding another value hashes it
+    to the reported bucket with probability 1/g, so ``q* = 1/g``; ``p*`` does not involve q1).
+    Its ``eps_inf`` and ``eps_1`` are not the protocol's: those of :func:`grr_layer` at ``g``."""
+    p1, q1 = grr_layer(g, eps_inf)
+    layers = solve_irr("grr", g, p1, q1, "grr", eps_1)
+    return Chain("grr", g, p1, 1 / g, layers.p2, layers.q2)
+
+
+def olh_buckets(eps_inf: float, eps_1: float, most: int = 4096) -> int:
+    """The ``g`` of ``2 .. most`` that minimizes L-OLH's approximate variance
+    ``q*(1 - q*)/(p* - q*)^2`` with ``q* = 1/g`` (the paper's optimal g, found by search rather
+    than its closed form; at most ``2 e^eps_inf + 2`` buckets are tried, beyond which p* < q*)."""
+    top = int(min(most, 2 * math.exp(eps_inf) + 2))
+    best, best_g = math.inf, 2
+    for g in range(2, max(top, 2) + 1):  # a few hundred scalar solves at most, once per run
+        try:
+            c = olh_chain(g, eps_inf, eps_1, g)
+        except NotApplicable:
+            continue
+        v = c.q_star * (1 - c.q_star) / (c.p_star - c.q_star) ** 2
+        if v < best:
+            best, best_g = v, g
+    return best_g
+
+
+def olh_per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``(T, d)`` support counts of L-OLH: a hash seed and a PRR bucket per (user, value) pair,
+    an IRR bucket per report, each report matched against every item's hash (O(n d) per round)."""
+    from ldpbench_plugins.oracles import _hashing
+
+    from ._candidates import item_keys
+
+    g = chain.k
+    values, inverse = _pairs(items, d)
+    P = values.size  # noqa: N806
+    T, n = items.shape  # noqa: N806
+    seeds = _hashing.random_seeds(P, rng)
+    hashed = _hashing.hash_pairs(seeds, item_keys(values.astype(np.uint64)), g).astype(np.int64)
+    keep1 = chain.p1 - (1 - chain.p1) / (g - 1)  # GRR over [g] as keep-or-uniform
+    prr = np.where(rng.random(P) < keep1, hashed, rng.integers(0, g, size=P))
+    keys = item_keys(np.arange(d, dtype=np.uint64))
+    out = np.empty((T, d), dtype=np.int64)
+    for t in range(T):
+        x = prr[inverse[t]]
+        rep = np.where(rng.random(n) < chain.p2 - chain.q2, x, rng.integers(0, g, size=n))
+        out[t] = _hashing.matches_per_value(seeds[inverse[t]], rep.astype(np.uint64), keys, g)
+    return out
+
+
 def static_supports(chain: Chain, values: np.ndarray, T: int, rng: np.random.Generator) -> np.ndarray:  # noqa: N803
     """``(users, d)``: how many of T reports of users who keep ``values[i]`` support each item (one
     PRR each, T IRRs), for the averaging attack (``ldpbench.audit.averaging``)."""
@@ -242,14 +307,21 @@ def static_supports(chain: Chain, values: np.ndarray, T: int, rng: np.random.Gen
 
 
 def round_estimates(
-    chain: Chain, population: Population, epsilon: float, rng: np.random.Generator, simulation: str, mechanism: str
+    chain: Chain,
+    population: Population,
+    epsilon: float,
+    rng: np.random.Generator,
+    simulation: str,
+    mechanism: str,
+    draw: Callable[..., np.ndarray] | None = None,
 ) -> dict[str, Estimate]:
     """One :class:`Estimate` per round, labelled ``round-t`` (1-based), of a sequence population."""
     rounds = population.rounds
     if rounds is None:
         raise NotApplicable(f"{mechanism} collects over rounds: it needs a sequence population (record 'sequence')")
     d, n = population.d, rounds.n
-    draw = per_user_support if simulation == "per-user" else aggregate_support
+    if draw is None:
+        draw = per_user_support if simulation == "per-user" else aggregate_support
     support = draw(chain, rounds.items, d, rng)
     variance = np.full(d, chain.approx_variance(n))
     info = {
@@ -260,7 +332,7 @@ def round_estimates(
         "p2": chain.p2,
         "q2": chain.q2,
     }
-    return {
+    out = {
         ROUND_LABEL.format(t=t + 1): Estimate(
             frequencies=chain.estimate(support[t], n),
             n=n,
@@ -274,6 +346,19 @@ def round_estimates(
         )
         for t in range(rounds.T)
     }
+    # The averaged-over-rounds view; its variance is V-approx's at f = 0 for users who keep their
+    # value (Var* + (T - 1) Cov*) / T: the shared PRR makes averaging help less than 1/T.
+    T = rounds.T  # noqa: N806
+    cov = float(chain.round_covariance(n, 0.0))
+    out[MEAN_LABEL] = Estimate(
+        frequencies=np.mean([e.frequencies for e in out.values()], axis=0),
+        n=n,
+        epsilon=float(epsilon),
+        mechanism=mechanism,
+        variance=np.full(d, (chain.approx_variance(n) + (T - 1) * cov) / T),
+        info={**info, "rounds": T},
+    )
+    return out
 
 
 ON_CHANGE = (

@@ -12,6 +12,9 @@ does not change; ``alpha`` sets one report's budget ``eps_1 = alpha * eps_inf`` 
   RAPPOR's structure), L-OUE OUE and OUE, L-OSUE OUE then SUE (the paper's recommended one),
   L-SOUE SUE then OUE. The IRR's free parameter is solved numerically from the ``eps_1``
   constraint (``_longitudinal.solve_irr``); the paper gives the same roots in closed form.
+- ``l-olh``: L-OLH (the same paper, §3.4): the value hashed to ``[g]`` with a per-(user, value)
+  seed, then L-GRR over ``[g]``; the server counts the reports matching each item's hash.
+  Per-user path only.
 - ``rappor``: basic one-hash RAPPOR (Erlingsson, Pihur & Korolova, CCS 2014, §3 and §3.1): a
   d-bit unary encoding, the PRR keeps each bit with probability ``1 - f`` and sets it to 1 or 0
   with ``f/2`` each (``p1 = 1 - f/2``, ``q1 = f/2``), the IRR reports 1 with probability ``q``
@@ -131,7 +134,30 @@ class Rappor(_Memoized):
         return lg.memo_accounting(epsilon, self.chain(2, epsilon).eps_1)
 
 
+class LOLH(_Memoized):
+    """L-OLH: each (user, value) pair hashes the value to ``[g]`` with its own seed, then GRR over
+    ``[g]`` as PRR at eps_inf and as IRR at eps_1 (Arcolezi et al., EDBT 2023, §3.4; ``g`` chosen
+    to minimize the approximate variance, as their optimal L-OLH). Per-user only: the hash ties a
+    user's supports of every item together across rounds, which no per-item binomial draw keeps."""
+
+    name = "l-olh"
+
+    def tags(self) -> ProtocolTags:
+        return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("sequence",), aggregate=False)
+
+    def chain(self, d: int, epsilon: float) -> lg.Chain:
+        """The estimating chain over the chosen ``g`` (``_longitudinal.olh_chain``)."""
+        eps_1 = self.alpha * epsilon
+        return lg.olh_chain(d, epsilon, eps_1, lg.olh_buckets(epsilon, eps_1))
+
+    def run(
+        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "per-user"
+    ) -> Mapping[str, Estimate]:
+        chain = self.chain(population.d, epsilon)
+        return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, draw=lg.olh_per_user_support)
+
+
 @hookimpl
 def ldpbench_register_protocols(registry):
-    for cls in (LGRR, LOUE, LOSUE, LSUE, LSOUE, Rappor):
+    for cls in (LGRR, LOUE, LOSUE, LSUE, LSOUE, LOLH, Rappor):
         registry.register(cls)

@@ -70,3 +70,21 @@ def test_per_round_moments(cls, params, simulation):
     assert abs((rho_hat - rho).mean()) < 0.15, (rho_hat, rho)
     if cls is not l_naive.NaiveRounds:
         assert rho.mean() > 0.3  # the check above can tell a memoized PRR from a fresh one
+
+
+def test_l_olh_per_round_mean_and_variance():
+    """L-OLH (per-user only): the same estimator with q* = 1/g (an ideal hash's; the real one's
+    2^-32 bias is far below these tolerances); no covariance check (the hash ties rounds together
+    beyond the PRR). Same sizes and tolerances as above."""
+    proto = _make(l_memo.LOLH, alpha=0.5)
+    chain = proto.chain(D, EPS)
+    est = np.empty((R, 2, D))
+    for r in range(R):
+        out = proto.run(STATIC, EPS, np.random.default_rng([20261128, r]), simulation="per-user")
+        est[r] = [out["round-1"].frequencies, out["round-2"].frequencies]
+    f = COUNTS / N
+    var = chain.variance(N, f)
+    z = (est.mean(axis=0) - f) / np.sqrt(var / R)
+    assert np.abs(z).max() < 4.5, z
+    ratio = est.var(axis=0, ddof=1) / var
+    assert abs(ratio.mean() - 1) < 0.2, ratio

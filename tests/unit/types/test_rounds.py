@@ -62,3 +62,11 @@ def test_change_models_and_per_round_seeding():
     assert np.bincount(drift[2], minlength=4).argmax() == 2
     with pytest.raises(ValueError, match="unknown change model"):
         evolve(first, pmf, 2, round_streams(np.random.default_rng(3), 2), model="bogus")
+
+
+def test_the_rounds_mean_output_is_scored_against_the_mean_of_the_rounds():
+    items = np.array([[0, 1, 1], [2, 1, 0]])
+    pop = _population(items, 3)
+    truth = pop.truth_for("l-grr:rounds-mean")
+    assert truth.record == "item" and list(truth.counts) == [2, 3, 1]
+    assert truth.frequencies == pytest.approx((np.array([1, 2, 0]) / 3 + np.array([1, 1, 1]) / 3) / 2)

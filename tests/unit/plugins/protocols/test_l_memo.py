@@ -90,7 +90,9 @@ def test_one_output_per_round_and_the_aggregate_path_depends_only_on_the_seed():
     proto = _make(l_memo.LOSUE)
     a = proto.run(pop, 2.0, np.random.default_rng(1))
     b = proto.run(pop, 2.0, np.random.default_rng(1))
-    assert list(a) == ["round-1", "round-2", "round-3"]
+    assert list(a) == ["round-1", "round-2", "round-3", "rounds-mean"]
+    rounds = [a[f"round-{t}"].frequencies for t in (1, 2, 3)]
+    assert a["rounds-mean"].frequencies == pytest.approx(np.mean(rounds, axis=0))
     assert all((a[k].frequencies == b[k].frequencies).all() for k in a)
     assert a["round-1"].info["eps_inf"] == pytest.approx(2.0) and a["round-1"].n == 100
     with pytest.raises(NotApplicable, match="sequence population"):
@@ -129,3 +131,23 @@ def test_validate_refuses_a_one_round_oracle_on_a_sequence_dataset(tmp_path, plu
     (found,) = _problems(tmp_path, plugins, dataset="zipf-rounds: {d: 16, n: 1000, rounds: 3}", mechanism="grr")
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
     assert "oracle 'grr' takes records of shape item" in found and "each hold a sequence" in found
+
+
+def test_l_olh_picks_the_variance_minimizing_g_and_declares_its_budgets():
+    proto = _make(l_memo.LOLH, alpha=0.5)
+    assert proto.tags().aggregate is False
+    (group,) = proto.privacy_accounting(4.0)
+    assert group["epsilon_inf"] == 4.0 and group["epsilon_1"] == 2.0
+    chain = proto.chain(100, 4.0)
+    g = chain.k
+    assert chain.q_star == pytest.approx(1 / g)
+
+    def var(g):
+        c = l_memo.lg.olh_chain(g, 4.0, 2.0, g)
+        return c.q_star * (1 - c.q_star) / (c.p_star - c.q_star) ** 2
+
+    assert var(g) <= min(var(g - 1), var(g + 1))
+    # The PRR and IRR over [g] meet eps_inf and eps_1 exactly (GRR layers at g).
+    p1, q1 = l_memo.lg.grr_layer(g, 4.0)
+    layers = l_memo.lg.solve_irr("grr", g, p1, q1, "grr", 2.0)
+    assert layers.eps_inf == pytest.approx(4.0) and layers.eps_1 == pytest.approx(2.0)

@@ -36,4 +36,4 @@ def test_runs_per_round():
     items = np.tile(np.repeat(np.arange(3), [5, 3, 2]), (2, 1))
     pop = Population(np.array([5, 3, 2]), record="sequence", rounds=Rounds(items))
     out = _make().run(pop, 1.0, np.random.default_rng(0), simulation="per-user")
-    assert list(out) == ["round-1", "round-2"] and out["round-2"].d == 3
+    assert list(out) == ["round-1", "round-2", "rounds-mean"] and out["round-2"].d == 3
