@@ -44,7 +44,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate, Population
@@ -161,6 +160,8 @@ def solve_irr(kind: str, k: int, p1: float, q1: float, irr: str, eps_1: float) -
                 f"(eps_inf = {_ratio(kind, p1, q1):g}): choose a smaller eps_1 (alpha)"
             )
         return chain(p2)
+    from scipy.optimize import brentq  # on first use: loading the plugins imports no scipy.optimize
+
     lo, hi = {"grr": (1 / k, 1.0), "sue": (0.5, 1.0), "oue": (0.5, 0.0)}[irr]
     top = chain(hi).eps_1 if irr != "oue" else chain(1e-300).eps_1
     if not 0 < eps_1 < top:
