@@ -181,7 +181,7 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
         metrics = _build_metrics(plugins, task.metrics)
         for label, estimate in outputs.items():
             meta["n"] = estimate.n
-            truth = functools.partial(load_population, plugins, task)
+            truth = functools.partial(_truth_for, load_population, plugins, task, label)
             if record == "tuple":  # an output per attribute, scored against its marginal
                 truth, meta["d"] = _attribute_truth(truth, label[len(cell.mechanism.label) + 1 :])
             for pipeline in task.pipelines:
@@ -200,6 +200,14 @@ def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Call
     d = output_d(truth(), suffix)
     # Loaded again when scored, as the whole population is: never held while post-processors run.
     return (lambda: output_truth(truth(), suffix)), d
+
+
+def _truth_for(
+    load: Callable[[Plugins, CellTask], Population], plugins: Plugins, task: CellTask, label: str
+) -> Population:
+    """The truth output ``label`` is scored against: the population, or round t's users for a
+    per-round output of a sequence population (``Population.truth_for``)."""
+    return load(plugins, task).truth_for(label)
 
 
 def _build_metrics(plugins: Plugins, entries: tuple[Entry, ...]) -> list[MetricSlot]:

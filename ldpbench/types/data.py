@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
+from ldpbench.types.rounds import Rounds, is_rounds_mean, round_of
 from ldpbench.types.tags import ChannelTags
 
 
@@ -54,6 +55,9 @@ class Population:
     :param attributes: for ``record = "tuple"``: the users' rows, an
         :class:`~ldpbench.types.attributes.Attributes`; ``counts`` are then its marginal
         histograms end to end and ``n`` its number of users (docs/multidimensional.md).
+    :param rounds: for ``record = "sequence"``: each user's item in each round
+        (:class:`~ldpbench.types.rounds.Rounds`); ``counts`` is then round 0's histogram
+        (docs/longitudinal.md).
     """
 
     counts: np.ndarray
@@ -68,6 +72,7 @@ class Population:
     offsets: np.ndarray | None = None
     members: np.ndarray | None = None
     attributes: Any = None
+    rounds: Rounds | None = None
 
     def __post_init__(self) -> None:
         if self.record not in RECORDS:
@@ -104,6 +109,12 @@ class Population:
             self.attributes.check_counts(self.counts)
         elif self.attributes is not None:
             raise ValueError(f"Population.attributes is for record 'tuple', not {self.record!r}")
+        if self.record == "sequence":
+            if self.rounds is None:
+                raise ValueError("a population with record 'sequence' needs 'rounds' (each user's item per round)")
+            self.rounds.check(self.counts)
+        elif self.rounds is not None:
+            raise ValueError(f"Population.rounds is for record 'sequence', not {self.record!r}")
 
     def _check_sets(self) -> None:
         """The CSR pair of a set-valued population, validated (vectorized: O(M log M) for M members)."""
@@ -188,6 +199,26 @@ class Population:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+    def round_population(self, t: int) -> Population:
+        """Round ``t``'s users (0-based) as a one-item population (a sequence population only)."""
+        if self.rounds is None:
+            raise ValueError("round_population is defined for a sequence population only")
+        return self.replace(counts=self.rounds.counts(t, self.d), record="item", rounds=None)
+
+    def truth_for(self, label: str) -> Population:
+        """What an output labelled ``label`` is scored against: round t's users for an output
+        ``mechanism:round-t`` of a sequence population, every round's users together (the mean of
+        the rounds' frequencies) for ``mechanism:rounds-mean`` (docs/longitudinal.md), else the
+        population."""
+        if self.rounds is not None and is_rounds_mean(label):
+            # Every round's users counted: frequencies are the mean of the rounds' (n is n * T).
+            total = np.bincount(self.rounds.items.ravel(), minlength=self.d)
+            return self.replace(counts=total, record="item", rounds=None)
+        t = round_of(label) if self.rounds is not None else None
+        if t is None or not 0 <= t < self.rounds.T:  # type: ignore[union-attr]
+            return self
+        return self.round_population(t)
+
     def sample(self, m: int, rng: np.random.Generator) -> Population:
         """``m`` users drawn without replacement (a multivariate hypergeometric draw)."""
         if m > self.n:
@@ -196,6 +227,9 @@ class Population:
             return self._sample_sets(m, rng)
         if self.attributes is not None:
             return self.attributes.sample_population(self, m, rng)
+        if self.rounds is not None:  # m users with their whole sequences (kept in their order)
+            rounds = self.rounds.take(np.sort(rng.choice(self.n, size=m, replace=False)))
+            return self.replace(counts=rounds.counts(0, self.d), rounds=rounds)
         counts = rng.multivariate_hypergeometric(self.counts, m, method="marginals")
         return self.replace(counts=counts)
 
