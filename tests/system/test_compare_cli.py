@@ -43,7 +43,9 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
         "**REGRESSION**: 1 worse, 1 better, 1 unchanged (threshold 5% (default), mse 10%; noise z = 5); "
         "detectable change: median 10% of the baseline mean"
     )
-    cells = [c.strip() for c in lines[4].split("|")[1:-1]]
+    # the table starts after the headline and its notes (a row better beyond noise gets one)
+    top = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    cells = [c.strip() for c in lines[top + 2].split("|")[1:-1]]
     assert cells == [
         "+",
         "zipf",
@@ -57,8 +59,8 @@ def test_a_deliberate_regression_exits_1_with_its_markdown_row(tmp_path):
         "±10%",  # the 10% threshold is above the 5σ noise (7.1%)
         "worse: beyond 10% and 5σ noise (0.071)",
     ]
-    assert lines[5].startswith("| -  | zipf      | 1   | oue      |")
-    assert len(lines) == 6  # --only-changed: the unchanged olh row is left out
+    assert lines[top + 3].startswith("| -  | zipf      | 1   | oue      |")
+    assert len(lines) == top + 4  # --only-changed: the unchanged olh row is left out
 
 
 def test_a_noise_only_difference_exits_0_unless_z_is_lowered(tmp_path):

@@ -132,7 +132,8 @@ def test_a_worse_post_processor_exits_1_with_a_readable_table(runs):
     first = res.stdout.splitlines()[0]
     assert first.startswith("**REGRESSION**: ") and "worse" in first and "noise z = 5" in first
     rows = table_rows(res.stdout)
-    header = [c.strip() for c in res.stdout.splitlines()[2].strip("|").split("|")]
+    header_line = next(line for line in res.stdout.splitlines() if line.startswith("|"))  # after the notes
+    header = [c.strip() for c in header_line.strip("|").split("|")]
     assert header == [
         "",
         "dataset",

@@ -124,7 +124,7 @@ def _problems(tmp_path, plugins, **fields):
 def test_validate_refuses_a_longitudinal_protocol_on_one_round_users(tmp_path, plugins):
     (found,) = _problems(tmp_path, plugins, dataset="zipf: {d: 16, n: 1000}", mechanism="l-osue")
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
-    assert "protocol 'l-osue' takes records of shape sequence" in found and "each hold a item" in found
+    assert "protocol 'l-osue' takes records of shape sequence" in found and "each hold one item" in found
 
 
 def test_validate_refuses_a_one_round_oracle_on_a_sequence_dataset(tmp_path, plugins):
