@@ -145,17 +145,27 @@ fails in more repeats, or is missing or not comparable.
 **The committed baseline is the example's.** `reports/baseline/` was computed with the example
 code `ldpbench new-plugin` wrote into `${module}/__init__.py`, under your plugin's name, and
 its manifest says so (`scaffold_example`). After replacing the example with your own code, bump
-`algorithm_version` if you like, then refresh the baseline and commit it:
-`pytest tests/test_leaderboard.py --ldpbench-update-baseline && git add -A && git commit`. Until
-you do, the gate fails and says so, rather than compare your plugin with the example's numbers.
+`algorithm_version` if you like, then **commit your code first**, refresh the baseline from that
+committed tree and commit it:
+
+```bash
+git add -A && git commit -m "my plugin"
+pytest tests/test_leaderboard.py --ldpbench-update-baseline && git add reports/baseline && git commit -m "baseline: my plugin"
+```
+
+In this order the baseline's manifest records the commit that produced it with `dirty: false`
+(changes inside `reports/baseline/` itself do not count); refreshed before the code is committed,
+it says `dirty: true` and the update warns. Until you refresh it, the gate fails and says so,
+rather than compare your plugin with the example's numbers.
 
 `pytest --ldpbench-seed 7` runs the gate under another seed than the spec's: a clean change of
 seed must pass (the numbers move only within their noise).
 
-After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), refresh the
-baseline and commit it with the change:
+After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), commit the
+change, then refresh the baseline and commit it:
 
 ```bash
+git add -A && git commit -m "<the change>"
 pytest tests/test_leaderboard.py --ldpbench-update-baseline   # prints where it wrote
 git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 ```

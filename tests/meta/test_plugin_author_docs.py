@@ -165,3 +165,23 @@ def test_the_gate_figure_in_testing_md_is_marked_approximate():
     text = " ".join((ROOT / "docs/plugins/testing.md").read_text(encoding="utf-8").split())
     at = text.index("detectable change: median")
     assert "approximate" in text[at : at + 200]
+
+
+def test_every_refresh_recipe_commits_the_code_before_the_baseline_is_refreshed():
+    # issue 29 round 2 (trial 2, shortfall 1): the one order that gives a clean manifest (dirty
+    # counts changes outside the baseline's folder): commit the code, refresh, commit the baseline.
+    # No recipe may refresh first and commit everything after (`... --ldpbench-update-baseline &&
+    # git add -A`), and every recipe that shows the refresh shows a commit of the code before it.
+    from ldpbench.leaderboard.provenance import REFRESH_ORDER
+
+    texts = {f"README ({k})": _rendered(k)["README.md"] for k in sorted(KINDS)}
+    for doc in ("docs/plugins/tutorial.md", "docs/plugins/testing.md"):
+        texts[doc] = (ROOT / doc).read_text(encoding="utf-8")
+    texts["REFRESH_ORDER"] = REFRESH_ORDER
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert "--ldpbench-update-baseline && git add -A" not in flat, name
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S) or [flat]:
+            if "--ldpbench-update-baseline" in block and "git commit" in block:
+                refresh = block.index("--ldpbench-update-baseline")
+                assert "git add -A && git commit" in block[:refresh], (name, block)
