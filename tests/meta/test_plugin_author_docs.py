@@ -185,3 +185,32 @@ def test_every_refresh_recipe_commits_the_code_before_the_baseline_is_refreshed(
             if "--ldpbench-update-baseline" in block and "git commit" in block:
                 refresh = block.index("--ldpbench-update-baseline")
                 assert "git add -A && git commit" in block[:refresh], (name, block)
+
+
+def test_describe_prints_no_sphinx_markup_and_no_private_module_names(capsys):
+    # issue 29 round 2 (trial 2, shortfall 8): `describe olh` printed "``H_s(v)`` of :mod:`._hashing`"
+    from ldpbench import build_plugins
+    from ldpbench.cli.describe_cmd import plain_text
+
+    assert plain_text("the ``H_s(v)`` of :mod:`._hashing`; :class:`~._unary.UnaryEncoding`") == (
+        "the `H_s(v)` of an internal module; `UnaryEncoding`"
+    )
+    assert plain_text(":func:`ldpbench.audit.exact_audit` and :meth:`perturb`") == (
+        "`ldpbench.audit.exact_audit` and `perturb`"
+    )
+    assert main(["describe", "olh"]) == 0
+    out = capsys.readouterr().out
+    assert "splitmix64-based `H_s(v)` of an internal module" in out and "_hashing" not in out
+    import inspect
+
+    for info in build_plugins().all():  # what describe prints of each: the docstring, the params' help
+        text = plain_text("\n".join([inspect.getdoc(info.cls) or "", *(p.help for p in info.params)]))
+        leftovers = re.findall(r":\w+:`|``|(?<![\w/])\._\w+|`~", text)
+        assert leftovers == [], (info.kind, info.name, leftovers)
+
+
+def test_the_reference_page_is_the_contract_not_the_source_files():
+    # issue 29 round 2 (trial 2, shortfall 8): no "the contract is ldpbench/types/*.py"
+    text = " ".join((ROOT / "docs/plugins/reference.md").read_text(encoding="utf-8").split())
+    assert "This page is the contract" in text
+    assert not re.search(r"ldpbench/(hookspecs|types/\w+)\.py", text), "reference.md sends authors to source files"
