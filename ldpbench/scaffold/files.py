@@ -173,6 +173,30 @@ git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 Upgrade ldpbench in a commit of its own: change the pin, run the gate, read what moved, refresh
 the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) installs ldpbench and
 this package and runs `pytest` on every push and pull request.
+
+The same checks without pytest, from the command line:
+
+```bash
+ldpbench check-plugin ${name}        # the conformance kit${check_plugin_audit}
+${audit_command}ldpbench run specs/ci.yaml --out results/gate --no-progress
+ldpbench compare reports/baseline/leaderboard.json results/gate/leaderboard.json   # the gate: exit 1 on a regression
+```
+
+(`results/` is in `.gitignore`, so the gate's run leaves the work tree clean.)
+
+## ldpbench's documentation
+
+In ldpbench's source tree (the `ldpbench` repository this package was generated from):
+
+- `docs/plugins/tutorial.md`: writing a plugin, step by step, from this scaffold;
+- `docs/plugins/reference.md`: the contract: hooks, base classes, every method and tag;
+- `docs/plugins/testing.md`: the conformance kit, the privacy audit and this gate, and what to do
+  when one fails;
+- `docs/ci.md`: the leaderboard gate, `ldpbench compare`, baselines and their manifests;
+- `docs/spec-format.md`: the spec format of `specs/ci.yaml`.
+
+`ldpbench describe ${name}` shows a plugin's documentation and parameters; `ldpbench --help` and
+`ldpbench COMMAND --help` list every command and option.
 """)
 
 GITIGNORE = """.venv/
@@ -208,7 +232,17 @@ def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     )
     return {
         "pyproject.toml": PYPROJECT.substitute(values),
-        "README.md": README.substitute(values, audit_line=audit_line, local_readme=local_readme),
+        "README.md": README.substitute(
+            values,
+            audit_line=audit_line,
+            local_readme=local_readme,
+            check_plugin_audit=" (and a quick privacy audit)" if example.audit else "",
+            audit_command=(
+                f"ldpbench audit {values['name']}               # the full privacy audit (docs/audit.md)\n"
+                if example.audit
+                else ""
+            ),
+        ),
         ".gitignore": GITIGNORE,
         f"{values['module']}/__init__.py": example.module.substitute(values),
         "tests/test_conformance.py": conformance,
