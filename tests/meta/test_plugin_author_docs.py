@@ -254,8 +254,7 @@ def test_the_documented_check_sizes_and_audit_defaults_are_the_code_s():
     # issue 29 round 2 (trial 2, shortfalls 2, 10): the sizes an author sizes output_table for
     from ldpbench.audit import verdict
     from ldpbench.audit.exact import DEFAULT_DOMAINS
-    from ldpbench.testing import stats
-    from ldpbench.testing.checks.oracle import OracleCheckConfig
+    from ldpbench.testing import OracleCheckConfig, stats
 
     text = _testing_md()
     cfg = OracleCheckConfig()
@@ -275,8 +274,8 @@ def test_the_documented_detectable_bias_is_computed_from_the_kit_s_population():
     import numpy as np
 
     from ldpbench import build_plugins
-    from ldpbench.testing import stats
-    from ldpbench.testing.checks.oracle import OracleCheckConfig, _truth
+    from ldpbench.testing import OracleCheckConfig, stats
+    from ldpbench.testing.checks.oracle import _truth
 
     cfg = OracleCheckConfig()
     counts = _truth(cfg)

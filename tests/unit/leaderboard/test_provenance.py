@@ -105,7 +105,9 @@ def test_the_headline_is_a_regression_when_a_row_regressed_even_with_a_stale_bas
         "1 compared, 1 better, 0 worse"
     )
     worse = compare([_row("mine", 1.0)], [_row("mine", 2.0)], manifests=stale)
-    assert worse.headline == "REGRESSION" and summary_line(worse).startswith("REGRESSION: 1 compared, 0 better, 1 worse")
+    assert worse.headline == "REGRESSION" and summary_line(worse).startswith(
+        "REGRESSION: 1 compared, 0 better, 1 worse"
+    )
     assert compare([_row("mine", 1.0)], [_row("mine", 1.0)]).headline == "OK"
 
 
