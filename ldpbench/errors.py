@@ -90,5 +90,22 @@ class UnknownPluginError(LdpbenchError):
 
     def __init__(self, kind: str, name: str, suggestion: str | None, known: list[str]):
         self.kind, self.name, self.suggestion, self.known = kind, name, suggestion, known
-        hint = f" — did you mean '{suggestion}'?" if suggestion else ""
+        hint = f" — did you mean '{suggestion}'?" if suggestion else _known_text(kind, known)
         super().__init__(f"unknown {kind} '{name}'{hint}")
+
+
+#: Installed names an unknown-plugin error lists (when nothing is close) before it counts the rest.
+_LISTED_KNOWN = 12
+
+
+def _known_text(kind: str, known: list[str]) -> str:
+    """`` (installed: a, b, c)``: what a name with no close match could have been."""
+    names = sorted(dict.fromkeys(str(k) for k in known))
+    if not names:
+        return ""
+    shown = ", ".join(names[:_LISTED_KNOWN])
+    if len(names) <= _LISTED_KNOWN:
+        return f" (installed: {shown})"
+    single = " " not in kind and kind != "plugin"
+    where = f"`ldpbench plugins --kind {kind}`" if single else "`ldpbench plugins`"
+    return f" (installed: {shown} and {len(names) - _LISTED_KNOWN} more; {where} lists them)"

@@ -337,6 +337,28 @@ class Comparison:
     def regressed(self) -> bool:
         return bool(self.blockers) or any(self.fails_gate(c) for c in self.changes)
 
+    @property
+    def headline(self) -> str:
+        """The verdict's first words: ``OK``, ``REGRESSION`` (a row fails the gate), or, where only
+        a blocker fails it, what the blocker is: ``STALE BASELINE`` (the baseline holds the
+        scaffold example's numbers) — not a regression of any row."""
+        if not self.regressed:
+            return "OK"
+        if self.regressions:
+            return "REGRESSION"
+        from ldpbench.leaderboard.provenance import SCAFFOLD_EXAMPLE
+
+        return "STALE BASELINE" if all(SCAFFOLD_EXAMPLE in b for b in self.blockers) else "FAILED"
+
+    @property
+    def headline_reason(self) -> str:
+        """What follows the headline when no row failed the gate but a blocker did."""
+        if self.headline == "STALE BASELINE":
+            return "the baseline holds the example's numbers, not your code's (no row regressed); "
+        if self.headline == "FAILED":
+            return "no row regressed; "
+        return ""
+
     def counts(self) -> dict[str, int]:
         """Rows per status text, every status present, in report order."""
         counts = {s.value: 0 for s in Status}
@@ -553,6 +575,20 @@ def compare(
     )
 
 
+#: Rows the better-beyond-the-noise note names before it counts the rest.
+_NAMED_BETTER = 3
+
+
+def _row_name(key: tuple[Any, ...]) -> str:
+    """``adult ε=1 lh4 · base mse``: a leaderboard row by identity (the run's tie note's form)."""
+    row = dict(zip(GROUP_COLUMNS, key))
+    users, eps = row.get("users"), row.get("epsilon")
+    where = " ".join(
+        str(x) for x in (row.get("dataset"), users or (format_epsilon(eps) if eps is not None else None)) if x
+    )
+    return f"{where} {row.get('oracle')} · {row.get('pipeline')} {row.get('metric')}"
+
+
 def better_note(changes: Sequence[Change]) -> list[str]:
     """The note on rows better beyond their noise: in this field a lower error after a code change
     can mean a biased estimator (a wrong constant shrinks the estimates, and shrinkage lowers the
@@ -562,8 +598,11 @@ def better_note(changes: Sequence[Change]) -> list[str]:
         return []
     oracles = list(dict.fromkeys(str(c.key[3]).split("(", 1)[0] for c in better))
     rows = "1 row" if len(better) == 1 else f"{len(better)} rows"
+    named = [_row_name(c.key) for c in better[:_NAMED_BETTER]]
+    more = f" and {len(better) - len(named)} more" if len(better) > len(named) else ""
     return [
-        f"{rows} got better beyond the noise ({', '.join(oracles[:5])}{' ...' if len(oracles) > 5 else ''}): "
+        f"{rows} got better beyond the noise ({', '.join(named)}{more}; "
+        f"oracle{'s' if len(oracles) > 1 else ''} {', '.join(oracles[:5])}{' ...' if len(oracles) > 5 else ''}): "
         f"if the code changed, a lower error can also mean a biased estimator (a wrong constant shrinks "
         f"the estimates, which lowers the MSE), and this gate cannot tell; run the conformance kit "
         f"(`ldpbench check-plugin {oracles[0]}`, or the plugin's tests/test_conformance.py) before "
@@ -620,11 +659,11 @@ def verdict(result: Comparison) -> str:
     counts = result.counts()
     summary = ", ".join(f"{counts[s.value]} {s.counted_as}" for s in Status if counts[s.value])
     summary = summary or "no rows"
-    head = "REGRESSION" if result.regressed else "OK"
+    head = f"{result.headline}: {result.headline_reason}"
     allowed = "; missing rows allowed" if result.allow_missing else ""
     allowed += "; not-comparable rows allowed" if result.allow_not_comparable else ""
     seen = detectability(result)
-    return f"{head}: {summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})" + (
+    return f"{head}{summary} (threshold {result.thresholds}; noise z = {result.z:g}{allowed})" + (
         f"; {seen}" if seen else ""
     )
 
@@ -635,10 +674,10 @@ def summary_line(result: Comparison) -> str:
     counts = result.counts()
     compared = sum(1 for c in result.changes if c.baseline is not None and c.current is not None)
     worse = counts["worse"] + counts["failing"] + counts["more failures"]
-    head = "REGRESSION" if result.regressed else "OK"
+    head = f"{result.headline}: {result.headline_reason}"
     seen = detectability(result)
     return (
-        f"{head}: {compared} compared, {counts['better'] + counts['fixed']} better, {worse} worse, "
+        f"{head}{compared} compared, {counts['better'] + counts['fixed']} better, {worse} worse, "
         f"{counts['not comparable']} not comparable, {counts['missing']} missing, {counts['new']} new"
     ) + (f"; {seen}" if seen else "")
 

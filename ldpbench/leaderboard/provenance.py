@@ -31,10 +31,17 @@ from ldpbench.util.safeio import MAX_LEADERBOARD_BYTES, parse_json, read_text_bo
 SCAFFOLD_EXAMPLE = "scaffold_example"
 MANIFEST_JSON = "manifest.json"
 LEADERBOARD_JSON = "leaderboard.json"
-#: The command that refreshes a plugin repository's baseline (the generated README's).
+#: The command that refreshes a plugin repository's baseline (the generated README's), run from a
+#: tree whose code is committed: the baseline's manifest then says ``dirty: false`` (changes in
+#: the baseline's own folder do not count, :func:`ldpbench.testing.gate.baseline_dirty`).
 REFRESH_COMMAND = (
     "pytest tests/test_leaderboard.py --ldpbench-update-baseline && "
     "git add reports/baseline && git commit -m 'baseline: my plugin, not the example'"
+)
+#: The one order that gives a clean baseline manifest: code committed first, then the refresh.
+REFRESH_ORDER = (
+    "commit your code first (git add -A && git commit -m 'my plugin'), then refresh the baseline "
+    f"from that committed tree and commit it: {REFRESH_COMMAND}"
 )
 #: Plugins a note names before it counts the rest.
 _LISTED = 5
@@ -135,8 +142,8 @@ def code_findings(
             blockers.append(
                 f"{baseline_name} holds the numbers of the example code `ldpbench new-plugin` wrote "
                 f"(its manifest says {SCAFFOLD_EXAMPLE}), and the code of {_listing(mine)} is no longer "
-                f"the example's: the gate would compare your plugin with the example's numbers. Refresh the "
-                f"baseline from your code and commit it: {REFRESH_COMMAND}"
+                f"the example's: the gate would compare your plugin with the example's numbers. To refresh "
+                f"it, {REFRESH_ORDER}"
             )
             changed = {k: v for k, v in changed.items() if k not in mine}
     same_algorithm = sorted(k for k, what in changed.items() if "algorithm_version" not in what)

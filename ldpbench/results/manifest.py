@@ -147,17 +147,62 @@ def git_commit(path: Path) -> str | None:
     return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
-def git_dirty(path: Path) -> bool | None:
-    """Whether the work tree at ``path`` has uncommitted changes (tracked files changed, or files
-    neither committed nor ignored): then the recorded commit did not produce the numbers exactly.
-    None outside a repository or when git cannot say."""
+def git_toplevel(path: Path) -> Path | None:
+    """The top folder of the git work tree holding ``path``, or None outside one."""
     try:
         out = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=path, capture_output=True, text=True, timeout=10, check=False
+            ["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, text=True, timeout=5, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return bool(out.stdout.strip()) if out.returncode == 0 else None
+    top = out.stdout.strip()
+    return Path(top).resolve() if out.returncode == 0 and top else None
+
+
+def git_dirty(path: Path, exclude: Sequence[Path] = ()) -> bool | None:
+    """Whether the work tree at ``path`` has uncommitted changes (tracked files changed, or files
+    neither committed nor ignored): then the recorded commit did not produce the numbers exactly.
+    None outside a repository or when git cannot say.
+
+    ``exclude``: files or folders whose changes do not count (a baseline's own folder: refreshing
+    a baseline rewrites it, and it is the output, not the code that produced the numbers).
+    """
+    cmd = ["git", "status", "--porcelain"]
+    if exclude:
+        cmd += ["-z", "--untracked-files=all"]  # one entry per file, paths from the top, unquoted
+    try:
+        out = subprocess.run(cmd, cwd=path, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    if not exclude:
+        return bool(out.stdout.strip())
+    root = git_toplevel(path)
+    if root is None:
+        return None
+    skipped = []
+    for p in exclude:
+        try:
+            skipped.append(Path(p).resolve().relative_to(root).as_posix())
+        except ValueError:  # outside the repository: git cannot report it anyway
+            continue
+    entries = out.stdout.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths = [entry[3:]]
+        if entry[0] in "RC":  # a rename or copy: the origin path follows as its own entry
+            paths.append(entries[i] if i < len(entries) else "")
+            i += 1
+        for name in paths:
+            name = name.rstrip("/")
+            if not any(name == s or name.startswith(s + "/") or s == "." for s in skipped):
+                return True
+    return False
 
 
 def machine_info() -> dict[str, Any]:

@@ -145,17 +145,27 @@ fails in more repeats, or is missing or not comparable.
 **The committed baseline is the example's.** `reports/baseline/` was computed with the example
 code `ldpbench new-plugin` wrote into `${module}/__init__.py`, under your plugin's name, and
 its manifest says so (`scaffold_example`). After replacing the example with your own code, bump
-`algorithm_version` if you like, then refresh the baseline and commit it:
-`pytest tests/test_leaderboard.py --ldpbench-update-baseline && git add -A && git commit`. Until
-you do, the gate fails and says so, rather than compare your plugin with the example's numbers.
+`algorithm_version` if you like, then **commit your code first**, refresh the baseline from that
+committed tree and commit it:
+
+```bash
+git add -A && git commit -m "my plugin"
+pytest tests/test_leaderboard.py --ldpbench-update-baseline && git add reports/baseline && git commit -m "baseline: my plugin"
+```
+
+In this order the baseline's manifest records the commit that produced it with `dirty: false`
+(changes inside `reports/baseline/` itself do not count); refreshed before the code is committed,
+it says `dirty: true` and the update warns. Until you refresh it, the gate fails and says so,
+rather than compare your plugin with the example's numbers.
 
 `pytest --ldpbench-seed 7` runs the gate under another seed than the spec's: a clean change of
 seed must pass (the numbers move only within their noise).
 
-After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), refresh the
-baseline and commit it with the change:
+After a deliberate change of the numbers (or of `specs/ci.yaml`, e.g. more repeats), commit the
+change, then refresh the baseline and commit it:
 
 ```bash
+git add -A && git commit -m "<the change>"
 pytest tests/test_leaderboard.py --ldpbench-update-baseline   # prints where it wrote
 git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 ```
@@ -163,6 +173,30 @@ git add reports/baseline && git commit -m "baseline: <why the numbers moved>"
 Upgrade ldpbench in a commit of its own: change the pin, run the gate, read what moved, refresh
 the baseline. The GitHub Actions workflow (`.github/workflows/tests.yml`) installs ldpbench and
 this package and runs `pytest` on every push and pull request.
+
+The same checks without pytest, from the command line:
+
+```bash
+ldpbench check-plugin ${name}        # the conformance kit${check_plugin_audit}
+${audit_command}ldpbench run specs/ci.yaml --out results/gate --no-progress
+ldpbench compare reports/baseline/leaderboard.json results/gate/leaderboard.json   # the gate: exit 1 on a regression
+```
+
+(`results/` is in `.gitignore`, so the gate's run leaves the work tree clean.)
+
+## ldpbench's documentation
+
+In ldpbench's source tree (the `ldpbench` repository this package was generated from):
+
+- `docs/plugins/tutorial.md`: writing a plugin, step by step, from this scaffold;
+- `docs/plugins/reference.md`: the contract: hooks, base classes, every method and tag;
+- `docs/plugins/testing.md`: the conformance kit, the privacy audit and this gate, and what to do
+  when one fails;
+- `docs/ci.md`: the leaderboard gate, `ldpbench compare`, baselines and their manifests;
+- `docs/spec-format.md`: the spec format of `specs/ci.yaml`.
+
+`ldpbench describe ${name}` shows a plugin's documentation and parameters; `ldpbench --help` and
+`ldpbench COMMAND --help` list every command and option.
 """)
 
 GITIGNORE = """.venv/
@@ -198,7 +232,17 @@ def render(example: KindExample, values: dict[str, str]) -> dict[str, str]:
     )
     return {
         "pyproject.toml": PYPROJECT.substitute(values),
-        "README.md": README.substitute(values, audit_line=audit_line, local_readme=local_readme),
+        "README.md": README.substitute(
+            values,
+            audit_line=audit_line,
+            local_readme=local_readme,
+            check_plugin_audit=" (and a quick privacy audit)" if example.audit else "",
+            audit_command=(
+                f"ldpbench audit {values['name']}               # the full privacy audit (docs/audit.md)\n"
+                if example.audit
+                else ""
+            ),
+        ),
         ".gitignore": GITIGNORE,
         f"{values['module']}/__init__.py": example.module.substitute(values),
         "tests/test_conformance.py": conformance,

@@ -34,6 +34,7 @@ from typing import Any
 
 from ldpbench.errors import ExitCode, LdpbenchError, SpecError, UsageError
 from ldpbench.leaderboard.compare import DEFAULT_Z
+from ldpbench.leaderboard.provenance import REFRESH_ORDER
 from ldpbench.results.jsoncodec import dumps_json
 from ldpbench.results.store import ResultsStore, write_leaderboard_json
 from ldpbench.results.versioning import SCHEMA_VERSION
@@ -286,18 +287,58 @@ def baseline_manifest(baseline: Path) -> Path:
     return manifest_path(baseline)
 
 
-def write_baseline(run: LeaderboardRun, baseline: str | Path) -> Path:
+def write_baseline(run: LeaderboardRun, baseline: str | Path, manifest: dict[str, Any] | None = None) -> Path:
     """Copy a run's merged leaderboard (and manifest) to ``baseline``.
 
     The manifest goes next to it: ``manifest.json`` beside a ``leaderboard.json``, otherwise
-    ``<stem>.manifest.json``.
+    ``<stem>.manifest.json``. ``manifest`` replaces the run's (the update's ``dirty``).
     """
     baseline = Path(baseline)
     baseline.parent.mkdir(parents=True, exist_ok=True)
     baseline.write_text((run.out_dir / LEADERBOARD_JSON).read_text(encoding="utf-8"), encoding="utf-8")
-    manifest = baseline_manifest(baseline)
-    manifest.write_text((run.out_dir / MANIFEST_JSON).read_text(encoding="utf-8"), encoding="utf-8")
+    target = baseline_manifest(baseline)
+    if manifest is None:
+        target.write_text((run.out_dir / MANIFEST_JSON).read_text(encoding="utf-8"), encoding="utf-8")
+    else:
+        target.write_text(dumps_json(manifest, indent=2) + "\n", encoding="utf-8")
     return baseline
+
+
+def baseline_folder(baseline: str | Path, specs: Sequence[str | Path] = ()) -> list[Path]:
+    """What a baseline's ``dirty`` flag leaves out: the baseline's own folder (``reports/baseline/``),
+    or only its two files where that folder is the repository's top or holds a spec."""
+    baseline = Path(baseline).resolve()
+    folder = baseline.parent
+    from ldpbench.results.manifest import git_toplevel
+
+    top = git_toplevel(folder if folder.is_dir() else Path.cwd())
+    holds_spec = any(_inside(Path(s).resolve(), folder) for s in specs)
+    if top is None or folder == top or holds_spec or not _inside(folder, top):
+        return [baseline, baseline_manifest(baseline).resolve()]
+    return [folder]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def baseline_dirty(baseline: str | Path, specs: Sequence[str | Path], out: str | Path | None = None) -> bool | None:
+    """A baseline's ``dirty``: uncommitted changes OUTSIDE its own folder when it is refreshed
+    (nor in ``out``, the update run's results folder: output, not code).
+
+    Refreshing a baseline rewrites ``reports/baseline/``; counting that as a change would mark
+    every refresh after the first one dirty, even from a committed tree. The documented order
+    (commit the code, refresh the baseline, commit the baseline) gives ``dirty: false``.
+    """
+    from ldpbench.results.manifest import git_dirty
+
+    where = Path(specs[0]).resolve().parent if specs else Path.cwd()
+    skip = baseline_folder(baseline, specs) + ([Path(out).resolve()] if out is not None else [])
+    return git_dirty(where, exclude=skip)
 
 
 def check_leaderboard(
@@ -357,18 +398,27 @@ def check_leaderboard(
                 f"rows of the run (in {out}), and a baseline must not record failures. Fix the plugin "
                 f"and run again. Failed leaderboard rows:\n{listing}"
             )
-        written = write_baseline(run, baseline)
+        manifest = _read_json(run.out_dir / MANIFEST_JSON)
+        if manifest.get("commit"):
+            # dirty = uncommitted changes outside the baseline's own folder (which this update
+            # rewrites): see baseline_dirty
+            dirty = baseline_dirty(baseline, specs, out)
+            manifest["dirty"] = dirty
+            for record in (manifest.get("runs") or {}).values():
+                if isinstance(record, dict) and "dirty" in record:
+                    record["dirty"] = dirty
+        written = write_baseline(run, baseline, manifest or None)
         note = (
             f"baseline written to {written.resolve()} and {baseline_manifest(written).resolve()} "
             f"({len(run.rows)} rows); commit both"
         )
         notes = [note]
-        manifest = _read_json(run.out_dir / MANIFEST_JSON)
         if manifest.get("dirty"):
             notes.append(
-                f"warning: the work tree has uncommitted changes: the manifest records commit "
-                f"{str(manifest.get('commit'))[:12]} with dirty: true (that commit did not produce these "
-                f"numbers); commit the code change together with the baseline"
+                f"warning: the work tree has uncommitted changes outside the baseline's folder: the "
+                f"manifest records commit {str(manifest.get('commit'))[:12]} with dirty: true (that "
+                f"commit did not produce these numbers). For a clean manifest (the baseline's own folder "
+                f"does not count), {REFRESH_ORDER}"
             )
         return LeaderboardCheck(run, None, "\n".join(notes) + "\n", baseline, updated=True, notes=notes)
     assert base_rows is not None  # loaded above whenever update is off

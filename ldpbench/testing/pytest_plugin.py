@@ -201,8 +201,13 @@ def ldpbench_leaderboard(request: pytest.FixtureRequest, tmp_path: Path) -> Call
                     "changed since the baseline. If on purpose, refresh the baseline (pytest "
                     "--ldpbench-update-baseline) or pass --ldpbench-allow-not-comparable once.\n"
                 )
+            what = (
+                "regressed against"
+                if result.comparison.headline == "REGRESSION"
+                else "gate failed (no row regressed) against"
+            )
             pytest.fail(
-                f"ldpbench leaderboard regressed against {result.baseline}{under}:\n\n{result.markdown}{hint}",
+                f"ldpbench leaderboard {what} {result.baseline}{under}:\n\n{result.markdown}{hint}",
                 pytrace=False,
             )
         return result

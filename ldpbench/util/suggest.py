@@ -25,4 +25,17 @@ def closest(name: str, candidates: Iterable[str]) -> str | None:
             # Equally similar names: the one that starts like the typo ('gr' is 'grr', not 'pgr').
             prefix = len(os.path.commonprefix([key, candidate]))
             scored.append((matcher.ratio(), prefix, candidate))
+    if not scored:
+        # Short names are too short for the ratio ('l2' is 0.5 from 'l1'): one edit away counts.
+        scored = [(0.0, len(os.path.commonprefix([key, c])), c) for c in folded if _one_edit(key, c)]
     return folded[max(scored)[2]] if scored else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by one substitution, insertion or deletion (not equal)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))

@@ -63,3 +63,57 @@ def test_a_baseline_from_a_dirty_work_tree_is_flagged_and_warned_about(tmp_path)
     manifest = json.loads((tmp_path / "base" / "manifest.json").read_text())
     assert manifest["dirty"] is True and manifest["commit"]
     assert any("uncommitted changes" in n and "dirty: true" in n for n in result.notes), result.notes
+
+
+def test_the_documented_refresh_order_gives_a_clean_baseline_manifest(tmp_path, monkeypatch):
+    # issue 29 round 2 (trial 2, shortfall 1): dirty = uncommitted changes OUTSIDE the baseline's
+    # own folder at the time of the update. Commit the code, refresh, commit the baseline: clean,
+    # and a second refresh (the baseline files now modified, uncommitted) is still clean; a code
+    # change left uncommitted is dirty, and the warning gives the order that yields a clean one.
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    spec = write_gate_spec(tmp_path)
+    (tmp_path / ".gitignore").write_text("results/\n")
+    (tmp_path / "plugin.py").write_text("x = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], cwd=tmp_path, check=True)
+    baseline = tmp_path / "reports" / "baseline" / "leaderboard.json"
+
+    def refresh():
+        result = check_leaderboard(spec, baseline, out=tmp_path / "results" / "gate", update=True)
+        return json.loads((baseline.parent / "manifest.json").read_text()), result.notes
+
+    manifest, notes = refresh()  # the baseline folder is new and untracked: it does not count
+    assert manifest["dirty"] is False and all(r["dirty"] is False for r in manifest["runs"].values())
+    assert not any("warning" in n for n in notes), notes
+    subprocess.run([*git, "add", "reports/baseline"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "baseline"], cwd=tmp_path, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    manifest, _ = refresh()  # refreshed again: its own files are modified, still not dirty
+    assert manifest["dirty"] is False and manifest["commit"] == head
+    (tmp_path / "plugin.py").write_text("x = 2\n")  # changed code, not committed
+    manifest, notes = refresh()
+    assert manifest["dirty"] is True
+    warning = next(n for n in notes if n.startswith("warning"))
+    assert "outside the baseline's folder" in warning and "commit your code first" in warning
+    assert warning.index("commit your code first") < warning.index("--ldpbench-update-baseline")
+
+
+def test_a_baseline_folder_that_holds_the_spec_leaves_out_only_the_baseline_files(tmp_path):
+    from ldpbench.testing.gate import baseline_folder
+
+    spec = write_gate_spec(tmp_path)
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    assert baseline_folder(tmp_path / "baseline.json", [spec]) == [
+        (tmp_path / "baseline.json").resolve(),
+        (tmp_path / "baseline.manifest.json").resolve(),
+    ]
+    (tmp_path / "reports" / "b").mkdir(parents=True)
+    assert baseline_folder(tmp_path / "reports" / "b" / "leaderboard.json", [spec]) == [
+        (tmp_path / "reports" / "b").resolve()
+    ]

@@ -83,9 +83,43 @@ def test_compare_reads_the_manifests_beside_the_leaderboards(tmp_path, capsys):
         manifest_path(tmp_path / side / "leaderboard.json").write_text(json.dumps(manifest))
     code = main(["compare", str(tmp_path / "base" / "leaderboard.json"), str(tmp_path / "now")])
     out = capsys.readouterr().out
-    assert code == 1 and out.startswith("**REGRESSION**: 1 unchanged")
+    # issue 29 round 2 (trial 2, shortfall 4): the headline names the reason, not "REGRESSION"
+    assert code == 1 and out.startswith(
+        "**STALE BASELINE**: the baseline holds the example's numbers, not your code's (no row regressed); 1 unchanged"
+    )
+    assert "REGRESSION" not in out
     assert "FAILED:" in out and "--ldpbench-update-baseline" in out
     (tmp_path / "base" / "manifest.json").write_text(json.dumps(_manifest()))  # refreshed: a note only
     assert main(["compare", str(tmp_path / "base"), str(tmp_path / "now"), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["blockers"] == [] and "changed since" in doc["notes"][0]
+
+
+def test_the_headline_is_a_regression_when_a_row_regressed_even_with_a_stale_baseline():
+    from ldpbench.leaderboard.compare import summary_line
+
+    stale = (_manifest(example=True), _manifest(source="bbbb", merged=False))
+    better = compare([_row("mine", 1.0)], [_row("mine", 0.5)], manifests=stale)
+    assert better.headline == "STALE BASELINE" and summary_line(better).startswith(
+        "STALE BASELINE: the baseline holds the example's numbers, not your code's (no row regressed); "
+        "1 compared, 1 better, 0 worse"
+    )
+    worse = compare([_row("mine", 1.0)], [_row("mine", 2.0)], manifests=stale)
+    assert worse.headline == "REGRESSION" and summary_line(worse).startswith(
+        "REGRESSION: 1 compared, 0 better, 1 worse"
+    )
+    assert compare([_row("mine", 1.0)], [_row("mine", 1.0)]).headline == "OK"
+
+
+def test_the_biased_estimator_note_names_the_rows_first_few_and_a_count():
+    # issue 29 round 2 (trial 2, shortfall 5): the note names the rows, not only the oracle
+    def rows(mean):
+        return [{**_row("mine", mean), "epsilon": e} for e in (0.5, 1.0, 2.0, 4.0)]
+
+    note = compare(rows(1.0), rows(0.5)).notes[0]
+    assert note.startswith("4 rows got better beyond the noise (")
+    first = _row("mine", 1.0)["dataset"]
+    assert f"{first} ε=0.5 mine · base mse, {first} ε=1 mine · base mse, {first} ε=2 mine · base mse and 1 more" in note
+    assert "oracle mine" in note
+    one = compare(rows(1.0)[:1], rows(0.5)[:1]).notes[0]
+    assert one.startswith(f"1 row got better beyond the noise ({first} ε=0.5 mine · base mse; oracle mine)")

@@ -55,3 +55,30 @@ def test_git_dirty_says_whether_the_work_tree_has_uncommitted_changes(tmp_path):
     assert git_dirty(tmp_path) is False
     (tmp_path / "a.py").write_text("x = 2\n")
     assert git_dirty(tmp_path) is True
+
+
+def test_git_dirty_leaves_out_the_excluded_paths(tmp_path):
+    # issue 29 round 2: a baseline's own folder does not make its manifest dirty (untracked,
+    # modified or renamed files in it), a change anywhere else does
+    import subprocess
+
+    from ldpbench.results.manifest import git_dirty
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    base = tmp_path / "reports" / "baseline"
+    base.mkdir(parents=True)
+    (base / "leaderboard.json").write_text("[]\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert git_dirty(tmp_path, exclude=[base]) is True  # a.py is new
+    subprocess.run([*git, "add", "a.py"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], cwd=tmp_path, check=True)
+    assert git_dirty(tmp_path) is True and git_dirty(tmp_path, exclude=[base]) is False  # untracked baseline
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "b"], cwd=tmp_path, check=True)
+    (base / "leaderboard.json").write_text("[1]\n")
+    subprocess.run(["git", "mv", "reports/baseline/leaderboard.json", "reports/baseline/lb.json"], cwd=tmp_path)
+    assert git_dirty(tmp_path / "reports", exclude=[base]) is False  # from a subfolder too
+    (tmp_path / "a b.py").write_text("y = 1\n")  # a name git would quote without -z
+    assert git_dirty(tmp_path, exclude=[base]) is True
+    assert git_dirty(tmp_path, exclude=[base, tmp_path / "a b.py"]) is False
