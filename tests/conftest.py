@@ -25,6 +25,13 @@ settings.load_profile("ldpbench")
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# One BLAS thread per process: xdist already runs a worker per core, and OpenBLAS's own threads on
+# top of that spin on the busy cores (about 10% of the suite's CPU, measured on 2 cores). Set here,
+# before the workers and the tests' subprocesses start, so they inherit it; a value the caller set
+# is kept.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 #: The folders of tests/ by tier: the fast one runs every few edits, the slow one in the full suite.
 FAST_TIER = ("unit", "cli", "meta")
 SLOW_TIER = ("statistical", "conformance", "hardening", "benchmarks", "system")
