@@ -21,18 +21,13 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
-import hashlib
 import io
-import lzma
-import sys
 from pathlib import Path
+
+from build_adult_dataset import raw_records  # a sibling script: run from scripts/ or with it on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "datasets" / "adult-attributes.tsv.gz"
-SOURCES = {
-    "datasets/adult.data.xz": ("5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d", 32_561),
-    "datasets/adult.test.xz": ("a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05", 16_281),
-}
 #: (name, column of the raw file); age is bucketed, every other column taken as it is.
 ATTRIBUTES = (
     ("age", 0),
@@ -56,21 +51,9 @@ def age_bucket(age: int) -> str:
 
 def records(shared: Path) -> list[tuple[str, ...]]:
     out = []
-    for source, (sha, expected) in SOURCES.items():
-        raw = lzma.decompress((shared / source).read_bytes())
-        digest = hashlib.sha256(raw).hexdigest()
-        if digest != sha:
-            sys.exit(f"{source}: unexpected content: sha256 {digest}, expected {sha}")
-        seen = 0
-        for line in raw.decode("ascii").splitlines():
-            fields = [f.strip() for f in line.split(",")]
-            if len(fields) != 15:  # blank lines and adult.test's "|1x3 Cross validator"
-                continue
-            fields[14] = fields[14].rstrip(".")  # adult.test writes "<=50K." and ">50K."
-            out.append(tuple(age_bucket(int(fields[c])) if c == 0 else fields[c] for _, c in ATTRIBUTES))
-            seen += 1
-        if seen != expected:
-            sys.exit(f"{source}: {seen} records, expected {expected}")
+    for fields in raw_records(shared):  # both files, checked as the adult histogram's build checks them
+        fields[14] = fields[14].rstrip(".")  # adult.test writes "<=50K." and ">50K."
+        out.append(tuple(age_bucket(int(fields[c])) if c == 0 else fields[c] for _, c in ATTRIBUTES))
     return out
 
 

@@ -23,6 +23,7 @@ import hashlib
 import itertools
 import lzma
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,14 +72,11 @@ def labels() -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared folder")
-    args = parser.parse_args(argv)
-    names = labels()
-    counts = [0] * len(names)
+def raw_records(shared: Path) -> Iterator[list[str]]:
+    """The 15 stripped fields of every record of both raw files, each file checked against its
+    sha256 sum and record count (exits on a mismatch). Shared with build_adult_attributes.py."""
     for source, (sha, records) in SOURCES.items():
-        raw = lzma.decompress((args.shared / source).read_bytes())
+        raw = lzma.decompress((shared / source).read_bytes())
         digest = hashlib.sha256(raw).hexdigest()
         if digest != sha:
             sys.exit(f"{source}: unexpected content: sha256 {digest}, expected {sha}")
@@ -87,10 +85,20 @@ def main(argv: list[str] | None = None) -> int:
             fields = [f.strip() for f in line.split(",")]
             if len(fields) != 15:  # blank lines and adult.test's "|1x3 Cross validator"
                 continue
-            counts[category(fields)] += 1
             seen += 1
+            yield fields
         if seen != records:
             sys.exit(f"{source}: {seen} records, expected {records}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared", help="the shared folder")
+    args = parser.parse_args(argv)
+    names = labels()
+    counts = [0] * len(names)
+    for fields in raw_records(args.shared):
+        counts[category(fields)] += 1
     with TARGET.open("w", encoding="ascii", newline="\n") as fh:
         fh.write("item,count\n")
         for name, count in zip(names, counts):
