@@ -19,12 +19,15 @@ listing them, ``ldpbench run`` warns and runs, where the cells of that plugin fa
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import ctypes
 import os
+import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -129,8 +132,9 @@ def backstop(who: str, doing: str, seconds: float | None) -> Iterator[None]:
     The time limit raises only when the interpreter runs: a plugin stuck in compiled code
     (``sum(range(10**12))``) never sees it, and holds the GIL, so no Python thread can watch it
     either. A cell on the process pool is then killed with its worker; code that runs in this
-    process, before any result is written, ends the process: a forked watchdog sleeps out the
-    limit, writes the line and sends SIGQUIT, whose handler for the duration is the C library's
+    process, before any result is written, ends the process: a watchdog process (one per
+    process, :class:`_Watchdog`) is told the limit, and when it passes before the body is done
+    it writes the line and sends SIGQUIT, whose handler for the duration is the C library's
     ``_exit`` itself (no interpreter needed: it exits with the signal's number, 3, which is
     :attr:`~ldpbench.errors.ExitCode.PLUGIN`).
     """
@@ -143,25 +147,151 @@ def backstop(who: str, doing: str, seconds: float | None) -> Iterator[None]:
         f"ldpbench: error: {who} is still running {limit:g} s after it started ({doing}), past the "
         f"{seconds:g} s time limit, stuck where the limit cannot interrupt it (compiled code); stopped\n"
     ).encode()
-    parent = os.getpid()
     previous = exit_on_quit()
-    watchdog = os.fork()
-    if watchdog == 0:  # the watchdog: sleep, then stop the parent if it is still ours
-        try:
-            time.sleep(limit)
-            if os.getppid() == parent:
-                os.write(2, line)
-                os.kill(parent, signal.SIGQUIT)
-        finally:
-            _REAL_EXIT(0)
+    try:
+        token = _WATCHDOG.arm(limit, line)
+    except OSError:  # no process or pipe to spare: run without the backstop, as off Linux
+        _restore_sigquit(previous)
+        yield
+        return
     try:
         yield
     finally:
+        # Disarming waits for the watchdog's answer: a SIGQUIT it sent before reading the
+        # disarm has then been delivered, while the handler is still ``_exit``.
         with contextlib.suppress(OSError):
-            os.kill(watchdog, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.waitpid(watchdog, 0)
+            _WATCHDOG.disarm(token)
         _restore_sigquit(previous)
+
+
+class _Watchdog:
+    """One watchdog process per process, forked on first use: ``arm(seconds, line)`` starts a
+    deadline, ``disarm(token)`` ends it (and returns once the watchdog has read it); a deadline
+    that passes armed gets ``line`` written to stderr and SIGQUIT sent to the process.
+
+    It replaces a fork per contained call (a fork of a large interpreter costs milliseconds of
+    page tables in both processes: 0.2 s of CPU per small run with a time limit, measured).
+    A process forked from this one (a pool worker) gets its own watchdog: ``pid`` says whose
+    this one is. The watchdog ends when this process closes its end of the pipe (``atexit``)
+    or is gone."""
+
+    def __init__(self) -> None:
+        self.owner: int | None = None
+        self.child = 0
+        self.commands = -1
+        self.answers = -1
+        self.tokens = 0
+        self.lock = threading.Lock()
+
+    def _start(self) -> None:
+        commands_r, commands_w = os.pipe()
+        answers_r, answers_w = os.pipe()
+        owner = os.getpid()
+        child = os.fork()
+        if child == 0:  # the watchdog
+            try:
+                os.close(commands_w)
+                os.close(answers_r)
+                _watch(commands_r, answers_w, owner)
+            finally:
+                _REAL_EXIT(0)
+        os.close(commands_r)
+        os.close(answers_w)
+        self.owner, self.child, self.commands, self.answers = owner, child, commands_w, answers_r
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """End the watchdog and close the pipe (at exit, or when the pipe is out of step)."""
+        if self.owner != os.getpid():
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.child, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(self.child, 0)
+        self._forget()
+
+    def after_fork(self) -> None:
+        """In a forked child: a lock another thread held stays held there, so a new one."""
+        self.lock = threading.Lock()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Close this process's ends of the pipes; the next arm starts a new watchdog. Also run
+        in a forked child, whose copies of the pipes belong to its parent's watchdog."""
+        if self.owner is None:
+            return
+        for fd in (self.commands, self.answers):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.owner, self.child, self.commands, self.answers = None, 0, -1, -1
+
+    def arm(self, seconds: float, line: bytes) -> int:
+        with self.lock:
+            if self.owner is None:
+                self._start()
+            self.tokens += 1
+            token = self.tokens
+            line = line.rstrip(b"\n").replace(b"\n", b" ")
+            _send(self.commands, b"A %d %r %s\n" % (token, seconds, line))
+            return token
+
+    def disarm(self, token: int) -> None:
+        with self.lock:
+            if self.owner != os.getpid():
+                return
+            try:
+                _send(self.commands, b"D %d\n" % token)
+                os.read(self.answers, 1)
+            except BaseException:
+                # Interrupted between the question and its answer: the pipe may be out of step,
+                # so this watchdog is let go (it ends on the closed pipe) and the next call starts one.
+                self.stop()
+                raise
+
+
+def _send(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _watch(commands: int, answers: int, owner: int) -> None:
+    """The watchdog's loop: deadlines by token; fire the earliest that passes while armed."""
+    armed: dict[int, tuple[float, bytes]] = {}
+    pending = b""
+    while True:
+        now = time.monotonic()
+        due = min((deadline for deadline, _ in armed.values()), default=None)
+        if due is not None and due <= now:
+            token = min(armed, key=lambda t: armed[t][0])
+            if os.getppid() == owner:
+                os.write(2, armed[token][1] + b"\n")
+                os.kill(owner, signal.SIGQUIT)
+            return
+        # Idle: look every second whether the owner is gone (a pool worker may hold our pipe).
+        wait = 1.0 if due is None else min(1.0, due - now)
+        ready, _, _ = select.select([commands], [], [], wait)
+        if not ready:
+            if os.getppid() != owner:
+                return
+            continue
+        chunk = os.read(commands, 65536)
+        if not chunk:  # the owner closed the pipe or exited
+            return
+        pending += chunk
+        while b"\n" in pending:
+            message, pending = pending.split(b"\n", 1)
+            kind, token, rest = (message.split(b" ", 2) + [b""])[:3]
+            if kind == b"A":
+                seconds, line = (rest.split(b" ", 1) + [b""])[:2]
+                armed[int(token)] = (time.monotonic() + float(seconds), line)
+            else:
+                armed.pop(int(token), None)
+                os.write(answers, b"k")
+
+
+_WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WATCHDOG.after_fork)
 
 
 _libc = None

@@ -80,3 +80,51 @@ def test_a_result_comes_back_unchanged():
 
 def test_the_backstop_allows_the_pool_s_grace_period():
     assert hard_limit(1) == pytest.approx(3.25) and hard_limit(100) > 100
+
+
+# The process backstop's watchdog: one process per process, not a fork per call. That it stops
+# a process stuck in compiled code: tests/hardening/test_validation_faults.py (a subprocess).
+
+import signal  # noqa: E402
+
+from ldpbench.boundary import contain  # noqa: E402
+
+linux_only = pytest.mark.skipif(contain._exit_on_sigquit() is None, reason="the backstop is Linux-only")
+
+
+@linux_only
+def test_one_watchdog_serves_every_call_and_sigquit_is_restored():
+    before = signal.getsignal(signal.SIGQUIT)
+    for _ in range(5):
+        contained_call("metric 'm'", "its constructor", lambda: None, seconds=5)
+    first = contain._WATCHDOG.child
+    assert first and contain._WATCHDOG.owner == os.getpid()
+    for _ in range(5):
+        contained_call("metric 'm'", "its constructor", lambda: None, seconds=5)
+    assert contain._WATCHDOG.child == first  # the same process, still alive
+    os.kill(first, 0)
+    assert signal.getsignal(signal.SIGQUIT) == before
+
+
+@linux_only
+def test_a_forked_child_gets_its_own_watchdog_and_the_parent_s_stops_cleanly():
+    contained_call("metric 'm'", "its constructor", lambda: None, seconds=5)
+    parent_dog = contain._WATCHDOG.child
+    pid = os.fork()
+    if pid == 0:  # the child: its inherited state is forgotten, its own watchdog serves it
+        code = 1
+        try:
+            if contain._WATCHDOG.owner is None:
+                contained_call("metric 'm'", "its constructor", lambda: None, seconds=5)
+                code = 0 if contain._WATCHDOG.child not in (0, parent_dog) else 2
+                contain._WATCHDOG.stop()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert contain._WATCHDOG.child == parent_dog
+    contain._WATCHDOG.stop()  # killed and reaped: no zombie left
+    with pytest.raises(ProcessLookupError):
+        os.kill(parent_dog, 0)
+    contained_call("metric 'm'", "its constructor", lambda: None, seconds=5)  # a new one starts
+    assert contain._WATCHDOG.child not in (0, parent_dog)
