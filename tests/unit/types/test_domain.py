@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from ldpbench.types import Domain, Estimate, IdentifiedItems, Population
-from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS, RESULTS, bits_to_bytes, bytes_to_bits
+from ldpbench.types.domain import (
+    FREQUENCIES,
+    IDENTIFIED_ITEMS,
+    IDENTIFIED_ITEMSETS,
+    RESULTS,
+    bits_to_bytes,
+    bytes_to_bits,
+)
 
 
 def test_an_enumerable_domain_and_a_bit_string_domain():
