@@ -23,7 +23,6 @@ from ldpbench.types.itemsets import itemset_masks, true_top_itemsets
 
 from .heavy_hitters import precision_recall_f
 
-
 #: The last few truths' top itemsets: ``(offsets, members, counts, k, answer)``, matched by the
 #: arrays' identity (held here, so an id cannot be reused while cached; scoring sees them
 #: read-only). Every itemset metric of every cell of one dataset then computes T once.
