@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.types import Estimate, IdentifiedItems, Population
+from ldpbench.types import Estimate, IdentifiedItems, IdentifiedItemsets, Population
 
 __all__ = [
     "PluginOutputError",
@@ -66,6 +66,13 @@ def frozen_population(population: Population) -> Population:
 
 def frozen_result(result: Estimate | IdentifiedItems) -> Estimate | IdentifiedItems:
     """A mechanism's result with every array read-only (either result kind)."""
+    if isinstance(result, IdentifiedItemsets):
+        return result.replace(
+            items=readonly(result.items),
+            frequencies=readonly(result.frequencies),
+            itemset_offsets=readonly(result.itemset_offsets),
+            itemset_members=readonly(result.itemset_members),
+        )
     if isinstance(result, IdentifiedItems):
         return result.replace(items=readonly(result.items), frequencies=readonly(result.frequencies))
     return frozen_estimate(result)
@@ -209,6 +216,21 @@ def checked_identified(who: str, result: Any) -> IdentifiedItems:
         raise PluginOutputError(f"{who} returned {items.size} items, more than the k = {result.k} asked for")
     if not (result.bits_per_user >= 0 or math.isnan(result.bits_per_user)):
         raise PluginOutputError(f"{who} returned a negative bits_per_user")
+    if isinstance(result, IdentifiedItemsets):
+        offsets = np.asarray(result.itemset_offsets)
+        members = np.asarray(result.itemset_members)
+        if (
+            offsets.ndim != 1
+            or offsets.size != items.size + 1
+            or not np.issubdtype(offsets.dtype, np.integer)
+            or (offsets.size and (offsets[0] != 0 or offsets[-1] != members.size))
+            or np.any(np.diff(offsets) < 1)
+            or members.dtype != np.uint64
+        ):
+            raise PluginOutputError(
+                f"{who} returned an itemset table that is not {items.size} non-empty uint64 itemsets "
+                "(itemset_offsets: m + 1 increasing int64 from 0 to len(itemset_members))"
+            )
     return result
 
 

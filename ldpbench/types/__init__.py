@@ -7,7 +7,7 @@ the kind's ``tags()`` (:mod:`ldpbench.types.tags`), whose default the base class
 what the plugin class implements: nothing in ldpbench probes a plugin for attributes.
 
 - data model (:mod:`~ldpbench.types.data`, :mod:`~ldpbench.types.domain`; docs/data-model.md):
-  :class:`Population`, :class:`Domain`, :class:`Estimate`, :class:`IdentifiedItems`,
+  :class:`Population`, :class:`Domain`, :class:`Estimate`, :class:`IdentifiedItems`, :class:`IdentifiedItemsets`,
   :class:`Channel`, :class:`QueryEstimates`;
 - plugin kinds: :class:`Oracle`, :class:`PostProcessor`, :class:`PriorFamily`, :class:`Metric`,
   :class:`Dataset`, :class:`Protocol`, :class:`Executor` (and :class:`TaskLost`), all subclasses
@@ -28,7 +28,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ldpbench.types.data import Channel, Estimate, IdentifiedItems, Population, QueryEstimates
+from ldpbench.types.data import Channel, Estimate, IdentifiedItems, IdentifiedItemsets, Population, QueryEstimates
 from ldpbench.types.dataset import Dataset
 from ldpbench.types.domain import Domain
 from ldpbench.types.executor import Executor, TaskLost
@@ -51,6 +51,7 @@ __all__ = [
     "Executor",
     "ExecutorTags",
     "IdentifiedItems",
+    "IdentifiedItemsets",
     "Metric",
     "MetricTags",
     "Oracle",

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
+from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS, RECORDS, Domain
 from ldpbench.types.rounds import Rounds, is_rounds_mean, round_of
 from ldpbench.types.tags import ChannelTags
 
@@ -495,5 +495,45 @@ class IdentifiedItems:
         h = hashlib.blake2b(digest_size=8)
         h.update(b"identified;")
         h.update(np.ascontiguousarray(self.items, dtype=np.uint64).tobytes())
+        h.update(np.ascontiguousarray(self.frequencies, dtype=np.float64).tobytes())
+        return h.hexdigest()
+
+
+def _no_itemsets() -> np.ndarray:
+    return np.zeros(1, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class IdentifiedItemsets(IdentifiedItems):
+    """A frequent-itemset protocol's result: the itemsets it identified, with estimated frequencies
+    (docs/data-model.md, result kind ``identified-itemsets``).
+
+    Entry j is the itemset ``itemset_members[itemset_offsets[j]:itemset_offsets[j + 1]]`` (uint64
+    domain items, increasing, at least one: a singleton is the itemset of one item); ``items`` holds
+    the entries' indices ``0 .. m-1`` (uint64), so that everything :class:`IdentifiedItems` says of
+    items holds of entries. ``frequencies[j]`` estimates the share of all ``n`` users whose set
+    contains itemset j; ``k`` is how many itemsets were asked for.
+
+    :param itemset_offsets: int64, ``m + 1`` entries from 0, increasing.
+    :param itemset_members: uint64, the itemsets' items, one after another.
+    """
+
+    itemset_offsets: np.ndarray = field(default_factory=_no_itemsets)
+    itemset_members: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+
+    result: ClassVar[str] = IDENTIFIED_ITEMSETS
+
+    def itemsets(self) -> list[tuple[int, ...]]:
+        """The identified itemsets as tuples of items, in the result's order (for people)."""
+        members = np.asarray(self.itemset_members, dtype=np.uint64).tolist()
+        offsets = np.asarray(self.itemset_offsets, dtype=np.int64).tolist()
+        return [tuple(members[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+
+    def frequencies_digest(self) -> str:
+        """A short fingerprint of the itemsets and their frequencies."""
+        h = hashlib.blake2b(digest_size=8)
+        h.update(b"identified-itemsets;")
+        h.update(np.ascontiguousarray(self.itemset_offsets, dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(self.itemset_members, dtype=np.uint64).tobytes())
         h.update(np.ascontiguousarray(self.frequencies, dtype=np.float64).tobytes())
         return h.hexdigest()

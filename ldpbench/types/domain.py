@@ -28,10 +28,12 @@ MAX_BITS = 64
 RECORDS: tuple[str, ...] = ("item", "set", "tuple", "sequence")
 
 #: What a mechanism returns per output: a frequency vector over an enumerable domain, or the
-#: items it identified (a heavy-hitter protocol) with their estimated frequencies.
+#: items it identified (a heavy-hitter protocol) with their estimated frequencies, or the itemsets
+#: it identified (frequent itemset mining over set-valued users) with theirs.
 FREQUENCIES = "frequencies"
 IDENTIFIED_ITEMS = "identified-items"
-RESULTS: tuple[str, ...] = (FREQUENCIES, IDENTIFIED_ITEMS)
+IDENTIFIED_ITEMSETS = "identified-itemsets"
+RESULTS: tuple[str, ...] = (FREQUENCIES, IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ def bits_to_bytes(values: np.ndarray, bits: int) -> list[bytes]:
 __all__ = [
     "FREQUENCIES",
     "IDENTIFIED_ITEMS",
+    "IDENTIFIED_ITEMSETS",
     "MAX_BITS",
     "RECORDS",
     "RESULTS",

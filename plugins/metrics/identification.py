@@ -25,7 +25,7 @@ import numpy as np
 
 from ldpbench import hookimpl
 from ldpbench.types import IdentifiedItems, Metric, MetricTags, Population
-from ldpbench.types.domain import IDENTIFIED_ITEMS
+from ldpbench.types.domain import IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS
 
 from .heavy_hitters import precision_recall_f
 
@@ -114,20 +114,27 @@ class IdentifiedMSE(_IdentificationMetric):
 
 
 class BitsPerUser(_IdentificationMetric):
-    """Mean bits a user sent (the protocol's encoding of its reports)."""
+    """Mean bits a user sent (the protocol's encoding of its reports); identified itemsets too."""
 
     name = "bits-per-user"
     greater_is_better = False
+
+    def tags(self) -> MetricTags:
+        return MetricTags(results=(IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS))
 
     def score(self, truth: Population, estimate: IdentifiedItems, rng: np.random.Generator) -> float:
         return float(estimate.bits_per_user)
 
 
 class ServerTime(_IdentificationMetric):
-    """The aggregator's wall-clock seconds: a measurement, not reproducible like the others."""
+    """The aggregator's wall-clock seconds: a measurement, not reproducible like the others;
+    identified itemsets too."""
 
     name = "server-time"
     greater_is_better = False
+
+    def tags(self) -> MetricTags:
+        return MetricTags(results=(IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS))
 
     def score(self, truth: Population, estimate: IdentifiedItems, rng: np.random.Generator) -> float:
         return float(estimate.server_seconds) if math.isfinite(estimate.server_seconds) else math.nan

@@ -18,7 +18,8 @@ The users are split uniformly at random into three groups, each reporting once a
 
 The result is the top k of the last phase (``identified-items``). Items are histogram positions
 of an enumerable domain (phase 1 lists ``[d]``); a one-item-per-user population is the special case
-of singleton sets. Itemset mining (SVSM's second half) is not implemented.
+of singleton sets. Itemset mining (SVSM's second half) is the ``svsm-itemsets`` protocol
+(``svsm_itemsets``), which runs this one on its item group.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ no global random state, and a ``theory`` that is a float.
 
 A metric that scores identified items (its tags' ``results``; docs/data-model.md) is checked the
 same way on the results of every built-in heavy-hitter protocol, the "exact estimate" being the
-true top-k with the true frequencies."""
+true top-k with the true frequencies; one that scores only identified itemsets on the results of
+every built-in itemset protocol over a set-valued population, the exact estimate being the true
+top-k itemsets (``ldpbench.types.itemsets``)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ldpbench.testing.checks.machinery import Subject, _global_state, _rng, _same_state, _simulate
-from ldpbench.types import Estimate, IdentifiedItems, Metric, Population
-from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS
+from ldpbench.types import Estimate, IdentifiedItems, IdentifiedItemsets, Metric, Population
+from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS
+from ldpbench.types.itemsets import true_top_itemsets
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,27 @@ def _truth(cfg: MetricCheckConfig) -> Population:
     return Population(counts, name="metric-check")
 
 
+def _scores_itemsets_only(subject: Subject) -> bool:
+    return set(_metric(subject).tags().results) == {IDENTIFIED_ITEMSETS}
+
+
+def _set_truth(cfg: MetricCheckConfig) -> Population:
+    """A fixed set-valued population: each of n users draws 1 + Poisson(2) items with the weights
+    of :func:`_truth` and holds the distinct ones (frequent pairs and triples exist)."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(cfg.seed), 17]))
+    weights = 1.0 / np.arange(1, cfg.d + 1) ** 1.1
+    sizes = 1 + rng.poisson(2.0, size=cfg.n)
+    draws = rng.choice(cfg.d, size=int(sizes.sum()), p=weights / weights.sum())
+    pairs = np.unique(np.repeat(np.arange(cfg.n), sizes) * cfg.d + draws)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(pairs // cfg.d, minlength=cfg.n))])
+    return Population.from_sets(offsets, pairs % cfg.d, cfg.d)
+
+
+def _truth_for(subject: Subject, cfg: MetricCheckConfig) -> Population:
+    """The truth the metric's inputs come from: set-valued for an itemset metric."""
+    return _set_truth(cfg) if _scores_itemsets_only(subject) else _truth(cfg)
+
+
 def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Any]]:
     """Raw estimates of every built-in oracle at each epsilon (cached); for a metric that scores
     only identified items, the results of every built-in heavy-hitter protocol instead."""
@@ -54,6 +78,9 @@ def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Any]
         return subject.cache[key]
     plugins = subject.get_plugins()
     takes = _metric(subject).tags().results
+    if _scores_itemsets_only(subject):
+        subject.cache[key] = _identified(plugins, cfg, IDENTIFIED_ITEMSETS, _set_truth(cfg))
+        return subject.cache[key]
     if FREQUENCIES not in takes and IDENTIFIED_ITEMS in takes:
         subject.cache[key] = _identified(plugins, cfg)
         return subject.cache[key]
@@ -76,9 +103,11 @@ def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Any]
 IDENTIFY_K = 4
 
 
-def _identified(plugins: Any, cfg: MetricCheckConfig) -> list[tuple[str, IdentifiedItems]]:
-    """The results of every built-in protocol whose result is identified items, at each epsilon."""
-    truth = _truth(cfg)
+def _identified(
+    plugins: Any, cfg: MetricCheckConfig, kind: str = IDENTIFIED_ITEMS, truth: Population | None = None
+) -> list[tuple[str, IdentifiedItems]]:
+    """The results of every built-in protocol whose result is ``kind``, at each epsilon."""
+    truth = _truth(cfg) if truth is None else truth
     rng = _rng(cfg, "metric-inputs")
     out = []
     for info in plugins.registry("protocol"):
@@ -87,7 +116,7 @@ def _identified(plugins: Any, cfg: MetricCheckConfig) -> list[tuple[str, Identif
         protocol = plugins.create(
             "protocol", info.name, {"k": IDENTIFY_K} if any(p.name == "k" for p in info.params) else {}
         )
-        if protocol.tags().result != IDENTIFIED_ITEMS:
+        if protocol.tags().result != kind:
             continue
         for eps in cfg.epsilons:
             for result in protocol.run(truth, eps, rng).values():
@@ -97,7 +126,18 @@ def _identified(plugins: Any, cfg: MetricCheckConfig) -> list[tuple[str, Identif
 
 def _exact(truth: Population, like: Any) -> Any:
     """The estimate that knows the truth: the true frequencies, no noise left (for identified
-    items: the true top-k, with the true frequencies and the same cost figures)."""
+    items: the true top-k, with the true frequencies and the same cost figures; for itemsets the
+    true top-k itemsets)."""
+    if isinstance(like, IdentifiedItemsets):
+        masks, supports, items = true_top_itemsets(truth, like.k)
+        rows, cols = np.nonzero((masks[:, None] >> np.arange(items.size, dtype=np.uint64)[None, :]) & np.uint64(1))
+        members = truth.items[items[cols]]
+        return like.replace(
+            items=np.arange(masks.size, dtype=np.uint64),
+            frequencies=supports / truth.n,
+            itemset_offsets=np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=masks.size))]).astype(np.int64),
+            itemset_members=members[np.lexsort((members, rows))],
+        )
     if isinstance(like, IdentifiedItems):
         items = truth.items
         top = np.lexsort((items, -truth.counts))[: like.k]
@@ -115,7 +155,7 @@ def _score(metric: Metric, truth: Population, est: Estimate, seed: int, where: s
 
 def check_metric_scores_are_finite(subject: Subject, cfg: MetricCheckConfig) -> None:
     """score() is a finite float on the raw estimate of every built-in oracle and on the exact one."""
-    metric, truth = _metric(subject), _truth(cfg)
+    metric, truth = _metric(subject), _truth_for(subject, cfg)
     assert isinstance(type(metric).greater_is_better, bool), f"{subject.label}: greater_is_better must be a bool"
     for label, est in _estimates(subject, cfg) + [
         ("the exact estimate", _exact(truth, _estimates(subject, cfg)[0][1]))
@@ -127,7 +167,7 @@ def check_metric_scores_are_finite(subject: Subject, cfg: MetricCheckConfig) -> 
 def check_metric_prefers_the_truth(subject: Subject, cfg: MetricCheckConfig) -> None:
     """The exact estimate scores at least as well as every noisy one (a metric that can rank a
     noisy estimate above the truth measures something else; list it as an expected failure)."""
-    metric, truth = _metric(subject), _truth(cfg)
+    metric, truth = _metric(subject), _truth_for(subject, cfg)
     better = max if type(metric).greater_is_better else min
     for label, est in _estimates(subject, cfg):
         noisy = _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
@@ -143,8 +183,8 @@ def check_metric_reproducible(subject: Subject, cfg: MetricCheckConfig) -> None:
     """The same rng seed gives the same score (all randomness from the generator passed in)."""
     metric = _metric(subject)
     for label, est in _estimates(subject, cfg):
-        a = _score(metric, _truth(cfg), est, 7, f"{subject.label} on {label}")
-        b = _score(_metric(subject), _truth(cfg), est, 7, f"{subject.label} on {label}")
+        a = _score(metric, _truth_for(subject, cfg), est, 7, f"{subject.label} on {label}")
+        b = _score(_metric(subject), _truth_for(subject, cfg), est, 7, f"{subject.label} on {label}")
         assert a == b or (math.isnan(a) and math.isnan(b)), (
             f"{subject.label} on {label}: two scores with the same seed differ ({a!r} != {b!r})"
         )
@@ -152,7 +192,7 @@ def check_metric_reproducible(subject: Subject, cfg: MetricCheckConfig) -> None:
 
 def check_metric_does_not_mutate_inputs(subject: Subject, cfg: MetricCheckConfig) -> None:
     """score() leaves the truth's counts and the estimate's arrays unchanged."""
-    metric, truth = _metric(subject), _truth(cfg)
+    metric, truth = _metric(subject), _truth_for(subject, cfg)
     for label, est in _estimates(subject, cfg):
         counts, freqs = truth.counts.copy(), np.array(est.frequencies, copy=True)
         _score(metric, truth, est, cfg.seed, f"{subject.label} on {label}")
@@ -164,7 +204,7 @@ def check_metric_does_not_mutate_inputs(subject: Subject, cfg: MetricCheckConfig
 
 def check_metric_no_global_random_state(subject: Subject, cfg: MetricCheckConfig) -> None:
     """Scoring neither draws from nor reseeds numpy's or the stdlib's global random state."""
-    metric, truth = _metric(subject), _truth(cfg)
+    metric, truth = _metric(subject), _truth_for(subject, cfg)
     estimates = _estimates(subject, cfg)
     before = _global_state()
     for label, est in estimates:
@@ -176,7 +216,7 @@ def check_metric_no_global_random_state(subject: Subject, cfg: MetricCheckConfig
 
 def check_metric_theory(subject: Subject, cfg: MetricCheckConfig) -> None:
     """theory() returns a float (NaN when the metric has no formula), finite or NaN, never inf."""
-    metric, truth = _metric(subject), _truth(cfg)
+    metric, truth = _metric(subject), _truth_for(subject, cfg)
     label, est = _estimates(subject, cfg)[0]
     declared = None if isinstance(est, IdentifiedItems) else est.variance  # identified items carry none
     variance = np.asarray(declared if declared is not None else np.zeros(truth.d), dtype=float)

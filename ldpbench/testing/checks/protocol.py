@@ -1,14 +1,14 @@
-"""The protocol checks, for heavy-hitter protocols (a result of kind ``identified-items``;
-docs/heavy-hitters.md): the frequency oracle of every round is epsilon-LDP on what it sends (the
-exact audit of its output table and the empirical audit of its reports), the declared accounting
-adds up to the budget across the rounds a run really has, and the protocol identifies a planted
-set of heavy hitters.
+"""The protocol checks, for heavy-hitter protocols (a result of kind ``identified-items``, and the
+first two for itemset protocols, ``identified-itemsets``; docs/heavy-hitters.md): the frequency
+oracle of every round is epsilon-LDP on what it sends (the exact audit of its output table and the
+empirical audit of its reports), the declared accounting adds up to the budget across the rounds a
+run really has, and the protocol identifies a planted set of heavy hitters.
 
 The planted population: ``planted`` items each held by ``share`` of ``n`` users, the other users
 spread one-ish each over ``tail`` further items; items are random ``bits``-wide strings, or
 positions in ``[2^bits]`` for a protocol that enumerates its domain. With the defaults (4 items at
-8%, n = 10^5, eps = 4) PEM and the thresholded oracle find the set in every repeat we ran; the
-check asks for ``min_found`` of ``repeats``.
+8%, n = 10^5, eps = 4) PEM and the thresholded oracle find the set in every repeat we ran; the check
+asks for ``min_found`` of ``repeats``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
 from ldpbench.types import Domain, IdentifiedItems, Population, Protocol
-from ldpbench.types.domain import IDENTIFIED_ITEMS
+from ldpbench.types.domain import IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def _build(subject: Subject) -> Protocol:
     """The heavy-hitter protocol under test (a protocol of another result kind: not applicable)."""
     protocol = subject.build()
     assert isinstance(protocol, Protocol), f"{subject.label}: building it gave {type(protocol).__name__}"
-    if protocol.tags().result != IDENTIFIED_ITEMS:
+    if protocol.tags().result not in (IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS):
         raise CheckSkipped(f"the checks concern heavy-hitter protocols; its result is {protocol.tags().result}")
     return protocol
 
@@ -181,5 +181,10 @@ CONFIG = ProtocolCheckConfig
 
 
 def applies(check: Callable[..., None], subject: Subject, cfg: ProtocolCheckConfig) -> bool:
-    """The checks concern heavy-hitter protocols (tags: ``result = identified-items``)."""
-    return subject.build().tags().result == IDENTIFIED_ITEMS
+    """The checks concern heavy-hitter protocols (tags: ``result = identified-items``); an itemset
+    protocol (``identified-itemsets``) gets the round-oracle audits and the accounting check (its
+    entries are itemsets, so the planted-items check does not apply)."""
+    result = subject.build().tags().result
+    if result == IDENTIFIED_ITEMSETS:
+        return check is not check_protocol_identifies_planted
+    return result == IDENTIFIED_ITEMS

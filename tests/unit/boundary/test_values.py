@@ -150,3 +150,28 @@ def test_identified_items_are_checked_and_frozen():
             checked_identified("p", bad)
     with pytest.raises(PluginOutputError, match="not IdentifiedItems"):
         checked_identified("p", object())
+
+
+def test_identified_itemsets_are_checked_and_frozen_with_their_table():
+    from ldpbench.boundary.values import checked_result, frozen_result
+    from ldpbench.types import IdentifiedItemsets
+
+    def found(offsets, members):
+        return IdentifiedItemsets(
+            items=np.arange(2, dtype=np.uint64),
+            frequencies=np.array([0.4, 0.3]),
+            n=10,
+            epsilon=1.0,
+            k=2,
+            itemset_offsets=np.array(offsets, dtype=np.int64),
+            itemset_members=np.array(members, dtype=np.uint64),
+        )
+
+    ok = found([0, 1, 3], [5, 2, 7])
+    assert checked_result("p", ok, 5) is ok and ok.itemsets() == [(5,), (2, 7)] and ok.result == "identified-itemsets"
+    with pytest.raises(ValueError, match="read-only"):
+        frozen_result(ok).itemset_members[0] = 3
+    assert found([0, 1, 3], [5, 2, 7]).frequencies_digest() != found([0, 2, 3], [5, 2, 7]).frequencies_digest()
+    for offsets, members in [([0, 1], [5]), ([0, 0, 3], [5, 2, 7]), ([0, 1, 2], [5, 2, 7]), ([1, 2, 3], [5, 2, 7])]:
+        with pytest.raises(PluginOutputError, match="itemset table"):
+            checked_result("p", found(offsets, members), 5)

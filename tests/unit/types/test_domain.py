@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from ldpbench.types import Domain, Estimate, IdentifiedItems, Population
-from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RESULTS, bits_to_bytes, bytes_to_bits
+from ldpbench.types.domain import (
+    FREQUENCIES,
+    IDENTIFIED_ITEMS,
+    IDENTIFIED_ITEMSETS,
+    RESULTS,
+    bits_to_bytes,
+    bytes_to_bits,
+)
 
 
 def test_an_enumerable_domain_and_a_bit_string_domain():
@@ -61,7 +68,7 @@ def test_values_belong_to_bit_string_domains_only():
 
 
 def test_each_result_says_its_kind_and_identified_items_have_a_digest():
-    assert RESULTS == (FREQUENCIES, IDENTIFIED_ITEMS)
+    assert RESULTS == (FREQUENCIES, IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS)
     assert Estimate(np.zeros(3), 1, 1.0).result == FREQUENCIES
     found = IdentifiedItems(np.array([7, 9], dtype=np.uint64), np.array([0.2, 0.1]), n=10, epsilon=1.0, k=4)
     assert found.result == IDENTIFIED_ITEMS

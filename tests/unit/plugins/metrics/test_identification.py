@@ -60,5 +60,6 @@ def test_identified_mse_bits_and_time():
 
 
 def test_they_declare_what_they_score():
-    for metric in (TopKF1(), NCR(), IdentifiedMSE(), BitsPerUser()):
+    for metric in (TopKF1(), NCR(), IdentifiedMSE()):
         assert metric.tags().results == ("identified-items",)
+    assert BitsPerUser().tags().results == ("identified-items", "identified-itemsets")
