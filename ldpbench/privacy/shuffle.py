@@ -53,7 +53,8 @@ ASSUMPTIONS = (
     "a trusted shuffler that hides which user sent which report",
     "n, the number of reports shuffled, is known and public",
 )
-#: The returned ε lies at most about this far above the least ε the divergence allows.
+#: The returned ε lies at most about this far (plus 1e-5 relative) above the least ε the
+#: divergence allows.
 SEARCH_TOLERANCE = 1e-6
 #: The share of δ left to the other users' counts outside the range summed exactly.
 TAIL_SHARE = 1e-3
@@ -131,20 +132,27 @@ def hockey_stick(eps: float, n: int, p: float, alpha: float, r: float, tail: flo
     return float(np.dot(weight, big_p - ee * big_q)) + outside
 
 
-def _search(eps0: float, delta: float, divergence) -> float:
+def _search(eps0: float, delta: float, divergence, hint: float | None = None) -> float:
     """The least ε in [0, ε0] with divergence(ε) <= δ, to SEARCH_TOLERANCE and never below it:
-    Brent's method on divergence(ε) - δ brackets the crossing, and the ε returned is one where
-    divergence(ε) <= δ was checked (the (ε, δ) guarantee holds at exactly that ε)."""
+    Brent's method on log divergence(ε) - log δ brackets the crossing (from ``hint``, an ε
+    expected to satisfy it, when it does), and the ε returned is one where divergence(ε) <= δ was
+    checked (the (ε, δ) guarantee holds at exactly that ε)."""
     if divergence(0.0) <= delta:
         return 0.0
-    if divergence(eps0) > delta:  # only the tail share can put it there: ε0 always holds
+    hi = eps0
+    if hint is not None and 0 < hint < eps0 and divergence(hint) <= delta:
+        hi = hint
+    elif divergence(eps0) > delta:  # only the tail share can put it there: ε0 always holds
         return eps0
-    root = optimize.brentq(lambda e: divergence(e) - delta, 0.0, eps0, xtol=SEARCH_TOLERANCE / 4, rtol=1e-10)
-    step = SEARCH_TOLERANCE / 4
-    eps = min(root + step, eps0)
-    while eps < eps0 and divergence(eps) > delta:
+    log_delta = math.log(delta)
+    root = optimize.brentq(
+        lambda e: math.log(max(divergence(e), 1e-300)) - log_delta, 0.0, hi, xtol=SEARCH_TOLERANCE / 4, rtol=1e-5
+    )
+    step = SEARCH_TOLERANCE / 4 + 1e-5 * root
+    eps = min(root + step, hi)
+    while eps < hi and divergence(eps) > delta:
         step *= 2
-        eps = min(root + step, eps0)
+        eps = min(root + step, hi)
     return eps
 
 
@@ -163,7 +171,8 @@ def fmt21_numerical(eps0: float, n: int, delta: float) -> float:
     _check(eps0, n, delta)
     p = math.exp(eps0)
     tail = delta * TAIL_SHARE
-    return _search(eps0, delta, lambda e: hockey_stick(e, int(n), p, 1 / (p + 1), 1 / (2 * p), tail))
+    hint = fmt21_closed_form(eps0, int(n), delta)  # the numerical bound is tighter (FMT21 §5)
+    return _search(eps0, delta, lambda e: hockey_stick(e, int(n), p, 1 / (p + 1), 1 / (2 * p), tail), hint)
 
 
 @lru_cache(maxsize=4096)
@@ -177,7 +186,8 @@ def wang24_numerical(eps0: float, n: int, delta: float) -> float:
     alpha = vr.beta / (vr.p - 1)
     r = alpha * vr.p / vr.q
     tail = delta * TAIL_SHARE
-    return _search(eps0, delta, lambda e: hockey_stick(e, int(n), vr.p, alpha, r, tail))
+    hint = fmt21_numerical(eps0, int(n), delta)  # the stronger clone is tighter still
+    return _search(eps0, delta, lambda e: hockey_stick(e, int(n), vr.p, alpha, r, tail), hint)
 
 
 def central_epsilon(bound: str, eps0: float, n: int, delta: float) -> float:
