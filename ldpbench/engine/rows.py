@@ -67,7 +67,9 @@ APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
 #: Columns a row may lack and still be complete (null): those added after schema 1 was first
 #: written, and the internal ones (a row written by hand has none).
-OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory", "central_epsilon", "central_bound", *INTERNAL_COLUMNS})
+OPTIONAL_COLUMNS = frozenset(
+    {"notes", "where", "info", "theory", "central_epsilon", "central_bound", *INTERNAL_COLUMNS}
+)
 #: Columns every stored row must have to be read.
 REQUIRED_COLUMNS = frozenset(SCHEMA) - OPTIONAL_COLUMNS
 

@@ -135,7 +135,9 @@ def shuffle_setting(ctx: Context, data: dict) -> Shuffle | None:
         ctx.problem(("shuffle",), "'shuffle' needs 'delta', the central delta (e.g. 1e-6)")
         ok = False
     elif isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        ctx.problem(("shuffle", "delta"), f"'shuffle.delta' must be a number between 0 and 1 (exclusive), got {delta!r}")
+        ctx.problem(
+            ("shuffle", "delta"), f"'shuffle.delta' must be a number between 0 and 1 (exclusive), got {delta!r}"
+        )
         ok = False
     bound = value.get("bound", FMT21_NUMERICAL)
     if bound not in BOUNDS:

@@ -16,10 +16,10 @@ from ldpbench.spec.validate.requirements import requirements
 from ldpbench.spec.validate.results import result_pairings
 from ldpbench.spec.validate.settings import (
     alpha_level,
-    shuffle_setting,
     cell_timeout,
     description,
     plugins_dir_is_a_path,
+    shuffle_setting,
     simulation_mode,
     spec_mapping,
     spec_name,

@@ -96,7 +96,13 @@ def test_leaderboard_shows_the_columns_and_a_note_only_when_present():
         ("blender:client", 4.0, math.nan, PROTOCOL_REASON),
     ]:
         for r in range(2):
-            rows.append({**result_row(0.1 + r, repeat=r, oracle=oracle, epsilon=eps), "central_epsilon": central, "central_bound": bound})
+            rows.append(
+                {
+                    **result_row(0.1 + r, repeat=r, oracle=oracle, epsilon=eps),
+                    "central_epsilon": central,
+                    "central_bound": bound,
+                }
+            )
     lb = aggregate(rows_to_frame(rows))
     assert list(lb.columns)[-2:] == ["central_epsilon", "central_bound"]
     assert lb["central_epsilon"][0] == pytest.approx(0.1698) and lb["central_bound"][1] == PROTOCOL_REASON
