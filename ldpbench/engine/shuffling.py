@@ -21,6 +21,7 @@ NOT_COVERED = "not covered"
 PROTOCOL_REASON = f"{NOT_COVERED}: a protocol (several reports, rounds or mechanisms per user)"
 PERSONALIZED_REASON = f"{NOT_COVERED}: personalized budgets (the users' eps0 differ)"
 NO_USERS_REASON = f"{NOT_COVERED}: no reports"
+INFINITE_REASON = f"{NOT_COVERED}: eps0 = inf (no local guarantee to amplify)"
 
 
 def coverage(mechanism: Entry, budget: Budget) -> str | None:
@@ -29,6 +30,8 @@ def coverage(mechanism: Entry, budget: Budget) -> str | None:
         return PROTOCOL_REASON
     if budget.groups:
         return PERSONALIZED_REASON
+    if not math.isfinite(budget.epsilon_value):
+        return INFINITE_REASON
     return None
 
 

@@ -58,6 +58,10 @@ ASSUMPTIONS = (
 SEARCH_TOLERANCE = 1e-6
 #: The share of δ left to the other users' counts outside the range summed exactly.
 TAIL_SHARE = 1e-3
+#: Above this ε0 the numerical bounds report ε0 itself (always valid): the event thresholds need
+#: 1 + e^ε exactly in floating point, lost from ε ≈ 36, and amplification there would need
+#: n ≳ e^ε0 > 10^8 reports anyway.
+NUMERICAL_EPS0_MAX = 20.0
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,8 @@ def _check(eps0: float, n: int, delta: float) -> None:
 def fmt21_numerical(eps0: float, n: int, delta: float) -> float:
     """FMT21's numerical bound (§5; their Theorem 3.2's clones: r = e^-ε0 / 2, α = 1/(e^ε0 + 1))."""
     _check(eps0, n, delta)
+    if eps0 > NUMERICAL_EPS0_MAX:
+        return eps0
     p = math.exp(eps0)
     tail = delta * TAIL_SHARE
     hint = fmt21_closed_form(eps0, int(n), delta)  # the numerical bound is tighter (FMT21 §5)
@@ -182,6 +188,8 @@ def wang24_numerical(eps0: float, n: int, delta: float) -> float:
     differing user never falls back on the blanket (1 - α - pα = 0) and each other user is a
     clone of either input with probability 1/(e^ε0 + 1) (the stronger clone)."""
     _check(eps0, n, delta)
+    if eps0 > NUMERICAL_EPS0_MAX:
+        return eps0
     vr = wang24_parameters(eps0)
     alpha = vr.beta / (vr.p - 1)
     r = alpha * vr.p / vr.q

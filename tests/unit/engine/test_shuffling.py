@@ -12,7 +12,13 @@ import pytest
 from support import result_row
 
 from ldpbench.engine.rows import rows_to_frame
-from ldpbench.engine.shuffling import PERSONALIZED_REASON, PROTOCOL_REASON, central_columns, shuffle_record
+from ldpbench.engine.shuffling import (
+    INFINITE_REASON,
+    PERSONALIZED_REASON,
+    PROTOCOL_REASON,
+    central_columns,
+    shuffle_record,
+)
 from ldpbench.errors import SpecError
 from ldpbench.leaderboard.aggregate import LEADERBOARD_COLUMNS, aggregate
 from ldpbench.leaderboard.render import central_note, render
@@ -116,3 +122,10 @@ def test_the_quick_spec_validates_and_its_central_epsilon_is_the_published_one(p
     assert spec.shuffle.bound == "fmt21-numerical" and spec.shuffle.delta == 1e-6
     cell = next(c for c in expand(spec) if c.budget.epsilon == 4)
     assert central_columns(cell, 100_000)["central_epsilon"] == fmt21_numerical(4.0, 100_000, 1e-6)
+
+
+def test_an_infinite_budget_is_not_covered(tmp_path, plugins):
+    spec, _ = spec_with(tmp_path, plugins, "shuffle: {delta: 1.0e-6}\n", SPEC.replace("[1, 4]", "[inf]"))
+    cell = next(c for c in expand(spec) if c.mechanism.name == "grr")
+    columns = central_columns(cell, 2000)
+    assert math.isnan(columns["central_epsilon"]) and columns["central_bound"] == INFINITE_REASON

@@ -116,6 +116,15 @@ def test_monotone_and_limits(bound):
     assert sh.central_epsilon(bound, 3.0, 10**4, 1e-6) >= values[-1]
 
 
+@pytest.mark.parametrize("bound", sh.BOUNDS)
+def test_large_eps0(bound):
+    # At eps0 = 15, n = 10^5 (e^-15 n << 1 clones) there is almost nothing to hide among, and
+    # beyond NUMERICAL_EPS0_MAX the numerical bounds report eps0 itself (regression: eps0 = 100
+    # once gave 38, floating point losing 1 + e^eps).
+    assert sh.central_epsilon(bound, 15.0, 10**5, 1e-6) == pytest.approx(15.0, abs=1e-3)
+    assert sh.central_epsilon(bound, 100.0, 10**5, 1e-6) == 100.0
+
+
 def test_closed_form_is_eps0_outside_its_regime():
     # eps0 > log(n / (16 log(2/delta))): Theorem 3.1 says nothing, eps0 holds anyway.
     assert sh.fmt21_closed_form(8.0, 10**4, 1e-6) == 8.0
