@@ -115,7 +115,10 @@ def hockey_stick(eps: float, n: int, p: float, alpha: float, r: float, tail: flo
         lo, hi = 0, m
     c = np.arange(lo, hi + 1, dtype=np.float64)
     weight = stats.binom.pmf(c, m, 2 * r)
-    outside = max(0.0, 1.0 - float(weight.sum())) if (lo > 0 or hi < m) else 0.0
+    # the mass left out, from the tails themselves (1 - sum would drown a tiny tail in rounding)
+    outside = (float(stats.binom.cdf(lo - 1, m, 2 * r)) if lo > 0 else 0.0) + (
+        float(stats.binom.sf(hi, m, 2 * r)) if hi < m else 0.0
+    )
     ee = math.exp(eps)
     rest = max(0.0, 1.0 - alpha - p * alpha)
 
