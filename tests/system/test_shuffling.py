@@ -22,7 +22,7 @@ shuffle: {delta: 1.0e-6}
 
 def test_a_run_stores_the_columns_and_the_manifest_record(tmp_path, plugins):
     # End to end, in process (8 small cells): stored rows, manifest and leaderboard.
-    from ldpbench.api import run
+    from ldpbench import run
 
     path = tmp_path / "spec.yaml"
     path.write_text(textwrap.dedent(SPEC))
