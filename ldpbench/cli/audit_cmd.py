@@ -23,7 +23,7 @@ import json
 import sys
 
 from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
-from ldpbench.errors import ExitCode, UnknownPluginError
+from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
 from ldpbench.util.suggest import closest
 
 
@@ -67,6 +67,44 @@ def add_audit_options(parser: argparse.ArgumentParser, *, trials: int) -> None:
     )
 
 
+#: The shuffling section's defaults: FMT21's published example (docs/shuffling.md).
+SHUFFLE_N = 100_000
+SHUFFLE_DELTA = 1e-6
+
+
+def shuffle_statement(epsilons: tuple[float, ...], n: int, delta: float) -> dict:
+    """Which shuffle bounds apply to an oracle (one report per user of a pure eps-LDP randomizer),
+    under which assumptions, and the central epsilon each gives for ``n`` reports at ``delta``."""
+    from ldpbench.privacy.shuffle import ASSUMPTIONS, BOUNDS, central_epsilon
+
+    return {
+        "applies": "an oracle: each user sends one report of a pure eps-LDP randomizer",
+        "holds_if": "the audit's verdict is consistent (the claimed eps0 holds)",
+        "assumptions": list(ASSUMPTIONS),
+        "not_covered": "protocols (several reports, rounds or mechanisms per user; longitudinal "
+        "collection) and personalized budgets: no bound here applies to them",
+        "n": n,
+        "delta": delta,
+        "central_epsilon": [{"epsilon": e, **{b: central_epsilon(b, e, n, delta) for b in BOUNDS}} for e in epsilons],
+        "docs": "docs/shuffling.md",
+    }
+
+
+def shuffle_lines(statement: dict) -> list[str]:
+    """The shuffling section of the audit's text output."""
+    names = [k for k in statement["central_epsilon"][0] if k != "epsilon"] if statement["central_epsilon"] else []
+    out = [
+        f"shuffling ({statement['docs']}): {statement['applies']}; if {statement['holds_if']}, and under "
+        + "; ".join(statement["assumptions"])
+        + f", {statement['n']:,} shuffled reports are (central eps, delta={statement['delta']:g})-DP with:",
+        f"  {'claimed':>8}  " + "  ".join(f"{b:>17}" for b in names),
+    ]
+    for row in statement["central_epsilon"]:
+        out.append(f"  {row['epsilon']:>8g}  " + "  ".join(f"{row[b]:>17.4f}" for b in names))
+    out.append(f"  not covered: {statement['not_covered']}")
+    return out
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ldpbench.audit.verdict import TRIALS
 
@@ -81,6 +119,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_audit_options(p, trials=TRIALS)
     p.add_argument("--seed", type=int, default=0, help="seed of the audit's random stream (default 0)")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument(
+        "--shuffle-n",
+        type=int,
+        default=SHUFFLE_N,
+        metavar="N",
+        help=f"reports shuffled, for the central epsilon the shuffling section states (default {SHUFFLE_N:,})",
+    )
+    p.add_argument(
+        "--shuffle-delta",
+        type=float,
+        default=SHUFFLE_DELTA,
+        metavar="D",
+        help=f"central delta of the shuffling section (default {SHUFFLE_DELTA:g})",
+    )
     add_plugin_options(p)
     p.set_defaults(func=run)
 
@@ -90,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
     from ldpbench.audit.verdict import EPSILONS
     from ldpbench.cli._common import plugins_from_args
 
+    if not 0 < args.shuffle_delta < 1:
+        raise UsageError(f"--shuffle-delta must lie in (0, 1), got {args.shuffle_delta}")
+    if args.shuffle_n < 1:
+        raise UsageError(f"--shuffle-n must be at least 1, got {args.shuffle_n}")
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
     if args.name not in plugins.registry("oracle"):
         names = sorted(i.name for i in plugins.registry("oracle"))
@@ -104,10 +160,12 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         seed=args.seed,
     )
+    positive = tuple(e for e in (args.epsilon or EPSILONS) if 0 < e < float("inf"))
+    statement = shuffle_statement(positive, args.shuffle_n, args.shuffle_delta)
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, default=str))
+        print(json.dumps({**result.to_json(), "shuffle": statement}, indent=2, default=str))
     else:
-        print("\n".join(result.lines()))
+        print("\n".join([*result.lines(), *shuffle_lines(statement)]))
     if not result.failed and result.audited and result.partial:
         missing = "; ".join(f"{k}: {v}" for k, v in result.parts().items() if v != "ran")
         print(

@@ -50,7 +50,8 @@ def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured
     :func:`row_fingerprint`, when the caller has it."""
     entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
     measured = measured or row_fingerprint(cell, pipeline, metric)
-    return fingerprint(measured, [e.code_data() for e in entries], core_identity().token())
+    shuffle = () if cell.shuffle is None else ([cell.shuffle.bound, cell.shuffle.delta],)  # absent: as before
+    return fingerprint(measured, [e.code_data() for e in entries], core_identity().token(), *shuffle)
 
 
 def expected_rows(spec: Spec, cells: Sequence[Cell]) -> ExpectedRows:

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from ldpbench.engine.fingerprints import row_code_fingerprint, row_fingerprint
+from ldpbench.engine.shuffling import central_columns
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.model import Entry, Pipeline
@@ -42,6 +43,9 @@ COLUMNS: dict[str, pl.DataType] = {
     "elapsed": pl.Float64(),  # seconds
     "where": pl.String(),  # failed rows: the plugin frames that raised ("file:line in func <- ..."), else null
     "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.engine.theory), else NaN
+    # Only under a spec's `shuffle:` (docs/shuffling.md), else absent from the stored row (null):
+    "central_epsilon": pl.Float64(),  # central ε of the n shuffled reports at the spec's δ; NaN where not covered
+    "central_bound": pl.String(),  # the bound (fmt21-numerical, ...) or "not covered: <why>"
 }
 #: Columns every row carries for the harness alone: leaderboards never show them.
 INTERNAL_COLUMNS: dict[str, pl.DataType] = {
@@ -63,7 +67,9 @@ APPEND_KEY = "append_id"
 _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
 #: Columns a row may lack and still be complete (null): those added after schema 1 was first
 #: written, and the internal ones (a row written by hand has none).
-OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory", *INTERNAL_COLUMNS})
+OPTIONAL_COLUMNS = frozenset(
+    {"notes", "where", "info", "theory", "central_epsilon", "central_bound", *INTERNAL_COLUMNS}
+)
 #: Columns every stored row must have to be read.
 REQUIRED_COLUMNS = frozenset(SCHEMA) - OPTIONAL_COLUMNS
 
@@ -144,6 +150,7 @@ def result_row(
         "elapsed": 0.0,
         CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
         "theory": float(theory),
+        **central_columns(cell, int(n)),
     }
 
 

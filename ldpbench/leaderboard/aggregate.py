@@ -52,6 +52,12 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     "notes": pl.String(),  # the plugin warnings of the group's rows, each with its count of repeats; null if none
     "simulation": pl.String(),  # how the cells were simulated: "aggregate" or "per-user" ("|"-joined if both)
 }
+#: Appended to :data:`LEADERBOARD_COLUMNS` only when the rows carry them (a spec's ``shuffle:``,
+#: docs/shuffling.md): a leaderboard of any other spec stays exactly as it was.
+CENTRAL_COLUMNS: dict[str, pl.DataType] = {
+    "central_epsilon": pl.Float64(),  # the group's central ε under shuffling; NaN where not covered
+    "central_bound": pl.String(),  # the bound, or "not covered: <why>"
+}
 
 
 def aggregate(
@@ -95,6 +101,16 @@ def aggregate(
             df = df.with_columns(pl.lit(None, dtype=pl.String).alias(column))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
+    central = "central_bound" in df.columns and df["central_bound"].null_count() < df.height
+    extra = (
+        # a failed repeat's row has no n, so no central epsilon: take a successful one's, if any
+        dict(
+            central_epsilon=pl.col("central_epsilon").filter(ok).first(),
+            central_bound=pl.coalesce(pl.col("central_bound").filter(ok).first(), pl.col("central_bound").first()),
+        )
+        if central
+        else {}
+    )
     good = value.filter(ok)
     # Within a group, sum the repeats in repeat order: a float sum depends on its order, and
     # cells finish in any order on a process pool; the groups keep their first appearance.
@@ -119,6 +135,7 @@ def aggregate(
         _notes=pl.col("notes").drop_nulls(),
         simulation=pl.col("simulation").drop_nulls().unique().sort().str.join("|"),
         _rows=pl.len(),
+        **extra,
     )
     lb = lb.with_columns(notes=_counted_notes(lb["_notes"], lb["_rows"])).drop("_notes", "_rows")
     repeats = lb["repeats"].to_numpy().astype(float)
@@ -146,7 +163,8 @@ def aggregate(
         best=(pl.col("_score") == pl.col("_score").max().over(list(RANK_COLUMNS))).fill_null(False)
     )
     lb = tie_columns(lb, df.filter(ok), GROUP_COLUMNS, RANK_COLUMNS, alpha)
-    return lb.select([pl.col(k).cast(t) for k, t in LEADERBOARD_COLUMNS.items()])
+    columns = {**LEADERBOARD_COLUMNS, **(CENTRAL_COLUMNS if central else {})}
+    return lb.select([pl.col(k).cast(t) for k, t in columns.items()])
 
 
 def _counted_notes(notes: pl.Series, rows: pl.Series) -> pl.Series:

@@ -162,7 +162,33 @@ def render(lb: pl.DataFrame, fmt: str = "table", alpha: float = DEFAULT_ALPHA) -
             parts.append(f"{title}\n\n{table}\n")
     footer = _FOOTER.format(best="bold" if fmt == "markdown" else "*")
     parts.append(f"_{footer}_\n" if fmt == "markdown" else f"{footer}\n")
-    note = undecided_note(lb, alpha)
-    if note:
-        parts.append(f"_{note}_\n" if fmt == "markdown" else f"{note}\n")
+    for note in (undecided_note(lb, alpha), central_note(lb)):
+        if note:
+            parts.append(f"_{note}_\n" if fmt == "markdown" else f"{note}\n")
     return "\n".join(parts)
+
+
+def central_note(lb: pl.DataFrame) -> str | None:
+    """Under a spec's ``shuffle:`` (docs/shuffling.md): the central ε of the shuffled reports, per
+    dataset and ε0 ("zipf(...) ε=1: 0.0153, ε=4: 0.17"), and the rows no bound covers, with why."""
+    if "central_bound" not in lb.columns or lb["central_bound"].null_count() == lb.height:
+        return None
+    covered: dict[tuple[str, str], dict[str, str]] = {}
+    uncovered: dict[str, list[str]] = {}
+    for r in lb.iter_rows(named=True):
+        bound, eps = r["central_bound"], r["central_epsilon"]
+        if bound is None:
+            continue
+        if eps is None or math.isnan(eps):
+            name = f"{r['oracle']}" + (f" (users {r['users']})" if r["users"] else "")
+            if name not in uncovered.setdefault(bound, []):
+                uncovered[bound].append(name)
+            continue
+        key = (bound, r["dataset"] + (f" users {r['users']}" if r["users"] else ""))
+        covered.setdefault(key, {})[format_epsilon(r["epsilon"])] = format_number(eps)
+    parts = [
+        f"{where} " + ", ".join(f"{e}: {v}" for e, v in values.items()) + f" ({bound})"
+        for (bound, where), values in covered.items()
+    ]
+    parts += [f"{', '.join(names)}: {why}" for why, names in uncovered.items()]
+    return "central ε of the shuffled reports (docs/shuffling.md): " + "; ".join(parts)

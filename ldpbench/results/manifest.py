@@ -24,6 +24,7 @@ import numpy as np
 
 from ldpbench.boundary.contain import contained_call
 from ldpbench.engine.fingerprints import ExpectedRows
+from ldpbench.engine.shuffling import shuffle_record
 from ldpbench.loading.manager import Plugins
 from ldpbench.results import machine
 from ldpbench.spec.expand import Cell
@@ -50,6 +51,8 @@ def run_manifest(
         "argv": portable_argv(sys.argv),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "expected_rows": expected_rows_record(cells, expected),
+        # only under `shuffle:`, so that any other spec's manifest stays as it was
+        **({"shuffle": record} if (record := shuffle_record(spec)) is not None else {}),
     }
 
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ldpbench.spec.model import Budget, DatasetEntry, Entry, Spec
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Shuffle, Spec
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,9 @@ class Cell:
     repeat: int
     seed: int
     simulation: str
+    #: the spec's ``shuffle:`` (the central ε its rows report): not part of the identity, since
+    #: it changes no measured number; the rows' code fingerprint holds it
+    shuffle: Shuffle | None = None
 
     @property
     def identity(self) -> tuple[str, ...]:
@@ -45,7 +48,7 @@ def expand(spec: Spec) -> Iterator[Cell]:
         for budget in spec.budgets:
             for mechanism in spec.mechanisms:
                 for repeat in range(spec.repeats):
-                    yield Cell(dataset, budget, mechanism, repeat, spec.seed, spec.simulation)
+                    yield Cell(dataset, budget, mechanism, repeat, spec.seed, spec.simulation, spec.shuffle)
 
 
 def count_cells(spec: Spec) -> int:

@@ -100,6 +100,16 @@ class Budget:
         return float(self.epsilon) if self.epsilon is not None else math.nan
 
 
+@dataclass(frozen=True)
+class Shuffle:
+    """``shuffle:``: report, on every row, the central ε that a trusted shuffler of the n reports
+    would give at ``delta`` by ``bound`` (one of ``ldpbench.privacy.shuffle.BOUNDS``;
+    docs/shuffling.md)."""
+
+    delta: float
+    bound: str
+
+
 @dataclass
 class Spec:
     """A validated spec (see docs/spec-format.md)."""
@@ -123,6 +133,8 @@ class Spec:
     #: what plugin code did wrong while the spec was checked (ldpbench.boundary.contain): one
     #: line each, naming the plugin and where it raised; its cells fail in the run
     plugin_failures: tuple[str, ...] = ()
+    #: ``shuffle:``: the central ε every row reports, or None (no such columns)
+    shuffle: Shuffle | None = None
 
 
 def _jsonable(v: Any) -> Any:

@@ -36,10 +36,20 @@ def test_audit_options_are_used(capsys):
         "0.01",
         "--seed",
         "5",
+        "--shuffle-n",
+        "100000",
+        "--shuffle-delta",
+        "1e-6",
         "--json",
     )
     assert code == 0
     report = json.loads(out)
+    # the shuffling section: one report per user, the assumptions, each bound at each audited eps
+    shuffle = report["shuffle"]
+    assert (shuffle["n"], shuffle["delta"]) == (100000, 1e-6) and len(shuffle["assumptions"]) == 3
+    (row,) = shuffle["central_epsilon"]
+    assert row["epsilon"] == 2.0 and 0 < row["wang24-numerical"] < row["fmt21-numerical"] < row["fmt21-closed-form"] < 2
+    assert "protocols" in shuffle["not_covered"]
     emp = report["empirical"]
     assert report["params"] == {"g": 3}
     assert (emp["d"], emp["trials"], emp["alpha"], emp["tests"]) == (40, 3000, 0.01, 16)
@@ -63,6 +73,8 @@ def test_an_oracle_with_nothing_to_audit_says_so(capsys):
         (["audit", "grr", "--domain", "1000000000"], "--domain must lie in [2, 1048576]"),
         (["audit", "grr", "--epsilon", "nan"], "--epsilon must be a positive finite number"),
         (["audit", "olh", "--param", "gg=2"], "did you mean 'g'"),
+        (["audit", "grr", "--shuffle-delta", "0"], "--shuffle-delta must lie in (0, 1)"),
+        (["audit", "grr", "--shuffle-n", "0"], "--shuffle-n must be at least 1"),
     ],
 )
 def test_usage_errors_exit_2(capsys, args, message):

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2] / "ldpbench"
 
 #: The stages, lowest first. A module belongs to the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("ldpbench.errors", "ldpbench.util", "ldpbench.stats"),  # helpers every stage uses
+    ("ldpbench.errors", "ldpbench.util", "ldpbench.stats", "ldpbench.privacy"),  # helpers every stage uses
     ("ldpbench.params", "ldpbench.types", "ldpbench.hookspecs"),  # the plugin contract
     ("ldpbench.boundary",),  # where the harness meets plugin code
     ("ldpbench.loading",),  # 1. find, load, register plugins

@@ -48,6 +48,7 @@ UNTESTED_HERE: dict[str, str] = {
     "engine/theory.py": "tests/statistical/test_theory.py",
     "hookspecs.py": "the registration hooks: tests/unit/loading/test_manager.py; one per kind: tests/meta/test_kinds.py",
     "leaderboard/__init__.py": "a package docstring only",
+    "privacy/__init__.py": "a package docstring only",
     "loading/__init__.py": "a package docstring only",
     "report/__init__.py": "a package docstring only",
     "report/history.py": "`ldpbench report --history`: tests/cli/test_report_history.py",

@@ -13,7 +13,7 @@ from typing import Any
 from ldpbench.errors import SpecError
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.load import Document
-from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Pipeline, Shuffle
 
 
 class Context:
@@ -70,3 +70,4 @@ class Found:
     executor: Entry | None
     requires: list[str]
     cell_timeout: Any  #: seconds as the spec gives them, None for no limit (or when refused)
+    shuffle: Shuffle | None = None  #: ``shuffle:``, None when absent or refused

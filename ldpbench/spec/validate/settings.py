@@ -11,6 +11,7 @@ from typing import Any
 
 from ldpbench.errors import SpecError
 from ldpbench.spec.load import Document
+from ldpbench.spec.model import Shuffle
 from ldpbench.spec.timeouts import cell_timeout_problem
 from ldpbench.spec.validate.context import Context
 from ldpbench.spec.validate.limits import MAX_NAME_LENGTH
@@ -33,6 +34,7 @@ TOP_LEVEL_KEYS = (
     "plugins_dir",
     "cell_timeout",
     "alpha",
+    "shuffle",
 )
 SIMULATIONS = ("aggregate", "per-user")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -106,6 +108,47 @@ def alpha_level(ctx: Context, data: dict) -> float:
         ctx.problem(("alpha",), f"'alpha' must be a number between 0 and 1 (exclusive), got {value!r}")
         return DEFAULT_ALPHA
     return float(value)
+
+
+def shuffle_setting(ctx: Context, data: dict) -> Shuffle | None:
+    """``shuffle: {delta: 1e-6, bound: fmt21-numerical}``: the central ε every row reports
+    (docs/shuffling.md); None when absent or refused."""
+    from ldpbench.privacy.shuffle import BOUNDS, FMT21_NUMERICAL
+
+    if "shuffle" not in data:
+        return None
+    value = data["shuffle"]
+    if not isinstance(value, dict):
+        ctx.problem(("shuffle",), "'shuffle' must be a mapping with 'delta' (and optionally 'bound')")
+        return None
+    ok = True
+    for key in value:
+        if key not in ("delta", "bound"):
+            hint = closest(str(key), ("delta", "bound"))
+            ctx.problem(
+                ("shuffle", key),
+                f"unknown key '{key}' in 'shuffle'" + (f" — did you mean '{hint}'?" if hint else ""),
+            )
+            ok = False
+    delta = value.get("delta")
+    if delta is None:
+        ctx.problem(("shuffle",), "'shuffle' needs 'delta', the central delta (e.g. 1e-6)")
+        ok = False
+    elif isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        ctx.problem(
+            ("shuffle", "delta"), f"'shuffle.delta' must be a number between 0 and 1 (exclusive), got {delta!r}"
+        )
+        ok = False
+    bound = value.get("bound", FMT21_NUMERICAL)
+    if bound not in BOUNDS:
+        hint = closest(str(bound), BOUNDS)
+        ctx.problem(
+            ("shuffle", "bound"),
+            f"'shuffle.bound' must be one of {', '.join(BOUNDS)}, got {bound!r}"
+            + (f" — did you mean '{hint}'?" if hint else ""),
+        )
+        ok = False
+    return Shuffle(float(delta), str(bound)) if ok else None
 
 
 def simulation_mode(ctx: Context, data: dict) -> str:

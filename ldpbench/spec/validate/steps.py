@@ -19,6 +19,7 @@ from ldpbench.spec.validate.settings import (
     cell_timeout,
     description,
     plugins_dir_is_a_path,
+    shuffle_setting,
     simulation_mode,
     spec_mapping,
     spec_name,
@@ -68,6 +69,7 @@ def _steps(ctx: Context, data: dict) -> Spec:
         executor=executor_entry(ctx, data),
         requires=requirements(ctx, data),
         cell_timeout=cell_timeout(ctx, data),
+        shuffle=shuffle_setting(ctx, data),
     )
     plugins_dir_is_a_path(ctx, data)
     personalized_budget_problems(ctx, found.datasets, found.mechanisms, found.budgets)
@@ -98,6 +100,8 @@ def validated_spec(ctx: Context, found: Found) -> Spec:
         "alpha": found.alpha,
         "file": portable_path(ctx.path),  # a committed manifest must not carry a home directory
     }
+    if found.shuffle is not None:  # only then: a spec without it keeps its manifest as it was
+        resolved["shuffle"] = {"delta": found.shuffle.delta, "bound": found.shuffle.bound}
     return Spec(
         path=str(ctx.path),
         name=found.name,
@@ -115,4 +119,5 @@ def validated_spec(ctx: Context, found: Found) -> Spec:
         cell_timeout=float(found.cell_timeout) if found.cell_timeout is not None else None,
         resolved=resolved,
         alpha=found.alpha,
+        shuffle=found.shuffle,
     )
