@@ -80,6 +80,22 @@ class DBitFlipPM(Protocol):
         """Every report of one value is the same memoized one: ``eps_inf = eps_1 = epsilon``."""
         return lg.memo_accounting(epsilon, epsilon)
 
+    def static_supports(
+        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+    ) -> np.ndarray:
+        """``(users, d)``: the memoized report resent T times, so item j gets T supports when it is
+        one of the user's sampled positions with a bit of 1 (for the averaging audit)."""
+        if self.bits > d:
+            raise NotApplicable(f"dbitflip-pm samples bits = {self.bits} positions of a domain of {d}")
+        p, q = lg.sue_layer(epsilon)
+        values = np.asarray(values, dtype=np.int64)
+        m = values.size
+        positions = np.argpartition(rng.random((m, d)), self.bits - 1, axis=1)[:, : self.bits]
+        bit = rng.random(positions.shape) < np.where(positions == values[:, None], p, q)
+        out = np.zeros((m, d), dtype=np.int64)
+        np.put_along_axis(out, positions, bit * T, axis=1)
+        return out
+
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "per-user"
     ) -> Mapping[str, Estimate]:
@@ -92,6 +108,7 @@ class DBitFlipPM(Protocol):
         support = dbitflip_support(rounds.items, d, self.bits, epsilon, rng)
         variance = np.full(d, float(dbitflip_variance(n, d, self.bits, epsilon, 0.0)))
         info = {"eps_inf": float(epsilon), "eps_1": float(epsilon), "bits": self.bits}
+        info.update(lg.declared_budgets(self.privacy_accounting(epsilon)))
         scale = d / (max(n, 1) * self.bits)
         return {
             ROUND_LABEL.format(t=t + 1): Estimate(
