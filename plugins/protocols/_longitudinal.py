@@ -212,11 +212,10 @@ def per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Gen
     return out
 
 
-def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
-    """``(T, d)`` support counts by the exact aggregate draw over activity patterns (module docstring)."""
-    T, n = items.shape  # noqa: N806
-    if T > MAX_AGGREGATE_ROUNDS:
-        return per_user_support(chain, items, d, rng)
+def pattern_histogram(items: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The activity patterns (T-bit masks of the rounds a (user, value) pair is held in) and, per
+    pattern, how many pairs hold each value: ``(patterns, (patterns, d) counts)``."""
+    T = items.shape[0]  # noqa: N806
     values, inverse = _pairs(items, d)
     masks = np.zeros(values.size, dtype=np.int64)
     for t in range(T):  # each (pair, round) once: the bits add without carries
@@ -224,6 +223,15 @@ def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Ge
     patterns, which = np.unique(masks, return_inverse=True)
     hist = np.zeros((patterns.size, d), dtype=np.int64)  # pairs of each pattern holding each value
     np.add.at(hist, (which, values), 1)
+    return patterns, hist
+
+
+def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``(T, d)`` support counts by the exact aggregate draw over activity patterns (module docstring)."""
+    T, n = items.shape  # noqa: N806
+    if T > MAX_AGGREGATE_ROUNDS:
+        return per_user_support(chain, items, d, rng)
+    patterns, hist = pattern_histogram(items, d)
     size = hist.sum(axis=1)
     if chain.kind == "grr":
         kept = rng.binomial(hist, chain.p1 - chain.q1)
