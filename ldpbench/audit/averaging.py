@@ -225,7 +225,9 @@ class RoundsAudit:
                 f"{len(self.budgets) * len(self.rounds)} points; lower bound ln(s (d-1)/(1-s)) at the "
                 "Clopper-Pearson lower s"
             )
-            out.append(f"  {'eps':>6}  {'eps_inf':>7}  {'eps_1':>6}  " + "  ".join(f"{'T=' + str(t):<13}" for t in self.rounds))
+            out.append(
+                f"  {'eps':>6}  {'eps_inf':>7}  {'eps_1':>6}  " + "  ".join(f"{'T=' + str(t):<13}" for t in self.rounds)
+            )
             for b in self.budgets:
                 inf = "none" if b.epsilon_inf is None else f"{b.epsilon_inf:g}"
                 cells = "  ".join(f"{pt.success:.3f}/{pt.epsilon_lower:.3f}".ljust(13) for pt in b.points)

@@ -30,10 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
 from typing import Any
 
+from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
 from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
 from ldpbench.util.suggest import closest
 

@@ -136,9 +136,12 @@ def budgets_note(lb: pl.DataFrame) -> str | None:
         inf = r["epsilon_inf"]
         text = "none" if inf is None or math.isinf(inf) else format_number(inf)
         eps = r["epsilon"]
-        seen.setdefault(name, {}).setdefault(eps, f"{format_epsilon(eps)} → ε∞ {text}, ε1 {format_number(r['epsilon_1'])}")
-    return "budgets over rounds (ε∞: any number of reports of one value, none: unbounded; ε1: one report): " + "; ".join(
-        f"{name}: " + ", ".join(by_eps.values()) for name, by_eps in seen.items()
+        seen.setdefault(name, {}).setdefault(
+            eps, f"{format_epsilon(eps)} → ε∞ {text}, ε1 {format_number(r['epsilon_1'])}"
+        )
+    return (
+        "budgets over rounds (ε∞: any number of reports of one value, none: unbounded; ε1: one report): "
+        + "; ".join(f"{name}: " + ", ".join(by_eps.values()) for name, by_eps in seen.items())
     )
 
 

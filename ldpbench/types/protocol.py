@@ -69,7 +69,12 @@ class Protocol(Plugin):
         return []
 
     def static_supports(
-        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
     ) -> np.ndarray:
         """For a protocol that collects over rounds (record ``sequence``): ``(users, d)``, how many
         of the T reports of each user who keeps ``values[i]`` support each item, drawn with the

@@ -141,7 +141,12 @@ class DBitFlipPM(Protocol):
         return lg.memo_accounting(epsilon, epsilon)
 
     def static_supports(
-        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
     ) -> np.ndarray:
         """``(users, d)``: the memoized report resent T times, so item j gets T supports when it is
         one of the user's sampled positions with a bit of 1 (for the averaging audit)."""

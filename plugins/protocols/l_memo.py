@@ -80,7 +80,12 @@ class _Memoized(Protocol):
         return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, declared=declared)
 
     def static_supports(
-        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
     ) -> np.ndarray:
         """One PRR per user, T IRRs (``_longitudinal.static_supports``), for the averaging audit."""
         return lg.static_supports(self.chain(d, epsilon), values, T, rng)
@@ -168,7 +173,12 @@ class LOLH(_Memoized):
         )
 
     def static_supports(
-        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
     ) -> np.ndarray:
         """One seed and PRR bucket per user, T IRR buckets (``_longitudinal.olh_static_supports``)."""
         return lg.olh_static_supports(self.chain(d, epsilon), d, values, T, rng)

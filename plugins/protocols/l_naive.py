@@ -56,7 +56,12 @@ class NaiveRounds(Protocol):
         return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, declared=declared)
 
     def static_supports(
-        self, d: int, epsilon: float, values: np.ndarray, T: int, rng: np.random.Generator  # noqa: N803
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
     ) -> np.ndarray:
         """T fresh reports per user (the identity PRR), for the averaging audit."""
         return lg.static_supports(self.chain(d, epsilon), values, T, rng)

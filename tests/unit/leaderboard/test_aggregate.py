@@ -183,7 +183,9 @@ def test_longitudinal_budgets_are_columns_null_for_every_other_mechanism(tmp_pat
     from ldpbench.leaderboard.load import load_leaderboard
 
     memo = [dict(result_row(v, i, "l-grr:round-1"), epsilon_inf=1.0, epsilon_1=0.5) for i, v in enumerate([1.0, 2.0])]
-    naive = [dict(result_row(v, i, "l-naive:round-1"), epsilon_inf=math.inf, epsilon_1=1.0) for i, v in enumerate([1, 2.0])]
+    naive = [
+        dict(result_row(v, i, "l-naive:round-1"), epsilon_inf=math.inf, epsilon_1=1.0) for i, v in enumerate([1, 2.0])
+    ]
     plain = [result_row(v, repeat=i) for i, v in enumerate([1.0, 2.0])]
     lb = aggregate(rows_to_frame(memo + naive + plain))
     got = {r["oracle"]: (r["epsilon_inf"], r["epsilon_1"]) for r in lb.iter_rows(named=True)}

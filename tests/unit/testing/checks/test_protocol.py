@@ -56,7 +56,9 @@ class BlindPEM(PEM):
 def test_pem_passes_every_check():
     outcome = check_protocol(PEM)
     assert {v for k, v in outcome.items() if "longitudinal" not in k} == {"passed"}
-    assert all(v.startswith("skipped: the checks concern longitudinal") for k, v in outcome.items() if "longitudinal" in k)
+    assert all(
+        v.startswith("skipped: the checks concern longitudinal") for k, v in outcome.items() if "longitudinal" in k
+    )
 
 
 @pytest.mark.parametrize(
