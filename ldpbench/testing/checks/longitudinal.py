@@ -68,7 +68,7 @@ def rounds_population(cfg: LongitudinalCheckConfig, rng: np.random.Generator) ->
     return Population(np.bincount(items[0], minlength=d), name="rounds", record=SEQUENCE, rounds=Rounds(items))
 
 
-def check_longitudinal_accounting(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
+def check_protocol_longitudinal_accounting(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
     """Every group declares ``epsilon_inf`` (a number at most the budget, or ``None``: no bound
     over rounds), ``epsilon_1`` (one report's budget, positive, at most ``epsilon_inf``) and
     ``on_change`` (what a change of value costs)."""
@@ -88,7 +88,7 @@ def check_longitudinal_accounting(subject: Subject, cfg: LongitudinalCheckConfig
         assert isinstance(group["on_change"], str) and group["on_change"], f"{who}: on_change says nothing"
 
 
-def check_longitudinal_rounds_unbiased(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
+def check_protocol_longitudinal_rounds_unbiased(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
     """Every round's estimate (output ``round-t``) is unbiased for that round's users: over
     ``repeats`` runs, every (round, item) mean lies within ``z`` standard errors of the truth (the
     estimate's declared ``variance`` where it has one, else the repeats' own)."""
@@ -117,7 +117,7 @@ def check_longitudinal_rounds_unbiased(subject: Subject, cfg: LongitudinalCheckC
     )
 
 
-def check_longitudinal_averaging_audit(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
+def check_protocol_longitudinal_averaging_audit(subject: Subject, cfg: LongitudinalCheckConfig) -> None:
     """The averaging attack across rounds (``ldpbench audit NAME``, quick form) finds no more loss
     than the protocol claims for T reports of one value, ``min(epsilon_inf, T epsilon_1)``; the
     protocol must implement ``static_supports`` for it, and a declared ``epsilon_inf`` beyond the
@@ -143,4 +143,4 @@ def check_longitudinal_averaging_audit(subject: Subject, cfg: LongitudinalCheckC
 
 
 #: The longitudinal checks, in the order they run.
-CHECKS = (check_longitudinal_accounting, check_longitudinal_rounds_unbiased, check_longitudinal_averaging_audit)
+CHECKS = (check_protocol_longitudinal_accounting, check_protocol_longitudinal_rounds_unbiased, check_protocol_longitudinal_averaging_audit)

@@ -56,11 +56,11 @@ def test_memoized_and_naive_protocols_pass_the_longitudinal_checks():
 @pytest.mark.parametrize(
     "protocol, failing, match",
     [
-        (SilentGRR, "check_longitudinal_accounting", "does not declare epsilon_inf, epsilon_1, on_change"),
-        (BiasedGRR, "check_longitudinal_rounds_unbiased", "standard errors"),
+        (SilentGRR, "check_protocol_longitudinal_accounting", "does not declare epsilon_inf, epsilon_1, on_change"),
+        (BiasedGRR, "check_protocol_longitudinal_rounds_unbiased", "standard errors"),
         # Fresh GRR at eps = 2 over 8 items, 16 reports: success ~0.99, bound ~6 > eps_inf = 2.
-        (ForgetfulGRR, "check_longitudinal_averaging_audit", "LEAK: 16 reports"),
-        (UnauditableGRR, "check_longitudinal_averaging_audit", "implement Protocol.static_supports"),
+        (ForgetfulGRR, "check_protocol_longitudinal_averaging_audit", "LEAK: 16 reports"),
+        (UnauditableGRR, "check_protocol_longitudinal_averaging_audit", "implement Protocol.static_supports"),
     ],
 )
 def test_a_broken_longitudinal_protocol_fails_its_check(protocol, failing, match):
