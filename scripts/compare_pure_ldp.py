@@ -63,7 +63,7 @@ round 0, each user re-draws with probability 0.1 per round). Timed: every report
 and the T per-round estimates; throughput in user-reports per second (n T / s). ldpbench runs
 ``Protocol.run`` per user (``simulation="per-user"``: every PRR and IRR drawn) and on its exact
 aggregate path; multi-freq-ldpy calls its ``*_Client(value, k, eps_perm, eps_1)`` once per user and
-round and its ``*_Aggregator`` once per round, as its tutorials do. Its client draws the permanent
+round and its ``*_Aggregator_MI`` once per round, as its tutorials do. Its client draws the permanent
 layer afresh on every call (it keeps no memo between calls), so it does the same work per report
 as a memoizing client and less state-keeping. The script also checks multi-freq-ldpy's results
 against ours: its ``VAR_Long_Pure`` beside ``Chain.variance`` at f = 0 and f = 0.2, and the support
@@ -566,7 +566,12 @@ def multi_freq_ldpy_longitudinal() -> dict[str, PeerFunctions]:
     out = {}
     for ours, theirs in LONGITUDINAL.items():
         module = importlib.import_module(f"multi_freq_ldpy.long_freq_est.{theirs}")
-        out[ours] = PeerFunctions(theirs, getattr(module, f"{theirs}_Client"), getattr(module, f"{theirs}_Aggregator"))
+        agg = getattr(module, f"{theirs}_Aggregator_MI")  # L_GRR's takes k, the unary ones do not
+        if theirs == "L_GRR":
+            aggregate = agg
+        else:
+            aggregate = lambda reports, k, eps_perm, eps_1, agg=agg: agg(reports, eps_perm, eps_1)  # noqa: E731
+        out[ours] = PeerFunctions(theirs, getattr(module, f"{theirs}_Client"), aggregate)
     return out
 
 
@@ -601,13 +606,13 @@ def time_rounds_peer(entry: PeerFunctions, population: object, eps: float, round
     items = population.rounds.items
     d = population.d
     eps_1 = eps / 2
-    entry.aggregate([entry.client(int(items[0, 0]), d, eps, eps_1)], eps, eps_1)  # numba, if any, compiles
+    entry.aggregate([entry.client(int(items[0, 0]), d, eps, eps_1)] * 2, d, eps, eps_1)  # numba, if any, compiles
 
     def once(r: int) -> float:
         _seed_peers(r)
         start = time.perf_counter()
         for t in range(items.shape[0]):
-            entry.aggregate([entry.client(int(v), d, eps, eps_1) for v in items[t]], eps, eps_1)
+            entry.aggregate([entry.client(int(v), d, eps, eps_1) for v in items[t]], d, eps, eps_1)
         return time.perf_counter() - start
 
     return best_of(rounds, once)
