@@ -266,7 +266,7 @@ def rounds_audit(
     and number of rounds, against its declared ``epsilon_inf`` and ``epsilon_1``; ``alpha`` is the
     false-alarm probability of the whole audit (Bonferroni over the points)."""
     grid = tuple(sorted({int(t) for t in rounds}))
-    out = RoundsAudit(name or getattr(protocol, "name", "?"), dict(params or {}), d, users, alpha, grid)
+    out = RoundsAudit(name or protocol.name, dict(params or {}), d, users, alpha, grid)
     level = alpha / max(1, len(epsilons) * len(grid))
     rng = np.random.default_rng(seed)
     ceiling = epsilon_lower_bound(clopper_pearson(users, users, level)[0], d)

@@ -143,4 +143,8 @@ def check_protocol_longitudinal_averaging_audit(subject: Subject, cfg: Longitudi
 
 
 #: The longitudinal checks, in the order they run.
-CHECKS = (check_protocol_longitudinal_accounting, check_protocol_longitudinal_rounds_unbiased, check_protocol_longitudinal_averaging_audit)
+CHECKS = (
+    check_protocol_longitudinal_accounting,
+    check_protocol_longitudinal_rounds_unbiased,
+    check_protocol_longitudinal_averaging_audit,
+)
