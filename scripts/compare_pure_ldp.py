@@ -12,6 +12,7 @@ be encoded before hashing"), so::
     /tmp/peers-venv/bin/pip install -e . pure-ldp multi-freq-ldpy scikit-learn statsmodels "xxhash<4"
     /tmp/peers-venv/bin/python scripts/compare_pure_ldp.py [--n 2000] [--big-n 200000] [--d 1024] [--epsilon 1]
     /tmp/peers-venv/bin/python scripts/compare_pure_ldp.py --heavy-hitters [--n 200] [--big-n 1000000] [--bits 16]
+    /tmp/peers-venv/bin/python scripts/compare_pure_ldp.py --longitudinal [--n 2000] [--big-n 200000] [--d 64] [--T 10]
 
 NumPy 2: pure-LDP's ``FreqOracleServer`` builds its arrays with ``np.zeros(d)`` and its CMS server
 (and the LH servers of its TreeHist and SFP) pass ``d = None``, which NumPy 1 read as ``()`` (a
@@ -53,6 +54,20 @@ hashing every item of the round's domain (2^bits items at the last rounds), so i
 grows as 2^bits: it is timed on a small domain (16 bits by default) and a small n.
 :data:`HEAVY_HITTERS` lists the protocols by ldpbench name; a protocol ldpbench does not register
 yet (``sfp``, being written on another branch) is shown with pure-LDP's figure only.
+
+**Longitudinal** (``--longitudinal``). ldpbench's memoized protocols (``l-grr``, ``l-oue``,
+``l-osue``, ``l-sue``, ``l-soue``; plugins/protocols/l_memo.py) beside multi-freq-ldpy's
+(``multi_freq_ldpy.long_freq_est``: ``L_GRR``, ``L_OUE``, ``L_OSUE``, ``L_SUE``, ``L_SOUE``) at the
+same n, d, T, eps_inf and eps_1 = eps_inf / 2: ``n`` users over ``T`` rounds (Zipf(1.1) over d in
+round 0, each user re-draws with probability 0.1 per round). Timed: every report of every round
+and the T per-round estimates; throughput in user-reports per second (n T / s). ldpbench runs
+``Protocol.run`` per user (``simulation="per-user"``: every PRR and IRR drawn) and on its exact
+aggregate path; multi-freq-ldpy calls its ``*_Client(value, k, eps_perm, eps_1)`` once per user and
+round and its ``*_Aggregator_MI`` once per round, as its tutorials do. Its client draws the permanent
+layer afresh on every call (it keeps no memo between calls), so it does the same work per report
+as a memoizing client and less state-keeping. The script also checks multi-freq-ldpy's results
+against ours: its ``VAR_Long_Pure`` beside ``Chain.variance`` at f = 0 and f = 0.2, and the support
+rates its clients produce (5,000 reports of one value at d = 8) beside our ``p*`` and ``q*``.
 """
 
 from __future__ import annotations
@@ -540,9 +555,145 @@ def heavy_hitter_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[
     return rows
 
 
+#: ldpbench's longitudinal protocols and multi-freq-ldpy's module of each.
+LONGITUDINAL = {"l-grr": "L_GRR", "l-oue": "L_OUE", "l-osue": "L_OSUE", "l-sue": "L_SUE", "l-soue": "L_SOUE"}
+
+
+def multi_freq_ldpy_longitudinal() -> dict[str, PeerFunctions]:
+    """ldpbench name -> multi-freq-ldpy's longitudinal client and aggregator (ImportError when missing)."""
+    import importlib
+
+    out = {}
+    for ours, theirs in LONGITUDINAL.items():
+        module = importlib.import_module(f"multi_freq_ldpy.long_freq_est.{theirs}")
+        agg = getattr(module, f"{theirs}_Aggregator_MI")  # L_GRR's takes k, the unary ones do not
+        if theirs == "L_GRR":
+            aggregate = agg
+        else:
+            aggregate = lambda reports, k, eps_perm, eps_1, agg=agg: agg(reports, eps_perm, eps_1)  # noqa: E731
+        out[ours] = PeerFunctions(theirs, getattr(module, f"{theirs}_Client"), aggregate)
+    return out
+
+
+def rounds_population(d: int, n: int, T: int, rng: np.random.Generator) -> object:  # noqa: N803
+    """``n`` users over ``T`` rounds: Zipf(1.1) over ``[d]`` in round 0, a re-draw w.p. 0.1 per round."""
+    from ldpbench.types import Population
+    from ldpbench.types.rounds import Rounds
+
+    shares = 1.0 / np.arange(1, d + 1) ** 1.1
+    shares /= shares.sum()
+    items = np.empty((T, n), dtype=np.int64)
+    items[0] = rng.choice(d, size=n, p=shares)
+    for t in range(1, T):
+        redraw = rng.random(n) < 0.1
+        items[t] = np.where(redraw, rng.choice(d, size=n, p=shares), items[t - 1])
+    return Population(np.bincount(items[0], minlength=d), record="sequence", rounds=Rounds(items))
+
+
+def time_rounds_ours(protocol: object, population: object, eps: float, simulation: str, rounds: int) -> float:
+    protocol.run(population, eps, np.random.default_rng(99), simulation=simulation)  # imports, caches: untimed
+
+    def once(r: int) -> float:
+        rng = np.random.default_rng(r)
+        start = time.perf_counter()
+        protocol.run(population, eps, rng, simulation=simulation)
+        return time.perf_counter() - start
+
+    return best_of(rounds, once)
+
+
+def time_rounds_peer(entry: PeerFunctions, population: object, eps: float, rounds: int) -> float:
+    items = population.rounds.items
+    d = population.d
+    eps_1 = eps / 2
+    entry.aggregate([entry.client(int(items[0, 0]), d, eps, eps_1)] * 2, d, eps, eps_1)  # numba, if any, compiles
+
+    def once(r: int) -> float:
+        _seed_peers(r)
+        start = time.perf_counter()
+        for t in range(items.shape[0]):
+            entry.aggregate([entry.client(int(v), d, eps, eps_1) for v in items[t]], d, eps, eps_1)
+        return time.perf_counter() - start
+
+    return best_of(rounds, once)
+
+
+def longitudinal_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[Row]:
+    from ldpbench import build_plugins
+
+    plugins = build_plugins()
+    rng = np.random.default_rng(0)
+    small = rounds_population(args.d, args.n, args.T, rng)
+    big = rounds_population(args.d, args.big_n, args.T, rng)
+    reports_small, reports_big = args.n * args.T, args.big_n * args.T
+    rows = []
+    for name in args.only or LONGITUDINAL:
+        proto = plugins.create("protocol", name, {"alpha": 0.5})
+        row = Row(name, reports_small / time_rounds_ours(proto, small, args.epsilon, "per-user", args.rounds), 0.0)
+        row.big = reports_big / time_rounds_ours(proto, big, args.epsilon, "per-user", args.rounds)
+        agg = reports_big / time_rounds_ours(proto, big, args.epsilon, "aggregate", args.rounds)
+        row.notes.append(f"aggregate path n={args.big_n:,}: {num(agg)}")
+        for peer, table in peers.items():
+            entry = table.get(name)
+            if entry is None:
+                row.peers[peer] = ("none", math.nan)
+                continue
+            try:
+                row.peers[peer] = (
+                    entry.label,
+                    reports_small / time_rounds_peer(entry, small, args.epsilon, args.rounds),
+                )
+            except Exception as exc:  # noqa: BLE001
+                row.peers[peer] = peer_failure(peer, exc)
+        rows.append(row)
+    return rows
+
+
+def longitudinal_agreement(eps: float) -> list[list[str]]:
+    """multi-freq-ldpy's variance function and clients beside ours (module docstring)."""
+    import importlib
+
+    from ldpbench import build_plugins
+
+    var_long = importlib.import_module("multi_freq_ldpy.long_freq_est.Variance_LONG_PURE").VAR_Long_Pure
+    peers = multi_freq_ldpy_longitudinal()
+    plugins = build_plugins()
+    out = []
+    d, m = 8, 5_000
+    for name, entry in peers.items():
+        chain = plugins.create("protocol", name, {"alpha": 0.5}).chain(d, eps)
+        layers = (chain.p1, chain.q1, chain.p2, chain.q2)
+        ours0, ours2 = float(chain.variance(1, 0.0)), float(chain.variance(1, 0.2))
+        theirs0, theirs2 = var_long(*layers, n=1, f=0.0), var_long(*layers, n=1, f=0.2)
+        _seed_peers(0)
+        reports = [entry.client(0, d, eps, eps / 2) for _ in range(m)]
+        if np.ndim(reports[0]) == 0:  # GRR: the reported item
+            support = np.bincount(np.asarray(reports, dtype=np.int64), minlength=d) / m
+        else:
+            support = np.asarray(reports, dtype=float).sum(axis=0) / m
+        sd_p = math.sqrt(chain.p_star * (1 - chain.p_star) / m)
+        sd_q = math.sqrt(chain.q_star * (1 - chain.q_star) / m)
+        z_p = (support[0] - chain.p_star) / sd_p
+        z_q = (support[1:].mean() - chain.q_star) / (sd_q / math.sqrt(d - 1))
+        out.append(
+            [
+                f"`{name}`",
+                f"{ours0:.4g} / {theirs0:.4g}",
+                f"{ours2:.4g} / {theirs2:.4g}",
+                f"{chain.p_star:.4f} / {support[0]:.4f} ({z_p:+.1f} sd)",
+                f"{chain.q_star:.4f} / {support[1:].mean():.4f} ({z_q:+.1f} sd)",
+            ]
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heavy-hitters", action="store_true", help="heavy-hitter protocols instead of oracles")
+    parser.add_argument(
+        "--longitudinal", action="store_true", help="memoized longitudinal protocols (multi-freq-ldpy's) instead"
+    )
+    parser.add_argument("--T", type=int, default=10, help="longitudinal: rounds (default 10)")
     parser.add_argument("--n", type=int, help="users for every library (default 2,000; 200 with --heavy-hitters)")
     parser.add_argument(
         "--big-n", type=int, help="users for ldpbench alone (default 200,000; 1,000,000 with --heavy-hitters)"
@@ -557,6 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ours-only", action="store_true", help="time ldpbench alone (no peer is imported)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
+    if args.longitudinal:
+        return longitudinal_main(args)
     hh = args.heavy_hitters
     args.n = args.n or (200 if hh else 2_000)
     args.big_n = args.big_n or (1_000_000 if hh else 200_000)
@@ -591,6 +744,37 @@ def main(argv: list[str] | None = None) -> int:
         print(render(rows, args.n, args.big_n, args.markdown, what="protocol", peers=HEAVY_HITTER_PEERS))
     else:
         print(render(rows, args.n, args.big_n, args.markdown))
+    return 0
+
+
+def longitudinal_main(args: argparse.Namespace) -> int:
+    args.n = args.n or 2_000
+    args.big_n = args.big_n or 200_000
+    args.epsilon = args.epsilon if args.epsilon is not None else 2.0
+    if args.d == 1_024:
+        args.d = 64
+    peers: dict[str, dict] = {}
+    if not args.ours_only:
+        try:
+            peers = {"multi-freq-ldpy": multi_freq_ldpy_longitudinal()}
+        except ImportError as exc:
+            print(f"compare_pure_ldp: multi-freq-ldpy is not installed ({exc}); {INSTALL}", file=sys.stderr)
+            return 2
+    load = os.getloadavg()[0]
+    rows = longitudinal_rows(args, peers)
+    load = f"load average {max(load, os.getloadavg()[0]):.1f} on {os.cpu_count()} cores"
+    print(
+        f"Longitudinal, d = {args.d:,}, T = {args.T} rounds, eps_inf = {args.epsilon:g}, eps_1 = eps_inf / 2; "
+        f"user-reports/s (every report and the T estimates), best of {args.rounds}; {load}:"
+    )
+    print()
+    print(render(rows, args.n, args.big_n, args.markdown, what="protocol", peers=("multi-freq-ldpy",)))
+    if peers:
+        print()
+        print(f"multi-freq-ldpy's results beside ours (eps_inf = {args.epsilon:g}, eps_1 = eps_inf / 2, d = 8):")
+        print()
+        header = ["protocol", "Var, f = 0 (n = 1): ours / theirs", "Var, f = 0.2", "p* / their rate", "q* / their rate"]
+        print((markdown if args.markdown else plain)(header, "lllll", longitudinal_agreement(args.epsilon)))
     return 0
 
 

@@ -14,6 +14,15 @@ Exit 0 when every part ran and all are consistent with the claim; 3 when the low
 claimed epsilon, the exact audit finds a ratio above e^eps, the reports do not follow the table, the
 plugin raises, or a part could not run (no output table at the default parameters, no empirical
 attack, reports not tied to the table): "could not audit" is not "passed" unless --allow-partial.
+
+A **longitudinal protocol** (record ``sequence``, e.g. ``l-osue``) gets the averaging attack across
+rounds instead (``ldpbench.audit.averaging``, docs/longitudinal.md): users keep one value for T
+reports (``--rounds``, default 1, 4, 16, 64; ``--trials`` users per point, ``--domain`` values);
+the adversary guesses the most supported item, and the success rate gives a lower bound on the
+loss of the T reports together, compared with what is claimed for them, ``min(eps_inf, T eps_1)``.
+Exit 3 when a bound exceeds it; a declared ``eps_inf`` beyond what the attack can show at these
+sizes is "cannot reach" (partial), not a pass; the naive protocol (no ``eps_inf``) shows its loss
+growing with T.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ldpbench.cli._common import add_param_option, add_plugin_options, param_values
 from ldpbench.errors import ExitCode, UnknownPluginError, UsageError
@@ -110,14 +120,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "audit",
-        help="audit an oracle's privacy: exact likelihood ratios and an empirical lower bound on epsilon",
+        help="audit an oracle's privacy (exact likelihood ratios, an empirical lower bound on epsilon) or a "
+        "longitudinal protocol's loss over rounds (the averaging attack)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("name", help="oracle name, e.g. olh")
+    p.add_argument("name", help="oracle name, e.g. olh, or longitudinal protocol name, e.g. l-osue")
     add_param_option(p)
     add_audit_options(p, trials=TRIALS)
     p.add_argument("--seed", type=int, default=0, help="seed of the audit's random stream (default 0)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        action="append",
+        metavar="T",
+        help="a longitudinal protocol: number of reports of one value the averaging attack sees; repeatable "
+        "(default 1, 4, 16, 64)",
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.add_argument(
         "--shuffle-n",
@@ -147,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     if args.shuffle_n < 1:
         raise UsageError(f"--shuffle-n must be at least 1, got {args.shuffle_n}")
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
+    if args.name not in plugins.registry("oracle") and args.name in plugins.registry("protocol"):
+        return _run_rounds(args, plugins)
     if args.name not in plugins.registry("oracle"):
         names = sorted(i.name for i in plugins.registry("oracle"))
         raise UnknownPluginError("oracle", args.name, closest(args.name, names), names)
@@ -181,5 +202,44 @@ def run(args: argparse.Namespace) -> int:
             "nor support_matrix, nor a report density (see docs/audit.md)",
             file=sys.stderr,
         )
+        return int(ExitCode.PLUGIN)
+    return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)
+
+
+def _run_rounds(args: argparse.Namespace, plugins: Any) -> int:
+    """The averaging attack across rounds on a longitudinal protocol (docs/longitudinal.md)."""
+    from ldpbench.audit.averaging import ROUNDS, rounds_audit
+    from ldpbench.audit.verdict import EPSILONS, check_options
+
+    check_options(args.domain, args.epsilon or EPSILONS, args.trials, args.alpha)
+    if any(t < 1 or t > 1_000_000 for t in args.rounds or ()):
+        raise UsageError("--rounds must lie in [1, 1000000]")
+    protocol = plugins.create("protocol", args.name, param_values(args.param))
+    if "sequence" not in protocol.tags().records:
+        raise UsageError(
+            f"protocol '{args.name}' does not collect over rounds (record 'sequence'): `ldpbench audit` audits "
+            "oracles and longitudinal protocols"
+        )
+    result = rounds_audit(
+        protocol,
+        name=args.name,
+        params=param_values(args.param),
+        d=args.domain,
+        epsilons=tuple(args.epsilon or EPSILONS),
+        rounds=tuple(args.rounds or ROUNDS),
+        users=args.trials,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    print(json.dumps(result.to_json(), indent=2, default=str) if args.json else "\n".join(result.lines()))
+    if not result.failed and result.audited and result.partial:
+        print(
+            f"ldpbench: the averaging audit of '{args.name}' is partial (an eps_inf beyond the attack's reach)"
+            + ("; accepted (--allow-partial)" if args.allow_partial else "; pass --allow-partial to accept it"),
+            file=sys.stderr,
+        )
+        return int(ExitCode.OK) if args.allow_partial else int(ExitCode.PLUGIN)
+    if not result.failed and not result.audited:
+        print(f"ldpbench: nothing was audited: {result.reason}", file=sys.stderr)
         return int(ExitCode.PLUGIN)
     return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)

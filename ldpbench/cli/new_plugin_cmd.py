@@ -49,6 +49,13 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: tuple[str, ...]) 
     parser.add_argument("dir", metavar="DIR", nargs="?", help="where to write it (default: ./ldpbench-NAME)")
     parser.add_argument("--kind", required=True, choices=sorted(kinds), help="the kind of plugin")
     parser.add_argument(
+        "--record",
+        choices=("item", "sequence"),
+        default="item",
+        help="what the users hold: one item (default), or a sequence of items over rounds, for a "
+        "longitudinal protocol (--kind protocol --record sequence: a memoized GRR; docs/longitudinal.md)",
+    )
+    parser.add_argument(
         "--ldpbench-source",
         metavar="REQUIREMENT",
         help="pip requirement that installs ldpbench in the plugin's CI (default: the source this "
@@ -77,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         ldpbench_source=args.ldpbench_source or None,
         baseline=not args.no_baseline,
         init_git=not args.no_git,
+        record=args.record,
     )
     root = written.root
     print(f"ldpbench: wrote the {args.kind} plugin {name!r} to {root}", file=sys.stderr)

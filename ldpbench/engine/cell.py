@@ -24,7 +24,7 @@ from ldpbench.boundary.guard import CellTimeout, cell_guard, contained
 from ldpbench.boundary.values import checked_population, frozen_population, frozen_result
 from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
-from ldpbench.engine.rows import failed_cell_rows, greater_is_better, result_row, stamp_elapsed
+from ldpbench.engine.rows import declared_budgets, failed_cell_rows, greater_is_better, result_row, stamp_elapsed
 from ldpbench.engine.scoring import MetricSlot, score_estimate
 from ldpbench.engine.simulate import MARGINAL_CLAIM
 from ldpbench.engine.threads import one_native_thread
@@ -251,6 +251,7 @@ def _pipeline_rows(
     else:
         scores = score_estimate(truth, plugins, cell, metrics, processed, estimate, stage)
     rows = []
+    budgets = declared_budgets(estimate.info)
     built = {id(entry): obj for entry, obj, _ in metrics}
     for metric, value, failure, theory in scores:
         if not failure and _marginal_metric(built.get(id(metric))):
@@ -269,6 +270,7 @@ def _pipeline_rows(
             n=meta["n"],
             d=meta["d"],
             theory=theory,
+            budgets=budgets,
         )
         r["where"] = failure.where if failure else None
         r["info"] = None if failure else info

@@ -46,6 +46,10 @@ COLUMNS: dict[str, pl.DataType] = {
     # Only under a spec's `shuffle:` (docs/shuffling.md), else absent from the stored row (null):
     "central_epsilon": pl.Float64(),  # central ε of the n shuffled reports at the spec's δ; NaN where not covered
     "central_bound": pl.String(),  # the bound (fmt21-numerical, ...) or "not covered: <why>"
+    # A protocol collecting over rounds (docs/longitudinal.md): its declared bound over any number of
+    # reports of one value (inf: none, the naive protocol) and one report's budget; NaN otherwise.
+    "epsilon_inf": pl.Float64(),
+    "epsilon_1": pl.Float64(),
 }
 #: Columns every row carries for the harness alone: leaderboards never show them.
 INTERNAL_COLUMNS: dict[str, pl.DataType] = {
@@ -68,7 +72,17 @@ _FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
 #: Columns a row may lack and still be complete (null): those added after schema 1 was first
 #: written, and the internal ones (a row written by hand has none).
 OPTIONAL_COLUMNS = frozenset(
-    {"notes", "where", "info", "theory", "central_epsilon", "central_bound", *INTERNAL_COLUMNS}
+    {
+        "notes",
+        "where",
+        "info",
+        "theory",
+        "central_epsilon",
+        "central_bound",
+        "epsilon_inf",
+        "epsilon_1",
+        *INTERNAL_COLUMNS,
+    }
 )
 #: Columns every stored row must have to be read.
 REQUIRED_COLUMNS = frozenset(SCHEMA) - OPTIONAL_COLUMNS
@@ -121,15 +135,17 @@ def result_row(
     d: int = 0,
     info: str | None = None,
     theory: float = math.nan,
+    budgets: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
     The ``fingerprint`` (:func:`row_fingerprint`) keys the row by what produced it, so a rerun
     reuses only rows whose code and data are unchanged and ``compare`` refuses to compare rows
-    that measure different things.
+    that measure different things. ``budgets``: a longitudinal protocol's ``(epsilon_inf,
+    epsilon_1)`` (:func:`declared_budgets`); the row has those columns only then.
     """
     ds, budget = cell.dataset, cell.budget
-    return {
+    row = {
         "cell_id": cell.cell_id,
         "dataset": ds.label,
         "users": budget.users_label if budget.groups else "",
@@ -152,6 +168,18 @@ def result_row(
         "theory": float(theory),
         **central_columns(cell, int(n)),
     }
+    if budgets is not None:
+        row["epsilon_inf"], row["epsilon_1"] = budgets
+    return row
+
+
+def declared_budgets(info: Mapping[str, Any]) -> tuple[float, float] | None:
+    """``(epsilon_inf, epsilon_1)`` an estimate of a longitudinal protocol carries in its ``info``
+    (``epsilon_inf`` None, no bound over rounds, is ``inf``); ``None`` for any other estimate."""
+    if "epsilon_1" not in info or info["epsilon_1"] is None:
+        return None
+    inf = info.get("epsilon_inf")
+    return (math.inf if inf is None else float(inf)), float(info["epsilon_1"])
 
 
 def failed_cell_rows(

@@ -51,6 +51,10 @@ LEADERBOARD_COLUMNS: dict[str, pl.DataType] = {
     "theory": pl.Float64(),  # expected mean from the oracle's variance formula (ldpbench.engine.theory); NaN if none
     "notes": pl.String(),  # the plugin warnings of the group's rows, each with its count of repeats; null if none
     "simulation": pl.String(),  # how the cells were simulated: "aggregate" or "per-user" ("|"-joined if both)
+    # A longitudinal protocol's declared budgets (docs/longitudinal.md): the bound over any number of
+    # reports of one value (inf: none) and one report's; null for every other mechanism.
+    "epsilon_inf": pl.Float64(),
+    "epsilon_1": pl.Float64(),
 }
 #: Appended to :data:`LEADERBOARD_COLUMNS` only when the rows carry them (a spec's ``shuffle:``,
 #: docs/shuffling.md): a leaderboard of any other spec stays exactly as it was.
@@ -99,6 +103,9 @@ def aggregate(
     for column in ("notes", "simulation"):  # rows written before the column existed
         if column not in df.columns:
             df = df.with_columns(pl.lit(None, dtype=pl.String).alias(column))
+    for column in ("epsilon_inf", "epsilon_1"):
+        if column not in df.columns:
+            df = df.with_columns(pl.lit(math.nan, dtype=pl.Float64).alias(column))
     value = pl.col("value")
     ok = (pl.col("error").is_null() & value.is_not_null() & value.is_not_nan()).fill_null(False)
     central = "central_bound" in df.columns and df["central_bound"].null_count() < df.height
@@ -134,6 +141,8 @@ def aggregate(
         theory=pl.col("theory").filter(ok).mean(),
         _notes=pl.col("notes").drop_nulls(),
         simulation=pl.col("simulation").drop_nulls().unique().sort().str.join("|"),
+        epsilon_inf=pl.col("epsilon_inf").drop_nans().first(),
+        epsilon_1=pl.col("epsilon_1").drop_nans().first(),
         _rows=pl.len(),
         **extra,
     )

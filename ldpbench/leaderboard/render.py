@@ -121,6 +121,30 @@ def undecided_note(lb: pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> str | None
     )
 
 
+def budgets_note(lb: pl.DataFrame) -> str | None:
+    """The declared budgets of the longitudinal mechanisms (columns ``epsilon_inf``, ``epsilon_1``;
+    docs/longitudinal.md): ``l-grr: ε=1 → ε∞ 1, ε1 0.5; ...``, or ``None`` when no row has them
+    (every other leaderboard is printed as before)."""
+    if "epsilon_1" not in lb.columns:
+        return None
+    rows = lb.filter(pl.col("epsilon_1").is_not_null() & pl.col("epsilon_1").is_not_nan())
+    if rows.is_empty():
+        return None
+    seen: dict[str, dict[float | None, str]] = {}
+    for r in rows.iter_rows(named=True):
+        name = str(r["oracle"]).split(":", 1)[0]
+        inf = r["epsilon_inf"]
+        text = "none" if inf is None or math.isinf(inf) else format_number(inf)
+        eps = r["epsilon"]
+        seen.setdefault(name, {}).setdefault(
+            eps, f"{format_epsilon(eps)} → ε∞ {text}, ε1 {format_number(r['epsilon_1'])}"
+        )
+    return (
+        "budgets over rounds (ε∞: any number of reports of one value, none: unbounded; ε1: one report): "
+        + "; ".join(f"{name}: " + ", ".join(by_eps.values()) for name, by_eps in seen.items())
+    )
+
+
 #: Rows a note names before it counts the rest.
 _NAMED_ROWS = 3
 
@@ -162,6 +186,9 @@ def render(lb: pl.DataFrame, fmt: str = "table", alpha: float = DEFAULT_ALPHA) -
             parts.append(f"{title}\n\n{table}\n")
     footer = _FOOTER.format(best="bold" if fmt == "markdown" else "*")
     parts.append(f"_{footer}_\n" if fmt == "markdown" else f"{footer}\n")
+    budgets = budgets_note(lb)
+    if budgets:
+        parts.append(f"_{budgets}_\n" if fmt == "markdown" else f"{budgets}\n")
     for note in (undecided_note(lb, alpha), central_note(lb)):
         if note:
             parts.append(f"_{note}_\n" if fmt == "markdown" else f"{note}\n")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ldpbench.errors import UsageError
 from ldpbench.scaffold import files, git
-from ldpbench.scaffold.examples import KindExample
+from ldpbench.scaffold.examples import RECORD_EXAMPLES, KindExample
 from ldpbench.scaffold.source import default_ldpbench_source
 from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
 from ldpbench.types.kinds import SCAFFOLDED_KINDS
@@ -79,6 +79,7 @@ def new_plugin(
     ldpbench_source: str | None = None,
     baseline: bool = True,
     init_git: bool = True,
+    record: str = "item",
 ) -> NewPlugin:
     """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``), a git repository with
     its files and its baseline committed (:mod:`ldpbench.scaffold.git`).
@@ -87,6 +88,9 @@ def new_plugin(
         source this ldpbench was installed from, :func:`default_ldpbench_source`).
     :param baseline: compute the CI spec's baseline now (runs the spec once, a few seconds), so
         that the generated tests pass as written.
+    :param record: what the plugin's users hold: ``item`` (the kind's example), or ``sequence``
+        for a protocol over rounds (a memoized longitudinal protocol, docs/longitudinal.md;
+        :data:`~ldpbench.scaffold.examples.RECORD_EXAMPLES`).
     :param init_git: make it a git repository (skipped, with the reason in
         :attr:`NewPlugin.unversioned`, where git is missing or ``dest`` is inside a work tree).
     :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
@@ -94,6 +98,9 @@ def new_plugin(
     """
     if kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if record != "item" and (kind, record) not in RECORD_EXAMPLES:
+        shapes = ", ".join(f"--kind {k} --record {r}" for k, r in RECORD_EXAMPLES)
+        raise UsageError(f"no example of a {kind} for records {record!r} (there is: {shapes})")
     _check_name(name, kind)
     source = ldpbench_source or default_ldpbench_source()
     if not source:
@@ -105,7 +112,7 @@ def new_plugin(
     root = Path(dest) if dest is not None else Path(f"ldpbench-{name}")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise UsageError(f"{root} exists and is not an empty folder")
-    example = KINDS[kind]
+    example = KINDS[kind] if record == "item" else RECORD_EXAMPLES[(kind, record)]
     values = {
         "name": name,
         "cls": _class(name),
@@ -124,7 +131,8 @@ def new_plugin(
     # computed at the first commit, so its manifest names it, and committed on top.
     unversioned = git.why_not_a_repository(root) if init_git else "not asked for (--no-git)"
     if unversioned is None:
-        git.init_and_commit(root, f"ldpbench new-plugin {name} --kind {kind}")
+        shape = "" if record == "item" else f" --record {record}"
+        git.init_and_commit(root, f"ldpbench new-plugin {name} --kind {kind}{shape}")
     if baseline:
         write_baseline(root, values["module"], values["distribution"], name)
         mark_example_baseline(root / BASELINE_MANIFEST, values["distribution"], name, kind)

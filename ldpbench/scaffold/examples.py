@@ -343,3 +343,128 @@ PROTOCOL = KindExample(
         "pipelines: [base]\nmetrics: [topk-f1, ncr]\n"
     ),
 )
+
+
+LONGITUDINAL_MODULE = Template('''"""${name}: memoized randomized response over rounds (L-GRR), as an ldpbench protocol.
+
+Users report their item in every round of a population over rounds (records ``sequence``). A
+user holding x reports IRR(PRR(x)): the permanent randomized response PRR(x) is GRR over the d
+items at eps_inf (the spec's epsilon), drawn once per user and value and memoized; the
+instantaneous one is GRR again, drawn afresh for every report, with its probability chosen so
+that one report is exactly eps_1 = alpha * eps_inf (Arcolezi, Pinzon, Palamidessi & Gambs,
+"Frequency Estimation of Evolving Data Under Local Differential Privacy", EDBT 2023, section 3.2;
+RAPPOR's memoization, Erlingsson, Pihur & Korolova, CCS 2014). Any number of reports of one value
+reveal at most eps_inf. One report supports x with probability p* = p1 p2 + (1 - p1) q2 and any
+other item with q* = q1 p2 + (1 - q1) q2; each round's estimate (C_v / n - q*) / (p* - q*) is
+unbiased. static_supports gives the averaging audit (ldpbench audit ${name}) the protocol's own
+reports. Replace the body with your protocol; keep the kit passing (tests/).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.errors import NotApplicable
+from ldpbench.params import Param
+from ldpbench.types import Estimate, Protocol, ProtocolTags
+
+
+def _grr(d, eps):
+    e = math.exp(eps)
+    return e / (e + d - 1), 1.0 / (e + d - 1)
+
+
+class ${cls}(Protocol):
+    """Memoized GRR then GRR over rounds (see the module docstring)."""
+
+    name = "${name}"
+    params = (Param("alpha", float, 0.5, "eps_1 / eps_inf: one report's share", min=0.01, max=0.99),)
+
+    def tags(self):
+        # One estimate per round, of users holding one item per round. The one code path below
+        # draws every user's reports: exact in both simulation modes.
+        return ProtocolTags(result="frequencies", enumerates_domain=True, records=("sequence",))
+
+    def layers(self, d, epsilon):
+        """(p1, q1, p2, q2): the PRR at eps_inf, the IRR making one report eps_1-LDP. p* and q*
+        are linear in p2 (q2 = (1 - p2)/(d - 1)), so p* = e^eps_1 q* is solved in closed form."""
+        p1, q1 = _grr(d, epsilon)
+        a, e = 1.0 / (d - 1), math.exp(self.alpha * epsilon)
+        A, B, C, D = p1 - (1 - p1) * a, (1 - p1) * a, q1 - (1 - q1) * a, (1 - q1) * a
+        p2 = (e * D - B) / (A - e * C)
+        if not 1.0 / d < p2 <= 1:
+            raise NotApplicable(f"no GRR instantaneous layer gives eps_1 = {self.alpha * epsilon:g}")
+        return p1, q1, p2, (1 - p2) * a
+
+    def privacy_accounting(self, epsilon):
+        eps = float(epsilon)
+        return [
+            {
+                "group": "all users",
+                "model": "local",
+                "epsilon": eps,
+                "epsilon_inf": eps,
+                "epsilon_1": self.alpha * eps,
+                "on_change": "a new permanent response for the new value: eps_inf again per distinct value held",
+            }
+        ]
+
+    def _irr(self, prr, d, p2, q2, rng):
+        """Keep the PRR output with probability p2 - q2, else a uniform item (GRR as a mixture)."""
+        return np.where(rng.random(prr.shape) < p2 - q2, prr, rng.integers(0, d, size=prr.shape))
+
+    def static_supports(self, d, epsilon, values, T, rng):
+        """(users, d): how many of T reports of users keeping values[i] support each item."""
+        p1, q1, p2, q2 = self.layers(d, epsilon)
+        values = np.asarray(values, dtype=np.int64)
+        prr = np.where(rng.random(values.size) < p1 - q1, values, rng.integers(0, d, size=values.size))
+        reports = self._irr(np.repeat(prr[:, None], T, axis=1), d, p2, q2, rng)  # (users, T)
+        out = np.zeros((values.size, d), dtype=np.int64)
+        np.add.at(out, (np.repeat(np.arange(values.size), T), reports.ravel()), 1)
+        return out
+
+    def run(self, population, epsilon, rng, *, simulation="aggregate"):
+        rounds = population.rounds
+        if rounds is None:
+            raise NotApplicable("${name} collects over rounds: it needs a sequence population")
+        d, (T, n) = population.d, rounds.items.shape
+        p1, q1, p2, q2 = self.layers(d, epsilon)
+        # One PRR per (user, value) pair, memoized: a user returning to a value reuses it.
+        pairs, which = np.unique(np.arange(n)[None, :] * d + rounds.items, return_inverse=True)
+        values = pairs % d
+        prr = np.where(rng.random(values.size) < p1 - q1, values, rng.integers(0, d, size=values.size))
+        p_star, q_star = p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+        variance = np.full(d, q_star * (1 - q_star) / (n * (p_star - q_star) ** 2))
+        info = {"epsilon_inf": float(epsilon), "epsilon_1": self.alpha * float(epsilon)}
+        out = {}
+        for t in range(T):  # one vectorized draw per round
+            reports = self._irr(prr[which.reshape(T, n)[t]], d, p2, q2, rng)
+            counts = np.bincount(reports, minlength=d)
+            out[f"round-{t + 1}"] = Estimate(
+                frequencies=(counts / n - q_star) / (p_star - q_star),
+                n=n,
+                epsilon=float(epsilon),
+                mechanism=self.name,
+                variance=variance,
+                info=info,
+            )
+        return out
+
+
+@hookimpl
+def ldpbench_register_protocols(registry):
+    registry.register(${cls})
+''')
+
+LONGITUDINAL = KindExample(
+    LONGITUDINAL_MODULE,
+    Template(
+        "datasets:\n  - zipf-rounds: {d: 32, n: 5000, s: 1.5, rounds: 3, model: redraw, r: 0.1}\n"
+        "oracles: [${name}, l-grr]\npipelines: [base]\nmetrics: [mse]\n"
+    ),
+)
+#: Examples of a kind for a record shape other than one item (``new-plugin --record``).
+RECORD_EXAMPLES: dict[tuple[str, str], KindExample] = {("protocol", "sequence"): LONGITUDINAL}

@@ -49,6 +49,8 @@ def capability_problems(
     epsilon = _probe_epsilon(budgets)
     personalized = any(b.groups for b in budgets)
     for mech in mechanisms:
+        if mech.kind == "protocol":
+            problems.extend(_protocol_problems(plugins, data, simulation, mech))
         if mech.kind != "oracle":
             continue
         where = _entry_path(data, "oracles", mech.name)
@@ -326,3 +328,27 @@ def _entry_name(item: Any) -> Any:
     if isinstance(item, dict) and len(item) == 1:
         return next(iter(item))
     return item
+
+
+def _protocol_problems(plugins: Plugins, data: dict[str, Any], simulation: str, mech: Entry) -> list[Problem]:
+    """A protocol whose tags say it has no aggregate path (``ProtocolTags.aggregate = False``) in
+    a spec simulating ``aggregate``: refused at its line, as an oracle without one is."""
+    if simulation != "aggregate":
+        return []
+    try:
+        protocol = contained_call(
+            f"protocol '{mech.name}'", "its constructor", lambda: plugins.create("protocol", mech.name, mech.param_dict)
+        )
+        tags = contained_call(f"protocol '{mech.name}'", "tags()", protocol.tags)
+    except (PluginCodeFailed, ParamError):
+        return []  # recorded; reported by the step that builds it, or its cells fail in the run
+    if tags.aggregate:
+        return []
+    said = "'simulation: aggregate'" if "simulation" in data else "the default 'simulation: aggregate'"
+    return [
+        (
+            _entry_path(data, "oracles", mech.name),
+            f"protocol '{mech.name}' has no aggregate path (its tags: aggregate = False), but this spec uses "
+            f"{said}: set 'simulation: per-user'",
+        )
+    ]

@@ -67,3 +67,18 @@ class Protocol(Plugin):
         code (built at a small audit domain ``d`` with that budget); the conformance kit audits
         each exactly and empirically. Default: none declared (the kit says so)."""
         return []
+
+    def static_supports(
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
+    ) -> np.ndarray:
+        """For a protocol that collects over rounds (record ``sequence``): ``(users, d)``, how many
+        of the T reports of each user who keeps ``values[i]`` support each item, drawn with the
+        protocol's own code at budget ``epsilon`` over ``[d]``. The averaging attack of ``ldpbench
+        audit`` reads it (``ldpbench.audit.averaging``, docs/longitudinal.md). Default: not
+        declared (``NotImplementedError``; the audit says so)."""
+        raise NotImplementedError

@@ -212,11 +212,10 @@ def per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Gen
     return out
 
 
-def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
-    """``(T, d)`` support counts by the exact aggregate draw over activity patterns (module docstring)."""
-    T, n = items.shape  # noqa: N806
-    if T > MAX_AGGREGATE_ROUNDS:
-        return per_user_support(chain, items, d, rng)
+def pattern_histogram(items: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The activity patterns (T-bit masks of the rounds a (user, value) pair is held in) and, per
+    pattern, how many pairs hold each value: ``(patterns, (patterns, d) counts)``."""
+    T = items.shape[0]  # noqa: N806
     values, inverse = _pairs(items, d)
     masks = np.zeros(values.size, dtype=np.int64)
     for t in range(T):  # each (pair, round) once: the bits add without carries
@@ -224,6 +223,15 @@ def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Ge
     patterns, which = np.unique(masks, return_inverse=True)
     hist = np.zeros((patterns.size, d), dtype=np.int64)  # pairs of each pattern holding each value
     np.add.at(hist, (which, values), 1)
+    return patterns, hist
+
+
+def aggregate_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``(T, d)`` support counts by the exact aggregate draw over activity patterns (module docstring)."""
+    T, n = items.shape  # noqa: N806
+    if T > MAX_AGGREGATE_ROUNDS:
+        return per_user_support(chain, items, d, rng)
+    patterns, hist = pattern_histogram(items, d)
     size = hist.sum(axis=1)
     if chain.kind == "grr":
         kept = rng.binomial(hist, chain.p1 - chain.q1)
@@ -307,6 +315,27 @@ def static_supports(chain: Chain, values: np.ndarray, T: int, rng: np.random.Gen
     return rng.binomial(T, np.where(bits, chain.p2, chain.q2))
 
 
+def olh_static_supports(chain: Chain, d: int, values: np.ndarray, T: int, rng: np.random.Generator) -> np.ndarray:  # noqa: N803
+    """``(users, d)`` of L-OLH for users who keep ``values[i]``: one hash seed and PRR bucket per
+    user, T IRR buckets; item v is supported by the reports in the bucket ``v`` hashes to under
+    the user's seed (the server's count of ``olh_per_user_support``)."""
+    from ldpbench_plugins.oracles import _hashing
+
+    from ._candidates import item_keys
+
+    values = np.asarray(values, dtype=np.int64)
+    m, g = values.size, chain.k
+    seeds = _hashing.random_seeds(m, rng)
+    table = _hashing.hash_table(seeds, item_keys(np.arange(d, dtype=np.uint64)), g)  # (m, d)
+    keep1 = chain.p1 - (1 - chain.p1) / (g - 1)
+    hashed = table[np.arange(m), values]
+    prr = np.where(rng.random(m) < keep1, hashed, rng.integers(0, g, size=m))
+    kept = rng.binomial(T, chain.p2 - chain.q2, size=m)
+    buckets = rng.multinomial(T - kept, np.full(g, 1 / g))
+    buckets[np.arange(m), prr] += kept
+    return np.take_along_axis(buckets, table, axis=1)
+
+
 def round_estimates(
     chain: Chain,
     population: Population,
@@ -315,8 +344,11 @@ def round_estimates(
     simulation: str,
     mechanism: str,
     draw: Callable[..., np.ndarray] | None = None,
+    declared: dict[str, object] | None = None,
 ) -> dict[str, Estimate]:
-    """One :class:`Estimate` per round, labelled ``round-t`` (1-based), of a sequence population."""
+    """One :class:`Estimate` per round, labelled ``round-t`` (1-based), of a sequence population.
+    ``declared`` (:func:`declared_budgets`) goes into every estimate's ``info``: the rows' and the
+    leaderboard's ``epsilon_inf`` and ``epsilon_1`` columns read it."""
     rounds = population.rounds
     if rounds is None:
         raise NotApplicable(f"{mechanism} collects over rounds: it needs a sequence population (record 'sequence')")
@@ -332,6 +364,7 @@ def round_estimates(
         "q1": chain.q1,
         "p2": chain.p2,
         "q2": chain.q2,
+        **(declared or {}),
     }
     out = {
         ROUND_LABEL.format(t=t + 1): Estimate(
@@ -360,6 +393,13 @@ def round_estimates(
         info={**info, "rounds": T},
     )
     return out
+
+
+def declared_budgets(accounting: list[dict[str, object]]) -> dict[str, object]:
+    """``{"epsilon_inf", "epsilon_1"}`` of a protocol's :meth:`privacy_accounting` (its first
+    group): what an estimate's ``info`` carries to the result rows (``epsilon_inf`` None: no bound)."""
+    entry = accounting[0]
+    return {"epsilon_inf": entry.get("epsilon_inf"), "epsilon_1": entry.get("epsilon_1")}
 
 
 ON_CHANGE = (

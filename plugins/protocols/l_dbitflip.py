@@ -67,6 +67,66 @@ def dbitflip_support(items: np.ndarray, d: int, bits: int, epsilon: float, rng: 
     return out
 
 
+def _subset_counts(
+    groups: np.ndarray, start: np.ndarray, excluded: np.ndarray, d: int, slots: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``(G, d)``: for each group g of pairs, how many of its pairs' position sets contain each
+    position, every pair of the group choosing its remaining positions uniformly without
+    replacement from ``[d]`` minus ``excluded[g]``; ``start[g, r]`` pairs have ``r`` positions
+    left to choose (``r = 0 .. slots``). Exact: the positions are visited in order, and a pair
+    with ``r`` left among ``R`` unvisited ones takes the next with probability ``r / R`` (a
+    uniform subset's sequential law), drawn as one binomial per (group, r): one vectorized draw
+    per position, O(d * G * slots) in all, whatever the number of pairs."""
+    G = groups.size  # noqa: N806
+    state = start.astype(np.int64).copy()
+    out = np.zeros((G, d), dtype=np.int64)
+    left = np.arange(slots + 1, dtype=float)
+    for r in range(d - 1):  # the (d - 1) positions other than the group's own, in order
+        remaining = d - 1 - r
+        take = rng.binomial(state[:, 1:], np.minimum(left[1:] / remaining, 1.0))  # (G, slots)
+        state[:, 1:] -= take
+        state[:, :-1] += take
+        pos = r + (r >= excluded)
+        out[np.arange(G), pos] = take.sum(axis=1)
+    return out
+
+
+def dbitflip_aggregate_support(
+    items: np.ndarray, d: int, bits: int, epsilon: float, rng: np.random.Generator
+) -> np.ndarray:
+    """The ``(T, d)`` sums of :func:`dbitflip_support`, drawn exactly without a per-user loop.
+
+    Every report is memoized per (user, value) pair, so round t's sum is that of the pairs held in
+    t: grouped by activity pattern (``_longitudinal``'s T-bit masks), a pattern's pairs holding x
+    give, at position x, ``A ~ Binomial(h, bits/d)`` pairs that sampled it (``P(x in J) = bits/d``)
+    and, at the other positions, the counts of ``A`` pairs choosing ``bits - 1`` more and ``h - A``
+    choosing ``bits`` positions of ``[d] \\ {x}`` uniformly (:func:`_subset_counts`). Given those
+    counts the bits are independent: ``Binomial(N_hold, p) + Binomial(N_other, q)`` ones per
+    position and pattern. Equal in law to the per-user path (positions independent of the
+    value, bits independent given positions); cost O(patterns * d^2 * bits) after counting the
+    pairs, independent of n."""
+    T, n = items.shape  # noqa: N806
+    if T > lg.MAX_AGGREGATE_ROUNDS:
+        return dbitflip_support(items, d, bits, epsilon, rng)
+    p, q = lg.sue_layer(epsilon)
+    patterns, hist = lg.pattern_histogram(items, d)  # (P,), (P, d) pairs of each pattern holding each value
+    pat, val = np.nonzero(hist)
+    h = hist[pat, val]
+    hold = rng.binomial(h, bits / d)  # pairs holding x whose J contains x
+    start = np.zeros((pat.size, bits + 1), dtype=np.int64)
+    start[:, bits] = h - hold
+    start[:, bits - 1] += hold
+    other = _subset_counts(pat, start, val, d, bits, rng)  # (G, d), 0 at each group's own value
+    n_hold = np.zeros(hist.shape, dtype=np.int64)
+    n_hold[pat, val] = hold
+    n_other = np.zeros(hist.shape, dtype=np.int64)
+    np.add.at(n_other, pat, other)
+    ones = rng.binomial(n_hold, p) + rng.binomial(n_other, q)
+    score = (ones - q * (n_hold + n_other)) / (p - q)  # (P, d)
+    active = ((patterns[None, :] >> np.arange(T, dtype=np.int64)[:, None]) & 1).astype(float)
+    return active @ score
+
+
 class DBitFlipPM(Protocol):
     """dBitFlipPM (Ding, Kulkarni & Yekhanin, NeurIPS 2017): ``bits`` memoized flipped bits per user."""
 
@@ -74,14 +134,35 @@ class DBitFlipPM(Protocol):
     params = (Param("bits", int, 1, "positions each user samples and reports (the paper's d)", min=1, max=10**6),)
 
     def tags(self) -> ProtocolTags:
-        return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("sequence",), aggregate=False)
+        return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("sequence",))
 
     def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
         """Every report of one value is the same memoized one: ``eps_inf = eps_1 = epsilon``."""
         return lg.memo_accounting(epsilon, epsilon)
 
+    def static_supports(
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
+    ) -> np.ndarray:
+        """``(users, d)``: the memoized report resent T times, so item j gets T supports when it is
+        one of the user's sampled positions with a bit of 1 (for the averaging audit)."""
+        if self.bits > d:
+            raise NotApplicable(f"dbitflip-pm samples bits = {self.bits} positions of a domain of {d}")
+        p, q = lg.sue_layer(epsilon)
+        values = np.asarray(values, dtype=np.int64)
+        m = values.size
+        positions = np.argpartition(rng.random((m, d)), self.bits - 1, axis=1)[:, : self.bits]
+        bit = rng.random(positions.shape) < np.where(positions == values[:, None], p, q)
+        out = np.zeros((m, d), dtype=np.int64)
+        np.put_along_axis(out, positions, bit * T, axis=1)
+        return out
+
     def run(
-        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "per-user"
+        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, Estimate]:
         rounds = population.rounds
         if rounds is None:
@@ -89,9 +170,11 @@ class DBitFlipPM(Protocol):
         d, n = population.d, rounds.n
         if self.bits > d:
             raise NotApplicable(f"dbitflip-pm samples bits = {self.bits} positions of a domain of {d}")
-        support = dbitflip_support(rounds.items, d, self.bits, epsilon, rng)
+        draw = dbitflip_support if simulation == "per-user" else dbitflip_aggregate_support
+        support = draw(rounds.items, d, self.bits, epsilon, rng)
         variance = np.full(d, float(dbitflip_variance(n, d, self.bits, epsilon, 0.0)))
         info = {"eps_inf": float(epsilon), "eps_1": float(epsilon), "bits": self.bits}
+        info.update(lg.declared_budgets(self.privacy_accounting(epsilon)))
         scale = d / (max(n, 1) * self.bits)
         return {
             ROUND_LABEL.format(t=t + 1): Estimate(

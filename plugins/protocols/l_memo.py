@@ -75,7 +75,20 @@ class _Memoized(Protocol):
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, Estimate]:
-        return lg.round_estimates(self.chain(population.d, epsilon), population, epsilon, rng, simulation, self.name)
+        chain = self.chain(population.d, epsilon)
+        declared = lg.declared_budgets(self.privacy_accounting(epsilon))
+        return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, declared=declared)
+
+    def static_supports(
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
+    ) -> np.ndarray:
+        """One PRR per user, T IRRs (``_longitudinal.static_supports``), for the averaging audit."""
+        return lg.static_supports(self.chain(d, epsilon), values, T, rng)
 
 
 class LGRR(_Memoized):
@@ -154,7 +167,21 @@ class LOLH(_Memoized):
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "per-user"
     ) -> Mapping[str, Estimate]:
         chain = self.chain(population.d, epsilon)
-        return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, draw=lg.olh_per_user_support)
+        declared = lg.declared_budgets(self.privacy_accounting(epsilon))
+        return lg.round_estimates(
+            chain, population, epsilon, rng, simulation, self.name, draw=lg.olh_per_user_support, declared=declared
+        )
+
+    def static_supports(
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
+    ) -> np.ndarray:
+        """One seed and PRR bucket per user, T IRR buckets (``_longitudinal.olh_static_supports``)."""
+        return lg.olh_static_supports(self.chain(d, epsilon), d, values, T, rng)
 
 
 @hookimpl

@@ -51,7 +51,20 @@ class NaiveRounds(Protocol):
     def run(
         self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
     ) -> Mapping[str, Estimate]:
-        return lg.round_estimates(self.chain(population.d, epsilon), population, epsilon, rng, simulation, self.name)
+        chain = self.chain(population.d, epsilon)
+        declared = lg.declared_budgets(self.privacy_accounting(epsilon))
+        return lg.round_estimates(chain, population, epsilon, rng, simulation, self.name, declared=declared)
+
+    def static_supports(
+        self,
+        d: int,
+        epsilon: float,
+        values: np.ndarray,
+        T: int,
+        rng: np.random.Generator,  # noqa: N803
+    ) -> np.ndarray:
+        """T fresh reports per user (the identity PRR), for the averaging audit."""
+        return lg.static_supports(self.chain(d, epsilon), values, T, rng)
 
 
 @hookimpl

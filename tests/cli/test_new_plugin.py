@@ -145,3 +145,19 @@ def test_a_non_empty_folder_is_refused(tmp_path, capsys):
     assert main(["new-plugin", "mine", "--kind", "metric", str(tmp_path), "--no-baseline"]) == 2
     assert "not an empty folder" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_longitudinal_protocol_with_record_sequence(tmp_path, capsys):
+    """--kind protocol --record sequence writes the memoized GRR example on a population over rounds
+    (its generated tests run in tests/system/test_new_plugin.py); another pairing is refused."""
+    dest = tmp_path / "repo"
+    args = ["new-plugin", "my-memo", "--kind", "protocol", "--record", "sequence", str(dest), "--no-baseline"]
+    assert main(args) == 0
+    module = (dest / "ldpbench_my_memo" / "__init__.py").read_text()
+    assert 'records=("sequence",)' in module and "def static_supports" in module and "epsilon_inf" in module
+    assert "zipf-rounds" in (dest / "specs/ci.yaml").read_text()
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=dest, capture_output=True, text=True, check=True)
+    assert log.stdout.splitlines() == ["ldpbench new-plugin my-memo --kind protocol --record sequence"]
+    capsys.readouterr()
+    assert main(["new-plugin", "my-m2", "--kind", "metric", "--record", "sequence", str(tmp_path / "r2")]) == 2
+    assert "no example of a metric for records 'sequence'" in capsys.readouterr().err

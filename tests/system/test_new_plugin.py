@@ -1,6 +1,7 @@
 """``ldpbench new-plugin``: the repository it writes installs, and its tests pass as generated.
 
-The first test generates one plugin of every kind (each baseline computed by running the generated
+The first test generates one plugin of every kind, and the longitudinal protocol of ``--record
+sequence`` (each baseline computed by running the generated
 gate once), pip-installs them (a real build of each generated pyproject.toml, into a folder put
 on PYTHONPATH, so this environment is left alone) and runs each repository's own tests but the
 oracle's, which the second runs. The second
@@ -21,6 +22,7 @@ import yaml
 
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS
+from ldpbench.scaffold.examples import RECORD_EXAMPLES
 from ldpbench.scaffold.source import default_ldpbench_source
 
 
@@ -39,9 +41,12 @@ def _build_isolation() -> list[str]:
 
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     repos = []
-    for kind in sorted(KINDS):
-        dest = tmp_path / f"ldpbench-my-{kind}"
-        assert main(["new-plugin", f"my-{kind}", "--kind", kind, str(dest)]) == 0
+    # Every kind's example, and the longitudinal protocol's (--record sequence: docs/longitudinal.md).
+    variants = [(kind, kind, []) for kind in sorted(KINDS)]
+    variants += [(f"{kind}-{record}", kind, ["--record", record]) for kind, record in RECORD_EXAMPLES]
+    for label, kind, extra in variants:
+        dest = tmp_path / f"ldpbench-my-{label}"
+        assert main(["new-plugin", f"my-{label}", "--kind", kind, *extra, str(dest)]) == 0
         assert (dest / "reports/baseline/leaderboard.json").is_file()
         assert (dest / "reports/baseline/manifest.json").is_file()
         # ready to push: the files committed, the baseline computed at that commit and committed on top

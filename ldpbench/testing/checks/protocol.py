@@ -2,7 +2,9 @@
 first two for itemset protocols, ``identified-itemsets``; docs/heavy-hitters.md): the frequency
 oracle of every round is epsilon-LDP on what it sends (the exact audit of its output table and the
 empirical audit of its reports), the declared accounting adds up to the budget across the rounds a
-run really has, and the protocol identifies a planted set of heavy hitters.
+run really has, and the protocol identifies a planted set of heavy hitters. A longitudinal protocol
+(records ``sequence``) gets the checks of :mod:`.longitudinal` instead: accounting over rounds,
+per-round unbiasedness, the averaging audit.
 
 The planted population: ``planted`` items each held by ``share`` of ``n`` users, the other users
 spread one-ish each over ``tail`` further items; items are random ``bits``-wide strings, or
@@ -20,14 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.testing.checks import longitudinal
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
 from ldpbench.types import Domain, IdentifiedItems, Population, Protocol
 from ldpbench.types.domain import IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS
 
 
 @dataclass(frozen=True)
-class ProtocolCheckConfig:
-    """Budgets, sizes and seeds of the protocol checks."""
+class ProtocolCheckConfig(longitudinal.LongitudinalCheckConfig):
+    """Budgets, sizes and seeds of the protocol checks (the longitudinal ones' too)."""
 
     seed: int = 0
     epsilon: float = 4.0
@@ -175,16 +178,21 @@ CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_protocol_round_oracles_ldp,
     check_protocol_accounting,
     check_protocol_identifies_planted,
+    *longitudinal.CHECKS,
 )
 #: Their configuration (:class:`ProtocolCheckConfig`).
 CONFIG = ProtocolCheckConfig
 
 
 def applies(check: Callable[..., None], subject: Subject, cfg: ProtocolCheckConfig) -> bool:
-    """The checks concern heavy-hitter protocols (tags: ``result = identified-items``); an itemset
-    protocol (``identified-itemsets``) gets the round-oracle audits and the accounting check (its
-    entries are itemsets, so the planted-items check does not apply)."""
-    result = subject.build().tags().result
+    """The heavy-hitter checks concern heavy-hitter protocols (tags: ``result = identified-items``);
+    an itemset protocol (``identified-itemsets``) gets the round-oracle audits and the accounting
+    check (its entries are itemsets, so the planted-items check does not apply); the longitudinal
+    ones concern protocols over rounds (tags: ``records`` has ``sequence``)."""
+    protocol = subject.build()
+    if check in longitudinal.CHECKS:
+        return longitudinal.concerns(protocol)
+    result = protocol.tags().result
     if result == IDENTIFIED_ITEMSETS:
         return check is not check_protocol_identifies_planted
     return result == IDENTIFIED_ITEMS

@@ -173,3 +173,31 @@ def test_the_simulation_mode_of_a_row_is_carried_into_the_leaderboard():
     assert lb["simulation"].to_list() == ["per-user", "aggregate"]
     older = [{k: v for k, v in r.items() if k != "simulation"} for r in result_series([1.0])]
     assert aggregate(older).row(0, named=True)["simulation"] is None  # rows written before the column
+
+
+def test_longitudinal_budgets_are_columns_null_for_every_other_mechanism(tmp_path):
+    """epsilon_inf / epsilon_1 (docs/longitudinal.md): carried from the rows of a longitudinal
+    protocol (inf: the naive protocol's "no bound"), null elsewhere; a leaderboard written before
+    the columns existed still compares against one that has them."""
+    from ldpbench.leaderboard.compare import compare, verdict
+    from ldpbench.leaderboard.load import load_leaderboard
+
+    memo = [dict(result_row(v, i, "l-grr:round-1"), epsilon_inf=1.0, epsilon_1=0.5) for i, v in enumerate([1.0, 2.0])]
+    naive = [
+        dict(result_row(v, i, "l-naive:round-1"), epsilon_inf=math.inf, epsilon_1=1.0) for i, v in enumerate([1, 2.0])
+    ]
+    plain = [result_row(v, repeat=i) for i, v in enumerate([1.0, 2.0])]
+    lb = aggregate(rows_to_frame(memo + naive + plain))
+    got = {r["oracle"]: (r["epsilon_inf"], r["epsilon_1"]) for r in lb.iter_rows(named=True)}
+    assert got["l-grr:round-1"] == (1.0, 0.5) and got["l-naive:round-1"] == (math.inf, 1.0)
+    assert all(x is None for x in got["grr"])
+    assert "l-grr: ε=1 → ε∞ 1, ε1 0.5; l-naive: ε=1 → ε∞ none, ε1 1" in render(lb)
+    assert "budgets over rounds" not in render(aggregate(rows_to_frame(plain)))
+    # Compare: a baseline without the columns (older leaderboard) against today's rows.
+    new = json.loads(render(lb, "json"))
+    old = [{k: v for k, v in r.items() if k not in ("epsilon_inf", "epsilon_1")} for r in new]
+    assert new[2]["epsilon_inf"] is None and new[1]["epsilon_inf"] == math.inf
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(render(lb, "json"))
+    result = compare(load_leaderboard(tmp_path / "old.json"), load_leaderboard(tmp_path / "new.json"))
+    assert verdict(result).startswith("OK") and "3 unchanged" in verdict(result), verdict(result)

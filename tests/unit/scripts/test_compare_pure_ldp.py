@@ -63,6 +63,17 @@ def test_ours_only_heavy_hitters_at_tiny_n(capsys):
     assert not any(name in sys.modules for name in PEER_MODULES)
 
 
+def test_ours_only_longitudinal_at_tiny_n(capsys):
+    argv = ["--longitudinal", "--ours-only", "--n", "30", "--big-n", "60", "--d", "8", "--T", "3", "--rounds", "1"]
+    assert cmp.main([*argv, "--markdown", "--only", "l-grr", "l-osue"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert set(rows) == {"l-grr", "l-osue"} and "T = 3 rounds" in out
+    for cells in rows.values():
+        assert _number(cells[1]) > 0 and _number(cells[2]) > 0 and "aggregate path n=60" in cells[-1]
+    assert not any(name in sys.modules for name in PEER_MODULES)
+
+
 def test_a_missing_peer_exits_2_with_the_install_line(capsys, monkeypatch):
     for name in PEER_MODULES:
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError

@@ -133,6 +133,17 @@ def test_validate_refuses_a_one_round_oracle_on_a_sequence_dataset(tmp_path, plu
     assert "oracle 'grr' takes records of shape item" in found and "each hold a sequence" in found
 
 
+def test_validate_refuses_a_protocol_without_an_aggregate_path_under_aggregate_simulation(tmp_path, plugins):
+    """ProtocolTags.aggregate = False holds for protocols as for oracles (l-olh: per-user only)."""
+    (found,) = _problems(tmp_path, plugins, dataset="zipf-rounds: {d: 16, n: 1000, rounds: 3}", mechanism="l-olh")
+    assert found.split(": ", 1)[0].endswith("spec.yaml:8")
+    assert "protocol 'l-olh' has no aggregate path" in found and "set 'simulation: per-user'" in found
+    path = tmp_path / "ok.yaml"
+    text = SPEC.format(dataset="zipf-rounds: {d: 16, n: 1000, rounds: 3}", mechanism="l-olh")
+    path.write_text(text + "simulation: per-user\n")
+    load_spec(path, plugins)  # no problem
+
+
 def test_l_olh_picks_the_variance_minimizing_g_and_declares_its_budgets():
     proto = _make(l_memo.LOLH, alpha=0.5)
     assert proto.tags().aggregate is False

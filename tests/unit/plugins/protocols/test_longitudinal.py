@@ -49,3 +49,16 @@ def test_the_averaging_attack_grows_against_the_naive_protocol_and_not_past_eps_
     bounded = averaging_attack(functools.partial(lg.static_supports, memo), d, [1, 64], 3000, rng, alpha=1e-3)
     assert grows[1].epsilon_lower > 3 * eps > grows[0].epsilon_lower
     assert all(pt.epsilon_lower <= memo.eps_inf for pt in bounded)
+
+
+@pytest.mark.parametrize("name", ["l-grr", "l-osue", "l-olh", "rappor", "dbitflip-pm", "l-naive"])
+def test_static_supports_feed_the_averaging_audit(plugins, name):
+    """Every built-in longitudinal protocol draws its T reports for the audit: shape, counts in
+    [0, T], and (1500 users, alpha 0.05 over 2 points) no loss above what it claims."""
+    from ldpbench.audit.averaging import rounds_audit
+
+    proto = plugins.create("protocol", name)
+    sup = proto.static_supports(8, 1.0, np.arange(40) % 8, 5, np.random.default_rng(1))
+    assert sup.shape == (40, 8) and sup.min() >= 0 and sup.max() <= 5
+    out = rounds_audit(proto, d=8, epsilons=[1.0], rounds=[1, 16], users=1500, seed=3)
+    assert not out.failed and out.audited, out.lines()
