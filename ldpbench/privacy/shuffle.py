@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, stats
 
 #: The bound names a row and the manifest carry.
 FMT21_NUMERICAL = "fmt21-numerical"
@@ -106,6 +105,8 @@ def hockey_stick(eps: float, n: int, p: float, alpha: float, r: float, tail: flo
     and their symbol-0 count A ~ Bin(c, 1/2): the differing user adds one to a (s = c + 1), one to
     b (s = c + 1) or nothing (s = c).
     """
+    from scipy import stats  # on first use: importing scipy.stats costs ~1 s at start-up
+
     m = n - 1
     if tail > 0 and m > 0:
         lo = int(stats.binom.ppf(tail / 2, m, 2 * r))
@@ -144,6 +145,8 @@ def _search(eps0: float, delta: float, divergence, hint: float | None = None) ->
     Brent's method on log divergence(ε) - log δ brackets the crossing (from ``hint``, an ε
     expected to satisfy it, when it does), and the ε returned is one where divergence(ε) <= δ was
     checked (the (ε, δ) guarantee holds at exactly that ε)."""
+    from scipy import optimize  # on first use: as scipy.stats above
+
     if divergence(0.0) <= delta:
         return 0.0
     hi = eps0
