@@ -34,7 +34,7 @@ import polars as pl
 
 from ldpbench.boundary.contain import contained_call
 from ldpbench.engine import cell as engine
-from ldpbench.engine.cell import CellTask, run_cell
+from ldpbench.engine.cell import CellTask, bundle_tasks, run_bundle, run_cell
 from ldpbench.engine.fingerprints import ExpectedRows, expected_rows
 from ldpbench.engine.rows import rows_to_frame
 from ldpbench.errors import UsageError
@@ -177,6 +177,7 @@ def execute(
 
     spec = plan.spec
     tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in plan.todo]
+    bundled = bool(getattr(type(runner).tags(), "bundles", False))
     # The in-process executor evaluates cells with this process's cached populations: after an
     # edit of a data file (a notebook, a second `main()` call) they would compute with the old
     # data under today's fingerprints.
@@ -186,15 +187,34 @@ def execute(
     fresh: Rows = []
     try:
         with engine.plugins_given(plugins):
-            for result in runner.map_unordered(run_cell, tasks):
-                rows = result.task.failed_rows(result.reason, plugins) if isinstance(result, TaskLost) else result
-                store.append(rows)
-                fresh.extend(rows)
-                bar.update(1)
+            lost: list[CellTask] = []  # the cells of bundles whose worker died or hung
+            if bundled:
+                for result in runner.map_unordered(run_bundle, bundle_tasks(tasks)):
+                    if isinstance(result, TaskLost) and len(result.task.tasks) > 1:
+                        lost.extend(result.task.tasks)  # rerun one by one: tell the culprit apart
+                        continue
+                    for rows in (
+                        [result.task.failed_rows(result.reason, plugins)] if isinstance(result, TaskLost) else result
+                    ):
+                        _store(rows, store, fresh, bar)
+            for result in runner.map_unordered(run_cell, lost if bundled else tasks):
+                _store(
+                    result.task.failed_rows(result.reason, plugins) if isinstance(result, TaskLost) else result,
+                    store,
+                    fresh,
+                    bar,
+                )
     finally:
         bar.close()
         runner.close()
     return fresh
+
+
+def _store(rows: Rows, store: ResultsStore, fresh: Rows, bar: Any) -> None:
+    """One cell's rows appended to the folder (one atomic write) and to this run's."""
+    store.append(rows)
+    fresh.extend(rows)
+    bar.update(1)
 
 
 def assemble(plan: RunPlan, fresh: Rows) -> pl.DataFrame:

@@ -63,6 +63,51 @@ class CellTask:
         return failed_cell_rows(self.cell, self.pipelines, self.metrics, error, plugins, n, d, where)
 
 
+@dataclass(frozen=True)
+class CellBundle:
+    """Cells that share a metric stream (same dataset, budget and repeat; one per mechanism), run
+    one after another as one task of an executor that spreads tasks over processes
+    (``ExecutorTags.bundles``). Their metrics draw the same random queries (e.g. set-query's
+    subsets, cached per process), so one worker draws them once instead of every worker that gets
+    one of the cells (docs/scale-out.md, "Cost model").
+
+    Each cell keeps its own guard and time limit (:func:`run_bundle` runs :func:`run_cell` on each):
+    a failing cell yields its failed rows beside the others' rows. A bundle whose worker died or
+    hung is rerun cell by cell by the runner, so the culprit is told apart from its bystanders.
+    """
+
+    tasks: tuple[CellTask, ...]
+
+    @property
+    def timeout(self) -> float | None:
+        """The bundle's time limit: the sum of its cells' (None if any cell has none), what an
+        executor that kills a stuck worker reads (``hard_limit``)."""
+        limits = [t.timeout for t in self.tasks]
+        if not limits or any(not t for t in limits):
+            return None
+        return float(sum(limits))  # type: ignore[arg-type]
+
+    def failed_rows(self, error: str, plugins: Plugins | None) -> Rows:
+        """A failed row for every pipeline and metric of every cell of the bundle."""
+        return [r for t in self.tasks for r in t.failed_rows(error, plugins)]
+
+
+def bundle_tasks(tasks: list[CellTask]) -> list[CellBundle]:
+    """The tasks grouped by metric stream (dataset, budget, repeat), in the order of each group's
+    first task: the stream is keyed by ``rng_for(seed, "metric", dataset, budget, repeat, metric)``
+    (:mod:`ldpbench.engine.scoring`), never by the mechanism."""
+    groups: dict[tuple[Any, ...], list[CellTask]] = {}
+    for task in tasks:
+        c = task.cell
+        groups.setdefault((c.seed, c.dataset.label, c.budget.label, c.repeat), []).append(task)
+    return [CellBundle(tuple(g)) for g in groups.values()]
+
+
+def run_bundle(bundle: CellBundle) -> list[Rows]:
+    """The rows of every cell of the bundle, cell by cell (:func:`run_cell` on each)."""
+    return [run_cell(task) for task in bundle.tasks]
+
+
 #: The plugins given to a run in this process, by their source (worker processes forked during the
 #: run inherit them).
 _GIVEN: dict[PluginSource, Plugins] = {}

@@ -62,7 +62,11 @@ _PLUS_INF, _MINUS_INF = object(), object()
 
 def _encodable(obj: Any, markers: tuple[Any, Any], found: list[bool] | None = None) -> Any:
     """``obj`` with NaN as None and ±inf as the markers; an infinity appends to ``found``."""
-    obj = _plain(obj)
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:  # most of a row: as it is
+        return obj
+    if kind is not float:
+        obj = _plain(obj)
     if isinstance(obj, float):
         if math.isnan(obj):
             return None
@@ -91,10 +95,14 @@ def dumps_json(obj: Any, indent: int | None = None) -> str:
 
     ``json.loads`` reads ``1e999`` back as ``inf``; ``null`` comes back as ``None``.
     """
-    try:  # the common case, no NaN, infinity or NumPy integer: no copy needed
-        return json.dumps(obj, indent=indent, allow_nan=False)
-    except (ValueError, TypeError):
-        pass
+    # A result row with a NaN at its top level (a failed value, a NaN theory: most rows) goes
+    # straight to the second pass instead of failing the first half-way.
+    flat_nan = type(obj) is dict and any(type(v) is float and v != v for v in obj.values())
+    if not flat_nan:
+        try:  # the common case, no NaN, infinity or NumPy integer: no copy needed
+            return json.dumps(obj, indent=indent, allow_nan=False)
+        except (ValueError, TypeError):
+            pass
     # Infinities travel through json.dumps as marker strings, then become bare numbers. Most
     # objects here hold a NaN and no infinity: one pass with placeholders finds out, and only an
     # object with an infinity pays for the search of markers its strings do not contain.

@@ -6,6 +6,7 @@ simulation and seed) is hashed into ``cell_id``, which keys its rows in the resu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -36,8 +37,9 @@ class Cell:
             self.simulation,
         )
 
-    @property
+    @functools.cached_property
     def cell_id(self) -> str:
+        """Hash of the seed and identity (computed once per cell object: every row carries it)."""
         payload = json.dumps([self.seed, *self.identity], separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
 

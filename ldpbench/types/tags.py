@@ -159,6 +159,12 @@ class ExecutorTags:
     #: ``"serial"``: the default for ``--workers 1``; ``"parallel"``: the default otherwise;
     #: ``None``: used only when named.
     default_for: Literal["serial", "parallel"] | None = None
+    #: True: the runner hands this executor bundles of cells that share a metric stream
+    #: (:class:`~ldpbench.engine.cell.CellBundle`, run with ``run_bundle``, whose result is a list
+    #: of row lists, one per cell) instead of single cells, so that one worker draws a repeat's
+    #: random queries once. For executors that spread tasks over processes; a ``TaskLost`` of a
+    #: bundle is rerun cell by cell.
+    bundles: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from typing import Any
 from ldpbench import hookimpl
 from ldpbench.errors import UsageError
 from ldpbench.params import Param
-from ldpbench.types import Executor
+from ldpbench.types import Executor, ExecutorTags
 
 #: The environment variable that names a scheduler when the spec and the flag do not.
 SCHEDULER_ENV = "LDPBENCH_DASK_SCHEDULER"
@@ -61,6 +61,10 @@ class DaskExecutor(Executor):
         Param("workers", int, 0, "workers of the local cluster (0 = one per core)", min=0, max=MAX_LOCAL_WORKERS),
         Param("threads_per_worker", int, 1, "threads per local worker", min=1, max=64),
     )
+
+    @classmethod
+    def tags(cls) -> ExecutorTags:
+        return ExecutorTags(bundles=True)  # a repeat's cells go to one worker (CellBundle)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -103,7 +107,8 @@ class DaskExecutor(Executor):
             return  # nothing to do: do not start a cluster for it
         from dask.distributed import as_completed
 
-        self._client = self._connect()
+        if self._client is None:  # a second map (the runner's rerun of lost bundles) reuses it
+            self._client = self._connect()
         workers = max(1, len(self._client.scheduler_info().get("workers", {})) or self.workers or 1)
         # pure=False: every task is distinct work even when two look alike to Dask's hashing.
         pending = as_completed([self._client.submit(fn, first, pure=False)], loop=self._client.loop)

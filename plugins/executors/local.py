@@ -136,7 +136,8 @@ class ProcessPool(Executor):
 
     @classmethod
     def tags(cls) -> ExecutorTags:
-        return ExecutorTags(default_for="parallel")  # a run's executor unless one is named
+        # a run's executor unless one is named; a repeat's cells go to one worker (CellBundle)
+        return ExecutorTags(default_for="parallel", bundles=True)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

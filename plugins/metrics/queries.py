@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -78,16 +79,19 @@ class _Subsets:
         indptr = np.arange(queries + 1, dtype=self.indices.dtype) * width
         self.matrix = scipy.sparse.csr_matrix((_ones(self.indices.size), self.indices, indptr), shape=(queries, d))
 
-    def true_sums(self, f: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    def true_sums(self, f: np.ndarray | Callable[[], np.ndarray], counts: np.ndarray | None = None) -> np.ndarray:
         """:meth:`sums` of the true frequencies, remembered (every pipeline of a cell asks, and the
         cells of every mechanism of a repeat share the subsets). ``counts``, when given, is the
         population's read-only count vector that ``f`` was computed from: the same object means the
-        same truth, without hashing ``f``."""
+        same truth, without hashing ``f`` (then ``f`` may be a function that returns it, called only
+        when the sums are not remembered)."""
         if counts is not None:
             key: Any = ("counts", counts)
             if self._truth is not None and self._truth[0][0] == "counts" and self._truth[0][1] is counts:
                 return self._truth[1]
-        else:
+        if callable(f):
+            f = f()
+        if counts is None:
             key = ("digest", hashlib.blake2b(np.ascontiguousarray(f, dtype=float).tobytes(), digest_size=16).digest())
             if self._truth is not None and self._truth[0] == key:
                 return self._truth[1]
@@ -164,11 +168,18 @@ class SetQuery(Metric):
         return _drawn_subsets(d, self.subset_size(d), self.queries, rng)
 
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
-        f = aligned_truth(truth, estimate)
-        subsets = self._subsets(f.size, rng)
-        answers = estimate.answer(subsets.sums(np.asarray(estimate.frequencies, dtype=float)))
-        # the whole domain: f is truth.counts / n, so the (read-only) counts object names the truth
+        # the whole domain: f is truth.counts / n, so the (read-only) counts object names the truth,
+        # and f is computed only when the true sums are not remembered
         counts = truth.counts if estimate.items is None and not truth.counts.flags.writeable else None
+        if counts is not None:
+            if counts.size != estimate.d:  # what aligned_truth says
+                raise ValueError(f"estimate has {estimate.d} items but the population has {counts.size}")
+            d, f = counts.size, (lambda: aligned_truth(truth, estimate))
+        else:
+            f = aligned_truth(truth, estimate)
+            d = f.size
+        subsets = self._subsets(d, rng)
+        answers = estimate.answer(subsets.sums(np.asarray(estimate.frequencies, dtype=float)))
         return float(np.mean((answers - subsets.true_sums(f, counts)) ** 2))
 
 
@@ -195,9 +206,29 @@ class TopKMSE(Metric):
     def score(self, truth: Population, estimate: Estimate, rng: np.random.Generator) -> float:
         f = aligned_truth(truth, estimate)
         answers = estimate.item_answers()
-        ranked = f if self.by == "truth" else answers
-        top = np.argsort(-ranked, kind="stable")[: min(self.k, f.size)]
+        if self.by == "truth" and estimate.items is None and not truth.counts.flags.writeable:
+            top = _top_of_truth(truth.counts, f, min(self.k, f.size))
+        else:
+            ranked = f if self.by == "truth" else answers
+            top = np.argsort(-ranked, kind="stable")[: min(self.k, f.size)]
         return float(np.mean((answers[top] - f[top]) ** 2))
+
+
+#: ``(counts, k, top)`` of the last truths ranked (:func:`_top_of_truth`).
+_TOPS: list[tuple[np.ndarray, int, np.ndarray]] = []
+
+
+def _top_of_truth(counts: np.ndarray, f: np.ndarray, k: int) -> np.ndarray:
+    """The k items of largest true frequency (ties to the smaller index), remembered for the
+    population's read-only count vector (the same object means the same truth): every pipeline
+    and mechanism of a dataset ranks the same truth."""
+    for seen, seen_k, top in _TOPS:
+        if seen is counts and seen_k == k:
+            return top
+    top = np.argsort(-f, kind="stable")[:k]
+    top.flags.writeable = False
+    _TOPS[:] = [(counts, k, top), *_TOPS[:3]]
+    return top
 
 
 @hookimpl

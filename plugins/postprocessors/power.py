@@ -26,7 +26,7 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.types import Estimate, PostProcessor
 from ldpbench_plugins.numerics.noise import count_noise_sd
-from ldpbench_plugins.numerics.posterior import interpolated_posterior
+from ldpbench_plugins.numerics.posterior import interpolated_posterior_mean
 from ldpbench_plugins.numerics.simplex import project_to_simplex
 
 #: [W20]-code's exponent when the mean of the estimates is below 1 (no solution of M(alpha) = mean).
@@ -67,7 +67,7 @@ def _power_counts(estimate: Estimate, n: int, sigma: float) -> tuple[np.ndarray,
         alpha, clamped = prior.fit_alpha(mean, support)
         if clamped:
             note = "the mean equation has no solution on {1..n}; alpha clamped"
-    counts = interpolated_posterior(x, sigma, prior, (alpha,), support).mean
+    counts = interpolated_posterior_mean(x, sigma, prior, (alpha,), support)
     info = {"alpha": alpha, "noise_sd": sigma, "support": [1, n], "scale": "count"}
     if note:
         info["note"] = note

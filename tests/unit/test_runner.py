@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+import yaml
 from polars.testing import assert_frame_equal
 from support import builtin_plugins
 
@@ -91,3 +92,77 @@ def test_an_executor_whose_constructor_exits_is_a_plugin_failure():
     spec = load_spec_text("name: x\ndatasets: [zipf]\nepsilons: [1]\noracles: [grr]\n", plugins)
     with pytest.raises(PluginCodeFailed, match="executor 'leaves' failed \\(its constructor\\): SystemExit: 0"):
         choose_executor(plugins, spec, "leaves", 1)
+
+
+# -- bundles of cells that share a metric stream (ldpbench.engine.cell.CellBundle) ---------------
+
+
+def _bundle_plugins():
+    """The built-in plugins and two GRR variants: ``boom`` raises in its estimate, ``dies`` ends
+    its process there (a SIGKILL, as the OOM killer would)."""
+    import os
+    import signal
+
+    from ldpbench import build_plugins, hookimpl
+    from ldpbench_plugins.oracles.grr import GRR
+
+    class Boom(GRR):
+        name = "boom"
+
+        def estimate(self, support_counts, n):
+            raise ValueError("boom in the estimate")
+
+    class Dies(GRR):
+        name = "dies"
+
+        def estimate(self, support_counts, n):
+            os.kill(os.getpid(), signal.SIGKILL)  # what the containment cannot catch
+
+    class Module:
+        @staticmethod
+        @hookimpl
+        def ldpbench_register_oracles(registry):
+            registry.register(Boom)
+            registry.register(Dies)
+
+    return build_plugins(extra=[Module])
+
+
+BUNDLE_SPEC = {**SPEC, "repeats": 1, "epsilons": [1], "pipelines": ["base"], "metrics": ["mse", "set-query"]}
+
+
+def test_a_bundle_with_a_failing_cell_yields_the_others_rows_and_its_error():
+    import ldpbench.engine.cell as engine
+    from ldpbench.engine.cell import CellTask, bundle_tasks, run_bundle
+    from ldpbench.spec.expand import expand
+    from ldpbench.spec.validate import load_spec_text
+
+    plugins = _bundle_plugins()
+    spec = load_spec_text(yaml.safe_dump({**BUNDLE_SPEC, "repeats": 2, "oracles": ["grr", "boom", "oue"]}), plugins)
+    tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), plugins=plugins.source) for c in expand(spec)]
+    bundles = bundle_tasks(tasks)
+    # one bundle per repeat, its cells in the grid's order (one per oracle)
+    assert [[t.cell.mechanism.name for t in b.tasks] for b in bundles] == [["grr", "boom", "oue"]] * 2
+    assert [{t.cell.repeat for t in b.tasks} for b in bundles] == [{0}, {1}]
+    with engine.plugins_given(plugins):
+        cells = run_bundle(bundles[0])
+        alone = [engine.run_cell(t) for t in bundles[0].tasks]
+    assert [[r["oracle"] for r in rows] for rows in cells] == [["grr"] * 2, ["boom"] * 2, ["oue"] * 2]
+    assert all(r["error"] is None for r in cells[0] + cells[2])
+    assert all("boom in the estimate" in r["error"] for r in cells[1])
+    # the same numbers as the cells run one by one
+    assert [[r["value"] for r in rows] for rows in cells][::2] == [[r["value"] for r in rows] for rows in alone][::2]
+
+
+def test_a_bundle_whose_worker_dies_is_rerun_cell_by_cell(tmp_path):
+    """``dies`` kills its pool worker: its bundle is lost, rerun one cell per process; only that
+    cell fails (exit code named), its bystanders' rows are those of an in-process run."""
+    plugins = _bundle_plugins()
+    spec = {**BUNDLE_SPEC, "oracles": ["grr", "dies", "oue"]}
+    pool = ldpbench.run(spec, tmp_path / "pool", workers=2, executor="process-pool", plugins=plugins)
+    alone = ldpbench.run({**spec, "oracles": ["grr", "oue"]}, tmp_path / "one", workers=1, plugins=plugins)
+    assert pool.cells_run == 3 and pool.failed_rows == 2
+    assert pool.errors == ["worker process died (killed by signal 9 (SIGKILL))"]
+    cols = ["oracle", "metric", "mean"]
+    ok = pool.leaderboard.filter(pl.col("oracle") != "dies").sort("oracle", "metric").select(cols)
+    assert_frame_equal(ok, alone.leaderboard.sort("oracle", "metric").select(cols))

@@ -25,11 +25,17 @@ from ldpbench.results.versioning import SCHEMA_VERSION, ResultsSchemaError
 from support import strict_loads
 
 
-
 def test_dumps_json_is_strict_and_keeps_infinity():
     text = dumps_json({"a": math.nan, "b": [math.inf, -math.inf], "c": np.float32(0.5), "d": np.int64(3)})
     assert strict_loads(text) == {"a": None, "b": [math.inf, -math.inf], "c": 0.5, "d": 3}
     assert "1e999" in text and "NaN" not in text and "Infinity" not in text
+
+
+def test_a_row_with_a_top_level_nan_is_written_as_any_other_object():
+    """A result row's NaN (failed value, NaN theory) skips the first pass: same text as before."""
+    row = {"value": math.nan, "theory": 0.25, "n": np.int64(7), "info": {"x": [math.inf, np.float32(0.5)]}, "e": None}
+    assert dumps_json(row) == '{"value": null, "theory": 0.25, "n": 7, "info": {"x": [1e999, 0.5]}, "e": null}'
+    assert json.loads(dumps_json(row))["info"]["x"][0] == math.inf
 
 
 @pytest.mark.parametrize("label", ["\x00ldpbench+inf\x00", "\x00ldpbench-inf\x00", "a\x00ldpbench+inf\x00b"])

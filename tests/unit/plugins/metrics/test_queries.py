@@ -183,6 +183,23 @@ def test_topk_uses_the_true_top_k_with_ties_by_index():
     assert got == pytest.approx(np.mean(np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]) ** 2), rel=1e-12)
 
 
+def test_read_only_truths_score_as_writable_ones_through_the_caches():
+    """A frozen population's counts key the remembered top-k items and true set sums: the scores
+    are those of a writable copy (no cache), bit for bit, and a second truth is not served the first's."""
+    from ldpbench.boundary.values import frozen_population
+
+    for seed in (1, 2):  # two truths in turn: nothing of the first is reused for the second
+        counts = np.random.default_rng(seed).integers(0, 50, 300)
+        counts[:10] = 40  # ties
+        frozen, plain = frozen_population(population(counts)), population(counts.copy())
+        est = estimate(noisy(plain, 0.01, seed))
+        for m in (metric("topk-mse", k=20), metric("set-query", rho=30, queries=7)):
+            scores = [m.score(t, est, np.random.default_rng(9)) for t in (frozen, plain, frozen)]
+            assert len({np.float64(v).view(np.int64) for v in scores}) == 1, (m.name, scores)
+    with pytest.raises(ValueError, match="estimate has 5 items"):
+        metric("set-query").score(frozen, estimate(np.zeros(5)), np.random.default_rng(0))
+
+
 def test_topk_scores_post_pos_on_its_clipped_single_value_answers():
     truth = population([0, 0, 10, 0])
     f_hat = np.array([-0.2, 0.1, 0.9, 0.0])

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ldpbench_plugins.numerics.posterior import interpolated_posterior, posterior
+from ldpbench_plugins.numerics.posterior import interpolated_posterior, interpolated_posterior_mean, posterior
 from ldpbench_plugins.priors.families import Gaussian, Laplace, Poisson, PowerLaw
 
 # -- A12: the Gaussian-prior closed form ----------------------------------------------------------
@@ -61,6 +61,17 @@ def test_interpolated_posterior_matches_posterior():
     assert b.info.get("interpolated")
     np.testing.assert_allclose(b.log_marginal, a.log_marginal, rtol=1e-11)
     np.testing.assert_allclose(b.mean, a.mean, rtol=1e-11)
+
+
+@pytest.mark.parametrize("size", [20_000, 50])  # interpolated, and the fallback to posterior()
+def test_the_mean_alone_is_the_interpolated_posteriors_mean_bit_for_bit(size):
+    """Power's path (interpolated_posterior_mean) skips the log-marginal, never changes the mean."""
+    rng = np.random.default_rng(5)
+    x = rng.exponential(300.0, size) + rng.normal(0, 40.0, size)
+    full = interpolated_posterior(x, 40.0, PowerLaw(), (1.6,), (1, 10**6))
+    mean = interpolated_posterior_mean(x, 40.0, PowerLaw(), (1.6,), (1, 10**6))
+    assert bool(full.info.get("interpolated")) == (size > 1000)
+    assert np.array_equal(mean.view(np.int64), full.mean.view(np.int64))
 
 
 def test_estimates_must_be_finite():
