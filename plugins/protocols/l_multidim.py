@@ -47,12 +47,27 @@ from ldpbench.types import Estimate, Population
 from ldpbench.types.rounds import Rounds
 
 from . import _longitudinal as lg
-from ._multidim import MultidimProtocol, attributes_of
+from ._multidim import MultidimProtocol, attributes_of, kron_all
 from .l_memo import LGRR, LOSUE, LOUE, LSOUE, LSUE
 
 #: The longitudinal protocols a solution runs per attribute (multi-freq-ldpy's L-GRR, L-OUE,
 #: L-OSUE, L-SUE, L-SOUE).
 CHAINS = {cls.name: cls for cls in (LGRR, LOUE, LOSUE, LSUE, LSOUE)}
+
+
+def chain_matrix(chain: lg.Chain) -> np.ndarray:
+    """``M[x, y]``: one report of the chain (PRR then IRR) over ``[k]``: GRR supports ``p*`` / ``q*``
+    on the reported value; UE: ``k`` independent bits, bit v 1 w.p. ``p*`` (v held) or ``q*``
+    (reports are bit vectors read as binary numbers, bit v = value v)."""
+    k, ps, qs = chain.k, chain.p_star, chain.q_star
+    if chain.kind == "grr":
+        return np.where(np.eye(k, dtype=bool), ps, qs)
+    bits = (np.arange(1 << k)[None, :] >> np.arange(k)[:, None]) & 1  # (k, 2^k): bit v of report y
+    out = np.empty((k, 1 << k))
+    for x in range(k):  # tiny domains only (the audit)
+        prob = np.where(np.arange(k)[:, None] == x, ps, qs)
+        out[x] = np.prod(np.where(bits == 1, prob, 1 - prob), axis=0)
+    return out
 
 
 def attribute_rounds(items: np.ndarray, d: int) -> Population:
@@ -105,6 +120,17 @@ class LSPL(_LongMultidim):
             out.update(self._estimates(items, attrs.sizes[j], epsilon / attrs.a, epsilon, rng, simulation, name))
         return out
 
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """One round's whole report: every attribute at ``eps_1 / a``, ``eps_1`` over any two
+        records, ``eps_1 / a`` over one attribute (``eps_inf`` bounds all rounds: accounting)."""
+        a, e1 = len(sizes), self.alpha * epsilon
+        return {"per_attribute": [e1 / a] * a, "any_records": e1, "one_attribute": e1 / a}
+
+    def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
+        """The law of one round's whole report: the attributes' one-report chain laws at
+        ``eps_inf / a``, independent given the record (a Kronecker product)."""
+        return kron_all([chain_matrix(self.chain(d, epsilon / len(sizes))) for d in sizes])
+
 
 class LSMP(_LongMultidim):
     """Each user samples one attribute once and reports it every round at eps_inf, eps_1."""
@@ -127,6 +153,20 @@ class LSMP(_LongMultidim):
                 raise ValueError(f"no user sampled attribute '{name}': too few users for l-smp")
             out.update(self._estimates(items, attrs.sizes[j], epsilon, epsilon, rng, simulation, name))
         return out
+
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """One round's report ``(J, y)``: the sampled attribute at ``eps_1``, which bounds any two
+        records and one attribute alike."""
+        e1 = self.alpha * epsilon
+        return {"per_attribute": [e1] * len(sizes), "any_records": e1, "one_attribute": e1}
+
+    def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
+        """``P[x, (j, y)] = M_j(y | x_j) / a``, ``M_j`` one report of the chain at ``eps_inf``
+        (attribute slowest), as SMP's."""
+        a, records = len(sizes), np.array(list(np.ndindex(*sizes)), dtype=np.int64).reshape(-1, len(sizes))
+        return np.concatenate(
+            [chain_matrix(self.chain(d, epsilon))[records[:, j]] / a for j, d in enumerate(sizes)], axis=1
+        )
 
 
 @hookimpl

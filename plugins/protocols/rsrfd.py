@@ -226,6 +226,15 @@ class RSRFD(MultidimProtocol):
             out[~real, j] = fake if self.oracle == "grr" else oracle.output_rows(oracle.perturb(fake, rng))
         return out
 
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """Each attribute's real report at ``eps'``; ``eps'`` over any two records and, for a
+        prior other than uniform, over one attribute too (module docstring)."""
+        eps1 = amplified_epsilon(epsilon, len(sizes))
+        return {"per_attribute": [eps1] * len(sizes), "any_records": eps1, "one_attribute": eps1}
+
+    def report_widths(self, sizes: tuple[int, ...], epsilon: float) -> list[int]:
+        return [d if self.oracle == "grr" else 1 << d for d in sizes]
+
     def report_table(
         self, sizes: tuple[int, ...], epsilon: float, priors: list[np.ndarray] | None = None
     ) -> np.ndarray:

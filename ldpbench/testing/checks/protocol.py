@@ -2,7 +2,9 @@
 docs/heavy-hitters.md): the frequency oracle of every round is epsilon-LDP on what it sends (the
 exact audit of its output table and the empirical audit of its reports), the declared accounting
 adds up to the budget across the rounds a run really has, and the protocol identifies a planted
-set of heavy hitters.
+set of heavy hitters. A multidimensional protocol (records: tuple) gets the checks of
+:mod:`ldpbench.testing.checks.multidim` instead: its per-attribute accounting, per-attribute
+unbiasedness and the audit of the whole record's report.
 
 The planted population: ``planted`` items each held by ``share`` of ``n`` users, the other users
 spread one-ish each over ``tail`` further items; items are random ``bits``-wide strings, or
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.testing.checks import multidim
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
 from ldpbench.types import Domain, IdentifiedItems, Population, Protocol
 from ldpbench.types.domain import IDENTIFIED_ITEMS
@@ -43,6 +46,18 @@ class ProtocolCheckConfig:
     audit_alpha: float = 0.05
     #: audit domains of each round's oracle (small: the exact table enumerates the hash family)
     audit_domains: tuple[int, ...] = (4, 8)
+    #: multidimensional protocols (:mod:`.multidim`): the budget, the population (attribute
+    #: domains, users), the runs per simulation path and the z bound of the unbiasedness test
+    #: (family-wise: 10 items x 2 paths at z = 4.5 fail a correct protocol w.p. about 1e-4), the
+    #: shapes of the whole-record audit, and reports per audited record with their level
+    multidim_epsilon: float = 1.0
+    multidim_sizes: tuple[int, ...] = (3, 5)
+    multidim_n: int = 2_000
+    multidim_repeats: int = 60
+    multidim_z: float = 4.5
+    multidim_audit_sizes: tuple[tuple[int, ...], ...] = ((2, 2), (2, 2, 2))
+    multidim_trials: int = 20_000
+    multidim_alpha: float = 1e-4
 
 
 def _build(subject: Subject) -> Protocol:
@@ -170,16 +185,22 @@ def check_protocol_identifies_planted(subject: Subject, cfg: ProtocolCheckConfig
     )
 
 
-#: The protocol checks, in the order they run.
-CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+#: The heavy-hitter checks.
+HEAVY_HITTER_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_protocol_round_oracles_ldp,
     check_protocol_accounting,
     check_protocol_identifies_planted,
 )
+#: The protocol checks, in the order they run: heavy hitters', then multidimensional protocols'.
+CHECKS: tuple[Callable[[Subject, Any], None], ...] = HEAVY_HITTER_CHECKS + multidim.CHECKS
 #: Their configuration (:class:`ProtocolCheckConfig`).
 CONFIG = ProtocolCheckConfig
 
 
 def applies(check: Callable[..., None], subject: Subject, cfg: ProtocolCheckConfig) -> bool:
-    """The checks concern heavy-hitter protocols (tags: ``result = identified-items``)."""
-    return subject.build().tags().result == IDENTIFIED_ITEMS
+    """The heavy-hitter checks concern heavy-hitter protocols (tags: ``result = identified-items``),
+    the multidimensional ones protocols that take tuples (``records = ("tuple",)``)."""
+    protocol = subject.build()
+    if check in multidim.CHECKS:
+        return multidim.is_multidimensional(protocol)
+    return protocol.tags().result == IDENTIFIED_ITEMS

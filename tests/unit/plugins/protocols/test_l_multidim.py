@@ -87,3 +87,17 @@ def test_spl_splits_both_budgets_and_the_accounting_states_them():
 def test_a_tuple_population_without_rounds_is_one_round():
     out = LSPL(oracle="l-oue").run(population(500), EPS, np.random.default_rng(0))
     assert sorted(out) == ["x:round-1", "x:rounds-mean", "y:round-1", "y:rounds-mean"]
+
+
+@pytest.mark.parametrize("oracle", ["l-grr", "l-osue"])
+def test_one_rounds_whole_report_is_exactly_eps_1_ldp(oracle):
+    from ldpbench_plugins.protocols._multidim import attribute_log_ratio, max_log_ratio
+
+    spl, smp = LSPL(oracle=oracle, alpha=0.5), LSMP(oracle=oracle, alpha=0.5)
+    P = spl.report_table((2, 3), EPS)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert max_log_ratio(P) == pytest.approx(0.5 * EPS)  # eps_1 / a per attribute, composed
+    assert attribute_log_ratio(P, (2, 3)) == pytest.approx(0.5 * EPS / 2)
+    Q = smp.report_table((2, 3), EPS)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0)
+    assert max_log_ratio(Q) == pytest.approx(0.5 * EPS)
