@@ -28,7 +28,7 @@ from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
 from ldpbench.types.kinds import SCAFFOLDED_KINDS
 from ldpbench.util.version import VERSION
 
-__all__ = ["KINDS", "NewPlugin", "default_ldpbench_source", "new_plugin"]
+__all__ = ["KINDS", "VARIANTS", "NewPlugin", "default_ldpbench_source", "new_plugin"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,14 @@ def example_of(kind: str) -> KindExample:
 
 #: The kinds ``new-plugin`` writes, with their examples (derived from the kinds' declarations).
 KINDS: dict[str, KindExample] = {kind: example_of(kind) for kind in SCAFFOLDED_KINDS}
+
+#: The further examples of a kind (``--variant``): ``{kind: {variant: example}}``, from the
+#: kinds' declarations (``PluginKind.variants``).
+VARIANTS: dict[str, dict[str, KindExample]] = {
+    kind: {v: PLUGIN_KINDS[kind].resolve(ref) for v, ref in PLUGIN_KINDS[kind].variants}
+    for kind in SCAFFOLDED_KINDS
+    if PLUGIN_KINDS[kind].variants
+}
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 
@@ -79,6 +87,7 @@ def new_plugin(
     ldpbench_source: str | None = None,
     baseline: bool = True,
     init_git: bool = True,
+    variant: str | None = None,
 ) -> NewPlugin:
     """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``), a git repository with
     its files and its baseline committed (:mod:`ldpbench.scaffold.git`).
@@ -89,11 +98,16 @@ def new_plugin(
         that the generated tests pass as written.
     :param init_git: make it a git repository (skipped, with the reason in
         :attr:`NewPlugin.unversioned`, where git is missing or ``dest`` is inside a work tree).
-    :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
-        ldpbench source known.
+    :param variant: one of the kind's further examples (:data:`VARIANTS`: a ``protocol``'s
+        ``multidimensional``), instead of its default example.
+    :raises UsageError: a bad or taken name, an unknown kind or variant, a non-empty ``dest``, or
+        no ldpbench source known.
     """
     if kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if variant is not None and variant not in VARIANTS.get(kind, {}):
+        known = ", ".join(VARIANTS.get(kind, {})) or "none"
+        raise UsageError(f"--variant of a {kind}: one of {known}, got {variant!r}")
     _check_name(name, kind)
     source = ldpbench_source or default_ldpbench_source()
     if not source:
@@ -105,7 +119,7 @@ def new_plugin(
     root = Path(dest) if dest is not None else Path(f"ldpbench-{name}")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise UsageError(f"{root} exists and is not an empty folder")
-    example = KINDS[kind]
+    example = KINDS[kind] if variant is None else VARIANTS[kind][variant]
     values = {
         "name": name,
         "cls": _class(name),

@@ -145,3 +145,29 @@ def test_a_non_empty_folder_is_refused(tmp_path, capsys):
     assert main(["new-plugin", "mine", "--kind", "metric", str(tmp_path), "--no-baseline"]) == 2
     assert "not an empty folder" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_the_multidimensional_variant_passes_the_kit_as_written_and_other_kinds_have_none(tmp_path, capsys):
+    import importlib.util
+
+    from ldpbench.testing import check_protocol
+
+    dest = tmp_path / "md"
+    args = ["new-plugin", "my-md", "--kind", "protocol", "--variant", "multidimensional", str(dest)]
+    assert main([*args, "--no-baseline", "--no-git"]) == 0
+    assert "adult-attributes" in (dest / "specs/ci.yaml").read_text()
+    spec = importlib.util.spec_from_file_location("ldpbench_my_md", dest / "ldpbench_my_md" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    outcome = check_protocol(module.MyMd)
+    assert {k: v for k, v in outcome.items() if "multidim" in k} == dict.fromkeys(
+        [
+            "check_protocol_multidim_accounting",
+            "check_protocol_multidim_unbiased",
+            "check_protocol_multidim_whole_report",
+        ],
+        "passed",
+    )
+    other = ["new-plugin", "mine", "--kind", "metric", "--variant", "multidimensional", str(tmp_path / "m")]
+    assert main([*other, "--no-baseline"]) == 2
+    assert "--variant of a metric: one of none" in capsys.readouterr().err

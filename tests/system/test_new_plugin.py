@@ -1,6 +1,7 @@
 """``ldpbench new-plugin``: the repository it writes installs, and its tests pass as generated.
 
-The first test generates one plugin of every kind (each baseline computed by running the generated
+The first test generates one plugin of every kind and of every further example of a kind (a
+multidimensional protocol; each baseline computed by running the generated
 gate once), pip-installs them (a real build of each generated pyproject.toml, into a folder put
 on PYTHONPATH, so this environment is left alone) and runs each repository's own tests but the
 oracle's, which the second runs. The second
@@ -20,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from ldpbench.cli import main
-from ldpbench.scaffold import KINDS
+from ldpbench.scaffold import KINDS, VARIANTS
 from ldpbench.scaffold.source import default_ldpbench_source
 
 
@@ -39,9 +40,12 @@ def _build_isolation() -> list[str]:
 
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     repos = []
-    for kind in sorted(KINDS):
-        dest = tmp_path / f"ldpbench-my-{kind}"
-        assert main(["new-plugin", f"my-{kind}", "--kind", kind, str(dest)]) == 0
+    # every kind's example, and every further example of a kind (--variant: a multidimensional protocol)
+    examples = [(kind, kind, []) for kind in sorted(KINDS)]
+    examples += [(kind, v, ["--variant", v]) for kind in sorted(VARIANTS) for v in sorted(VARIANTS[kind])]
+    for kind, label, extra in examples:
+        dest = tmp_path / f"ldpbench-my-{label}"
+        assert main(["new-plugin", f"my-{label}", "--kind", kind, *extra, str(dest)]) == 0
         assert (dest / "reports/baseline/leaderboard.json").is_file()
         assert (dest / "reports/baseline/manifest.json").is_file()
         # ready to push: the files committed, the baseline computed at that commit and committed on top

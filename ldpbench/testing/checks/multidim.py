@@ -86,7 +86,7 @@ def _skewed(d: int) -> np.ndarray:
     return w / w.sum()
 
 
-def check_multidim_accounting(subject: Subject, cfg: Any) -> None:
+def check_protocol_multidim_accounting(subject: Subject, cfg: Any) -> None:
     """``record_accounting`` declares, per audited shape, one positive budget per attribute and
     ``max(per_attribute) <= any_records <= sum(per_attribute)``; ``privacy_accounting`` declares a
     group within ``epsilon``."""
@@ -121,7 +121,7 @@ def _paths(protocol: Protocol) -> tuple[str, ...]:
     return ("aggregate", "per-user") if protocol.tags().aggregate else ("per-user",)
 
 
-def check_multidim_unbiased(subject: Subject, cfg: Any) -> None:
+def check_protocol_multidim_unbiased(subject: Subject, cfg: Any) -> None:
     """On a small population of dependent attributes, every attribute's estimate, on every
     simulation path the protocol has, is one ``frequencies`` vector over ``[d_j]`` labelled by the
     attribute, unbiased: each item's mean over ``multidim_repeats`` runs within
@@ -153,7 +153,7 @@ def check_multidim_unbiased(subject: Subject, cfg: Any) -> None:
                 )
 
 
-def check_multidim_whole_report(subject: Subject, cfg: Any) -> None:
+def check_protocol_multidim_whole_report(subject: Subject, cfg: Any) -> None:
     """The whole-record audit: ``report_table`` is a law per record, its exact epsilon over any two
     records at most ``any_records`` and over one-attribute neighbours at most ``one_attribute``
     (``record_accounting``), and ``perturb_records`` (when declared) draws reports that follow
@@ -209,4 +209,4 @@ def check_multidim_whole_report(subject: Subject, cfg: Any) -> None:
 
 
 #: The multidimensional checks, in the order they run (appended to the protocol kind's).
-CHECKS = (check_multidim_accounting, check_multidim_unbiased, check_multidim_whole_report)
+CHECKS = (check_protocol_multidim_accounting, check_protocol_multidim_unbiased, check_protocol_multidim_whole_report)

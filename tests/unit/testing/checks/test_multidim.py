@@ -54,19 +54,23 @@ class SwappedSMP(SMP):
 def test_built_in_solutions_pass_every_multidimensional_check(name):
     outcome = check_protocol(name)
     assert {k: v for k, v in outcome.items() if "multidim" in k} == {
-        "check_multidim_accounting": "passed",
-        "check_multidim_unbiased": "passed",
-        "check_multidim_whole_report": "passed",
+        "check_protocol_multidim_accounting": "passed",
+        "check_protocol_multidim_unbiased": "passed",
+        "check_protocol_multidim_whole_report": "passed",
     }
 
 
 @pytest.mark.parametrize(
     "protocol, failing, match",
     [
-        (BiasedSPL, "check_multidim_unbiased", "attribute a0 \\(aggregate\\) biased"),
-        (LeakySPL, "check_multidim_whole_report", "any two records \\(2, 2\\): exact epsilon 2.0000 > declared 1.0000"),
-        (OverclaimingSPL, "check_multidim_accounting", "any_records = 2 is not between"),
-        (SwappedSMP, "check_multidim_whole_report", "does not follow report_table"),
+        (BiasedSPL, "check_protocol_multidim_unbiased", "attribute a0 \\(aggregate\\) biased"),
+        (
+            LeakySPL,
+            "check_protocol_multidim_whole_report",
+            "any two records \\(2, 2\\): exact epsilon 2.0000 > declared 1.0000",
+        ),
+        (OverclaimingSPL, "check_protocol_multidim_accounting", "any_records = 2 is not between"),
+        (SwappedSMP, "check_protocol_multidim_whole_report", "does not follow report_table"),
     ],
 )
 def test_a_broken_solution_fails_its_check(protocol, failing, match):
