@@ -572,24 +572,24 @@ def multi_freq_ldpy_multidim() -> dict[str, tuple[Callable, Callable]]:
     from multi_freq_ldpy.mdim_freq_est import SPL_solution as spl
 
     return {
-        "SPL_GRR": (spl.SPL_GRR_Client, spl.SPL_GRR_Aggregator),
+        "SPL_GRR": (spl.SPL_GRR_Client, spl.SPL_GRR_Aggregator_MI),
         "SPL_UE": (
             lambda x, k, a, e: spl.SPL_UE_Client(x, k, a, e, True),
-            lambda r, k, a, e: spl.SPL_UE_Aggregator(r, a, e, True),
+            lambda r, k, a, e: spl.SPL_UE_Aggregator_MI(r, a, e, True),
         ),
-        "SMP_GRR": (smp.SMP_GRR_Client, smp.SMP_GRR_Aggregator),
+        "SMP_GRR": (smp.SMP_GRR_Client, smp.SMP_GRR_Aggregator_MI),
         "SMP_UE": (
             lambda x, k, a, e: smp.SMP_UE_Client(x, k, a, e, True),
-            lambda r, k, a, e: smp.SMP_UE_Aggregator(r, a, e, True),
+            lambda r, k, a, e: smp.SMP_UE_Aggregator_MI(r, a, e, True),
         ),
-        "RSpFD_GRR": (rs.RSpFD_GRR_Client, rs.RSpFD_GRR_Aggregator),
+        "RSpFD_GRR": (rs.RSpFD_GRR_Client, rs.RSpFD_GRR_Aggregator_MI),
         "RSpFD_UE_zero": (
             lambda x, k, a, e: rs.RSpFD_UE_zero_Client(x, k, a, e, True),
-            lambda r, k, a, e: rs.RSpFD_UE_zero_Aggregator(r, k, a, e, True),
+            lambda r, k, a, e: rs.RSpFD_UE_zero_Aggregator_MI(r, k, a, e, True),
         ),
         "RSpFD_UE_rnd": (
             lambda x, k, a, e: rs.RSpFD_UE_rnd_Client(x, k, a, e, True),
-            lambda r, k, a, e: rs.RSpFD_UE_rnd_Aggregator(r, k, a, e, True),
+            lambda r, k, a, e: rs.RSpFD_UE_rnd_Aggregator_MI(r, k, a, e, True),
         ),
     }
 
@@ -638,7 +638,9 @@ def multidim_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[Row]
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    aggregate([client(tuples[0], sizes, len(sizes), args.epsilon)] * 2, sizes, len(sizes), args.epsilon)
+                    # numba compiles on the first calls; 200 users so that SMP's every attribute has reports
+                    warm = [client(x, sizes, len(sizes), args.epsilon) for x in tuples[:200]]
+                    aggregate(warm, sizes, len(sizes), args.epsilon)
 
                     def once(r: int, client: Callable = client, aggregate: Callable = aggregate) -> float:
                         _seed_peers(r)

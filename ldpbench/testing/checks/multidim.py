@@ -96,13 +96,12 @@ def check_protocol_multidim_accounting(subject: Subject, cfg: Any) -> None:
     assert all(float(g["epsilon"]) <= cfg.epsilon * (1 + 1e-12) for g in groups), (
         f"{subject.label}: a group declares more than epsilon = {cfg.epsilon}: {groups}"
     )
-    declare = getattr(protocol, "record_accounting", None)
-    assert callable(declare), (
-        f"{subject.label}: a multidimensional protocol declares record_accounting(epsilon, sizes): the budget "
-        "of each attribute's report and the bounds over any two records and over one attribute"
-    )
     for sizes in cfg.multidim_audit_sizes:
-        acc = declare(cfg.multidim_epsilon, tuple(sizes))
+        acc = protocol.record_accounting(cfg.multidim_epsilon, tuple(sizes))
+        assert acc is not None, (
+            f"{subject.label}: a multidimensional protocol declares record_accounting(epsilon, sizes): the budget "
+            "of each attribute's report and the bounds over any two records and over one attribute"
+        )
         per = [float(e) for e in acc["per_attribute"]]
         assert len(per) == len(sizes) and all(e > 0 for e in per), (
             f"{subject.label}: per_attribute must give one positive budget per attribute, got {per} for {sizes}"
@@ -159,19 +158,18 @@ def check_protocol_multidim_whole_report(subject: Subject, cfg: Any) -> None:
     (``record_accounting``), and ``perturb_records`` (when declared) draws reports that follow
     it (a chi-square test per audited record, family-wise level ``multidim_alpha``)."""
     protocol = _build(subject)
-    table = getattr(protocol, "report_table", None)
-    assert callable(table) and callable(getattr(protocol, "record_accounting", None)), (
-        f"{subject.label}: a multidimensional protocol declares report_table(sizes, epsilon), the exact law "
-        "of a user's whole report, and record_accounting: the whole-record audit needs both"
-    )
     from scipy.special import chdtrc  # Pearson's statistic's tail (scipy.stats costs seconds to import)
 
     eps = cfg.multidim_epsilon
     for sizes in map(tuple, cfg.multidim_audit_sizes):
-        P = np.asarray(table(sizes, eps), dtype=float)
+        table, acc = protocol.report_table(sizes, eps), protocol.record_accounting(eps, sizes)
+        assert table is not None and acc is not None, (
+            f"{subject.label}: a multidimensional protocol declares report_table(sizes, epsilon), the exact law "
+            "of a user's whole report, and record_accounting: the whole-record audit needs both"
+        )
+        P = np.asarray(table, dtype=float)
         assert P.shape[0] == math.prod(sizes), f"{subject.label}: report_table has {P.shape[0]} rows for {sizes}"
         assert np.all(P >= 0) and np.allclose(P.sum(axis=1), 1.0), f"{subject.label}: a row of report_table is no law"
-        acc = protocol.record_accounting(eps, sizes)
         found_any, found_one = max_log_ratio(P), attribute_log_ratio(P, sizes)
         assert found_any <= float(acc["any_records"]) * (1 + 1e-9) + 1e-12, (
             f"{subject.label}: any two records {sizes}: exact epsilon {found_any:.4f} > declared {acc['any_records']:.4f}"
@@ -179,21 +177,21 @@ def check_protocol_multidim_whole_report(subject: Subject, cfg: Any) -> None:
         assert found_one <= float(acc["one_attribute"]) * (1 + 1e-9) + 1e-12, (
             f"{subject.label}: one attribute {sizes}: exact epsilon {found_one:.4f} > declared {acc['one_attribute']:.4f}"
         )
-        draw = getattr(protocol, "perturb_records", None)
-        if not callable(draw):
-            continue
         records = list(itertools.product(*(range(d) for d in sizes)))
         picks = [0, len(records) - 1]
         for r in picks:
             rows = np.tile(np.asarray(records[r], dtype=np.int64), (cfg.multidim_trials, 1))
-            reports = np.asarray(draw(rows, sizes, eps, _rng(cfg, "multidim-draw", sizes, r)))
+            drawn = protocol.perturb_records(rows, sizes, eps, _rng(cfg, "multidim-draw", sizes, r))
+            if drawn is None:  # not declared: the table alone is audited
+                break
+            reports = np.asarray(drawn)
             if reports.ndim == 2:
-                columns = getattr(protocol, "report_columns", None)
-                assert callable(columns), (
+                columns = protocol.report_columns(reports, sizes, eps)
+                assert columns is not None, (
                     f"{subject.label}: perturb_records returned one column per attribute: declare "
                     "report_columns(reports, sizes, epsilon), the report_table column of each report"
                 )
-                reports = np.asarray(columns(reports, sizes, eps))
+                reports = np.asarray(columns)
             index = reports.astype(np.int64)
             observed = np.bincount(index, minlength=P.shape[1])
             assert observed.size == P.shape[1], f"{subject.label}: perturb_records drew a report outside the table"
