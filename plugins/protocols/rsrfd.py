@@ -2,7 +2,9 @@
 
 Arcolezi, Couchot, Al Bouna & Xiao, "Improving the Utility of Locally Differentially Private
 Protocols for Longitudinal and Multidimensional Frequency Estimates", arXiv:2111.04636 (Digital
-Communications and Networks, 2022), §5 "RS+RFD". As RS+FD (CIKM 2021, ``rsfd.py``): user i samples
+Communications and Networks, 2022), as issue 25 cites it; the paper's text was not available here
+(the abstract found names L-GRR, L-OSUE and ALLOMFREE, not RS+RFD), so the estimator below is
+derived from the construction, not transcribed. As RS+FD (CIKM 2021, ``rsfd.py``): user i samples
 one attribute ``J_i`` uniformly, reports its value with a frequency oracle at the amplified budget
 ``eps' = ln(a (e^eps - 1) + 1)``, and sends fake data for every other attribute. The fake data is
 drawn from a prior ``pi_j`` (the server's knowledge of attribute j's distribution) instead of
@@ -20,7 +22,7 @@ another value with ``q'_v`` (now item-dependent):
     oue-r:  p'_v = (p + (a-1) r_v)/a,      q'_v = (q + (a-1) r_v)/a,    r_v = q + (p - q) pi_v
 
 (``p``, ``q`` the oracle's at eps'; ``r_v`` the chance that OUE of a value drawn from ``pi`` sets
-bit v), so ``p' - q' = (p - q)/a`` for every item and the paper's estimator (§5, the GRR form
+bit v), so ``p' - q' = (p - q)/a`` for every item and the estimator (the GRR form
 ``f_v = (a C_v - n (q + (a-1) pi_v)) / (n (p - q))``; OUE-r likewise with ``r_v``) is
 
     f_v = (C_v / n - q'_v) / (p'_v - q'_v),
@@ -29,21 +31,21 @@ unbiased for any prior fixed before the reports (it is not fitted to them), with
 
     Var f_v = (f_v p'_v (1 - p'_v) + (1 - f_v) q'_v (1 - q'_v)) / (n (p'_v - q'_v)^2)
 
-for the run's fixed population (the paper's ``sigma (1 - sigma) / (n (p'-q')^2)``,
+for the run's fixed population (the RS+FD paper's form ``sigma (1 - sigma) / (n (p'-q')^2)``,
 ``sigma = f p' + (1 - f) q'``, is this plus ``f (1 - f)/n``: it draws each value from ``f``). With
 the uniform prior both variants are RS+FD's. The estimate is not a pure protocol's (``q'`` depends
 on the item): ``p_star``/``q_star`` are ``None``; for GRR the report histogram and its exact
 channel ``P(y | x) = (p - q)/a [y = x] + q/a + (a-1) pi_y / a`` are carried (EM, IBU).
 
 The prior (``prior_weight`` ``w``): ``pi_j = w f_j + (1 - w) / d_j``, ``f_j`` attribute j's true
-marginal: a stand-in for what the paper assumes the server knows (a previous collection, public
+marginal: a stand-in for what the server may know (a previous collection, public
 statistics); ``w = 0`` is RS+FD, ``w = 1`` a perfect prior. It is aggregate knowledge, drawn from
 no user's report, so the estimator stays unbiased.
 
 Privacy (exact, :meth:`RSRFD.report_table`): between **any** two records the whole report is
 ``eps'``-LDP for every prior (each term of the mixture over the sampled attribute changes by at
 most ``e^eps'``, and the fakes do not depend on the record), and ``eps'`` is attained. Between
-records that differ in **one** attribute the paper's amplification argument holds for RS+FD's
+records that differ in **one** attribute the RS+FD paper's amplification argument holds for RS+FD's
 uniform fakes (GRR over equal domains), but with any other prior the exact bound lies strictly
 between ``eps`` and ``eps'``: a report whose fake value is rare under one attribute's prior and
 common under another's no longer dilutes the sampled attribute's ``e^eps'`` as a uniform fake does
@@ -143,7 +145,7 @@ class RSRFD(MultidimProtocol):
 
     name = "rs-rfd"
     params = (
-        Param("oracle", str, "grr", "the paper's variant: grr or oue-r", choices=VARIANTS),
+        Param("oracle", str, "grr", "the fake data's variant: grr or oue-r", choices=VARIANTS),
         Param(
             "prior_weight",
             float,
@@ -156,11 +158,11 @@ class RSRFD(MultidimProtocol):
     )
 
     def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
-        """``epsilon`` is the paper's parameter (exact over records that differ in one attribute
+        """``epsilon`` is the budget RS+FD's amplification is stated for (exact over records that differ in one attribute
         only for the uniform prior); ``eps'`` bounds any two records exactly (module docstring)."""
         rows = super().privacy_accounting(epsilon)
         rows[0]["scope"] = (
-            "the paper's parameter; exact for records that differ in one attribute only with a uniform prior "
+            "the RS+FD budget; exact for records that differ in one attribute only with a uniform prior "
             "(RS+FD), any other prior exceeds it (docs/multidimensional.md); any two records: "
             "ln(a (e^eps - 1) + 1) for a attributes, exactly, for every prior"
         )

@@ -1,4 +1,4 @@
-"""RS+RFD (plugins/protocols/rsrfd.py; Arcolezi et al., arXiv:2111.04636 §5): estimates against the
+"""RS+RFD (plugins/protocols/rsrfd.py; Arcolezi et al., arXiv:2111.04636 as issue 25 cites it): estimates against the
 paper's variance with a prior, the uniform prior as RS+FD, the GRR channel, and the exact epsilon of
 the whole report (one real value, a - 1 fakes drawn from the prior)."""
 
@@ -54,7 +54,7 @@ def test_the_uniform_prior_is_rs_fd(variant, fd_variant):
 
 
 def test_the_grr_estimator_is_the_papers_closed_form():
-    # arXiv:2111.04636 §5: f_v = (a C_v - n (q + (a - 1) pi_v)) / (n (p - q)), GRR's p, q at eps'
+    # the closed form f_v = (a C_v - n (q + (a - 1) pi_v)) / (n (p - q)), GRR's p, q at eps'
     a, k, n, eps = 3, 4, 1000, 1.0
     e1 = math.exp(rsfd.amplified_epsilon(eps, a))
     p, q = e1 / (e1 + k - 1), 1 / (e1 + k - 1)
