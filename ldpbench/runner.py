@@ -177,7 +177,7 @@ def execute(
 
     spec = plan.spec
     tasks = [CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), timeout, plugins.source) for c in plan.todo]
-    bundled = bool(getattr(type(runner).tags(), "bundles", False))
+    bundled = type(runner).tags().bundles
     # The in-process executor evaluates cells with this process's cached populations: after an
     # edit of a data file (a notebook, a second `main()` call) they would compute with the old
     # data under today's fingerprints.

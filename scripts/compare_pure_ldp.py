@@ -68,6 +68,18 @@ layer afresh on every call (it keeps no memo between calls), so it does the same
 as a memoizing client and less state-keeping. The script also checks multi-freq-ldpy's results
 against ours: its ``VAR_Long_Pure`` beside ``Chain.variance`` at f = 0 and f = 0.2, and the support
 rates its clients produce (5,000 reports of one value at d = 8) beside our ``p*`` and ``q*``.
+
+**Multidimensional solutions** (``--multidimensional``). ldpbench's ``spl``, ``smp`` and ``rs-fd``
+(plugins/protocols/; docs/multidimensional.md) beside multi-freq-ldpy's ``mdim_freq_est``
+(``SPL_*``, ``SMP_*``, ``RSpFD_*``: one ``*_Client`` call per user on the user's tuple, one
+``*_Aggregator`` call on the list of reports, as its tutorials do) on the same users:
+``correlated-attributes`` (``--attributes`` attributes over ``[d]`` each, ``--d`` 16 by default,
+Zipf(1) marginals, copula correlation 0.5), the same n and eps. ldpbench is timed on its per-user
+path (``Protocol.run(..., simulation="per-user")``) at n and at big n, and on its exact aggregate
+path at big n (the last column). ``--agreement R`` also runs both libraries R times on a small
+domain at a large budget (d = 4, eps = 4, where multi-freq-ldpy's clipping at 0 never acts and
+its renormalization leaves a GRR estimate unchanged) and prints, per solution, the mean and the
+variance of each library's estimates beside the formula's (our ``variance`` functions).
 """
 
 from __future__ import annotations
@@ -649,6 +661,110 @@ def longitudinal_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[
     return rows
 
 
+#: ldpbench's multidimensional solutions (name, parameters) and multi-freq-ldpy's functions.
+MULTIDIM: tuple[tuple[str, dict, str], ...] = (
+    ("spl", {"oracle": "grr"}, "SPL_GRR"),
+    ("spl", {"oracle": "oue"}, "SPL_UE"),
+    ("smp", {"oracle": "grr"}, "SMP_GRR"),
+    ("smp", {"oracle": "oue"}, "SMP_UE"),
+    ("rs-fd", {"oracle": "grr"}, "RSpFD_GRR"),
+    ("rs-fd", {"oracle": "oue-z"}, "RSpFD_UE_zero"),
+    ("rs-fd", {"oracle": "oue-r"}, "RSpFD_UE_rnd"),
+)
+
+
+def multi_freq_ldpy_multidim() -> dict[str, tuple[Callable, Callable]]:
+    """multi-freq-ldpy's label -> (client(tuple, sizes, a, eps), aggregator(reports, sizes, a, eps)),
+    OUE for the unary ones (``optimal=True``); imports multi-freq-ldpy (ImportError when missing)."""
+    from multi_freq_ldpy.mdim_freq_est import RSpFD_solution as rs
+    from multi_freq_ldpy.mdim_freq_est import SMP_solution as smp
+    from multi_freq_ldpy.mdim_freq_est import SPL_solution as spl
+
+    return {
+        "SPL_GRR": (spl.SPL_GRR_Client, spl.SPL_GRR_Aggregator_MI),
+        "SPL_UE": (
+            lambda x, k, a, e: spl.SPL_UE_Client(x, k, a, e, True),
+            lambda r, k, a, e: spl.SPL_UE_Aggregator_MI(r, a, e, True),
+        ),
+        "SMP_GRR": (smp.SMP_GRR_Client, smp.SMP_GRR_Aggregator_MI),
+        "SMP_UE": (
+            lambda x, k, a, e: smp.SMP_UE_Client(x, k, a, e, True),
+            lambda r, k, a, e: smp.SMP_UE_Aggregator_MI(r, a, e, True),
+        ),
+        "RSpFD_GRR": (rs.RSpFD_GRR_Client, rs.RSpFD_GRR_Aggregator_MI),
+        "RSpFD_UE_zero": (
+            lambda x, k, a, e: rs.RSpFD_UE_zero_Client(x, k, a, e, True),
+            lambda r, k, a, e: rs.RSpFD_UE_zero_Aggregator_MI(r, k, a, e, True),
+        ),
+        "RSpFD_UE_rnd": (
+            lambda x, k, a, e: rs.RSpFD_UE_rnd_Client(x, k, a, e, True),
+            lambda r, k, a, e: rs.RSpFD_UE_rnd_Aggregator_MI(r, k, a, e, True),
+        ),
+    }
+
+
+def _label(name: str, params: dict) -> str:
+    return f"{name}[{params['oracle']}]"
+
+
+def multidim_rows(args: argparse.Namespace, peers: dict[str, dict]) -> list[Row]:
+    from ldpbench import build_plugins
+
+    plugins = build_plugins()
+    data = {"a": args.attributes, "d": args.d, "s": 1.0, "rho": 0.5, "seed": 1}
+    pop = plugins.create("dataset", "correlated-attributes", {**data, "n": args.n}).load(None)
+    big = plugins.create("dataset", "correlated-attributes", {**data, "n": args.big_n}).load(None)
+    tuples = [list(map(int, row)) for row in pop.attributes.rows]
+    sizes = list(pop.attributes.sizes)
+    wanted = set(args.only or [])
+
+    def time_protocol(protocol: object, population: object, path: str) -> float:
+        def once(r: int) -> float:
+            rng = np.random.default_rng(r)
+            start = time.perf_counter()
+            protocol.run(population, args.epsilon, rng, simulation=path)  # type: ignore[attr-defined]
+            return time.perf_counter() - start
+
+        return best_of(args.rounds, once)
+
+    rows = []
+    for name, params, theirs in MULTIDIM:
+        if wanted and name not in wanted and _label(name, params) not in wanted:
+            continue
+        ours = plugins.create("protocol", name, params)
+        row = Row(
+            _label(name, params),
+            args.n / time_protocol(ours, pop, "per-user"),
+            args.big_n / time_protocol(ours, big, "per-user"),
+        )
+        row.notes.append(
+            f"aggregate path n={args.big_n:,}: {num(args.big_n / time_protocol(ours, big, 'aggregate'))} users/s"
+        )
+        if not peers:
+            row.notes.append("peers not run (--ours-only)")
+        for peer, table in peers.items():
+            client, aggregate = table[theirs]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    # numba compiles on the first calls; 200 users so that SMP's every attribute has reports
+                    warm = [client(x, sizes, len(sizes), args.epsilon) for x in tuples[:200]]
+                    aggregate(warm, sizes, len(sizes), args.epsilon)
+
+                    def once(r: int, client: Callable = client, aggregate: Callable = aggregate) -> float:
+                        _seed_peers(r)
+                        start = time.perf_counter()
+                        reports = [client(x, sizes, len(sizes), args.epsilon) for x in tuples]
+                        aggregate(reports, sizes, len(sizes), args.epsilon)
+                        return time.perf_counter() - start
+
+                    row.peers[peer] = (theirs, args.n / best_of(args.rounds, once))
+            except Exception as exc:
+                row.peers[peer] = peer_failure(peer, exc)
+        rows.append(row)
+    return rows
+
+
 def longitudinal_agreement(eps: float) -> list[list[str]]:
     """multi-freq-ldpy's variance function and clients beside ours (module docstring)."""
     import importlib
@@ -687,6 +803,72 @@ def longitudinal_agreement(eps: float) -> list[list[str]]:
     return out
 
 
+def multidim_agreement(args: argparse.Namespace, peers: dict[str, dict]) -> str:
+    """Per solution, the mean absolute deviation of each library's mean estimate from the truth (in
+    standard errors) and the ratio of each one's summed variance to the formula's, over
+    ``args.agreement`` runs on d = 4 at eps = 4 (module docstring)."""
+    from ldpbench import build_plugins
+    from ldpbench_plugins.oracles.grr import GRR
+    from ldpbench_plugins.oracles.oue import OUE
+    from ldpbench_plugins.protocols.rsfd import rsfd_variance
+
+    plugins = build_plugins()
+    R, eps, d, a = args.agreement, 4.0, 4, args.attributes  # noqa: N806
+    data = {"a": a, "d": d, "s": 1.0, "rho": 0.5, "seed": 1, "n": args.n}
+    pop = plugins.create("dataset", "correlated-attributes", data).load(None)
+    attrs = pop.attributes
+    tuples = [list(map(int, row)) for row in attrs.rows]
+    sizes, n = list(attrs.sizes), attrs.n
+    truth = [attrs.marginal_counts(j) / n for j in range(a)]
+
+    def formula(name: str, oracle: str, j: int) -> np.ndarray:
+        f = truth[j]
+        if name == "rs-fd":
+            return rsfd_variance(oracle, d, a, eps, n, f)
+        fo = (GRR if oracle == "grr" else OUE)(d, eps / a if name == "spl" else eps)
+        if name == "spl":
+            return fo.variance(n, f)
+        m = n / a  # SMP: the oracle over about n / a users, plus the sampled users' spread about f
+        return fo.variance(int(m), f) + f * (1 - f) * (n - m) / (m * (n - 1))
+
+    lines = [
+        f"Agreement: {R} runs each, n = {n:,}, {a} attributes over [4], eps = 4 (correlated-attributes): "
+        "max |mean - truth| in standard errors of the mean, and summed variance / the formula's",
+        "",
+        "| solution | ldpbench bias (max z) | ldpbench var / formula |"
+        + "".join(f" {p} bias (max z) | {p} var / formula |" for p in peers),
+        "|---|---:|---:|" + "---:|---:|" * len(peers),
+    ]
+    rng = np.random.default_rng(7)
+    for name, params, theirs in MULTIDIM:
+        ours = plugins.create("protocol", name, params)
+        runs = {"ldpbench": [ours.run(pop, eps, rng, simulation="per-user") for _ in range(R)]}
+        estimates = {
+            "ldpbench": [[np.asarray(r[f"a{j}"].frequencies, dtype=float) for j in range(a)] for r in runs["ldpbench"]]
+        }
+        for peer, table in peers.items():
+            client, aggregate = table[theirs]
+            got = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for r in range(R):
+                    _seed_peers(1000 + r)
+                    out = aggregate([client(x, sizes, a, eps) for x in tuples], sizes, a, eps)
+                    got.append([np.asarray(out[j], dtype=float) for j in range(a)])
+            estimates[peer] = got
+        cells = []
+        for lib in ["ldpbench", *peers]:
+            z, ratio_ = 0.0, []
+            for j in range(a):
+                est = np.stack([e[j] for e in estimates[lib]])
+                var = est.var(axis=0, ddof=1)
+                z = max(z, float(np.max(np.abs(est.mean(axis=0) - truth[j]) / np.sqrt(np.maximum(var, 1e-18) / R))))
+                ratio_.append(var.sum() / formula(name, params["oracle"], j).sum())
+            cells += [f"{z:.1f}", f"{np.mean(ratio_):.2f}"]
+        lines.append(f"| `{_label(name, params)}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heavy-hitters", action="store_true", help="heavy-hitter protocols instead of oracles")
@@ -694,11 +876,22 @@ def main(argv: list[str] | None = None) -> int:
         "--longitudinal", action="store_true", help="memoized longitudinal protocols (multi-freq-ldpy's) instead"
     )
     parser.add_argument("--T", type=int, default=10, help="longitudinal: rounds (default 10)")
+    parser.add_argument(
+        "--multidimensional",
+        action="store_true",
+        help="multidimensional solutions (SPL, SMP, RS+FD) instead of oracles",
+    )
+    parser.add_argument("--attributes", type=int, default=5, help="multidimensional: attributes per user (default 5)")
+    parser.add_argument(
+        "--agreement", type=int, default=0, help="multidimensional: also compare estimates over this many runs"
+    )
     parser.add_argument("--n", type=int, help="users for every library (default 2,000; 200 with --heavy-hitters)")
     parser.add_argument(
         "--big-n", type=int, help="users for ldpbench alone (default 200,000; 1,000,000 with --heavy-hitters)"
     )
-    parser.add_argument("--d", type=int, default=1_024, help="oracles: domain size (default 1,024)")
+    parser.add_argument(
+        "--d", type=int, help="oracles: domain size (default 1,024); multidimensional: each attribute's (default 16)"
+    )
     parser.add_argument("--bits", type=int, default=16, help="heavy hitters: item width in bits (default 16)")
     parser.add_argument("--support", type=int, default=1_000, help="heavy hitters: distinct items held (default 1,000)")
     parser.add_argument("--k", type=int, default=8, help="heavy hitters: items to identify (default 8)")
@@ -708,16 +901,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ours-only", action="store_true", help="time ldpbench alone (no peer is imported)")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = parser.parse_args(argv)
+    hh, md = args.heavy_hitters, args.multidimensional
+    args.d = args.d or (16 if md else 1_024)
     if args.longitudinal:
         return longitudinal_main(args)
-    hh = args.heavy_hitters
     args.n = args.n or (200 if hh else 2_000)
     args.big_n = args.big_n or (1_000_000 if hh else 200_000)
     args.epsilon = args.epsilon if args.epsilon is not None else (4.0 if hh else 1.0)
     peers: dict[str, dict] = {}
     if not args.ours_only:
         try:
-            peers = load_peers(hh)
+            peers = {"multi-freq-ldpy": multi_freq_ldpy_multidim()} if md else load_peers(hh)
         except ImportError as exc:
             print(
                 f"compare_pure_ldp: a peer is not installed ({exc}).\nInstall the peers beside ldpbench with:\n"
@@ -726,6 +920,22 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
     load = os.getloadavg()[0]
+    if md:
+        rows = multidim_rows(args, peers)
+        load = f"load average {max(load, os.getloadavg()[0]):.1f} on {os.cpu_count()} cores"
+        print(
+            f"Per-user multidimensional solutions, correlated-attributes ({args.attributes} attributes over "
+            f"[{args.d}], Zipf(1), rho 0.5), ε = {args.epsilon:g}; users/s (every user's whole report and all "
+            f"attributes' estimates), best of {args.rounds}; {load}:"
+        )
+        print()
+        print(
+            render(rows, args.n, args.big_n, args.markdown, what="solution", peers=tuple(peers) or ("multi-freq-ldpy",))
+        )
+        if args.agreement:
+            print()
+            print(multidim_agreement(args, peers))
+        return 0
     rows = heavy_hitter_rows(args, peers) if hh else oracle_rows(args, peers)
     load = f"load average {max(load, os.getloadavg()[0]):.1f} on {os.cpu_count()} cores"
     if hh:
@@ -751,7 +961,7 @@ def longitudinal_main(args: argparse.Namespace) -> int:
     args.n = args.n or 2_000
     args.big_n = args.big_n or 200_000
     args.epsilon = args.epsilon if args.epsilon is not None else 2.0
-    if args.d == 1_024:
+    if args.d == 1_024:  # the oracles' default: longitudinal runs d = 64 unless told
         args.d = 64
     peers: dict[str, dict] = {}
     if not args.ours_only:

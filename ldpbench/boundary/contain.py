@@ -290,7 +290,7 @@ def _watch(commands: int, answers: int, owner: int) -> None:
 
 
 _WATCHDOG = _Watchdog()
-if hasattr(os, "register_at_fork"):
+if sys.platform != "win32":  # no fork there (nor a backstop: _exit_on_sigquit is Linux-only)
     os.register_at_fork(after_in_child=_WATCHDOG.after_fork)
 
 

@@ -48,12 +48,14 @@ def _add_parser(subparsers: argparse._SubParsersAction, kinds: tuple[str, ...]) 
     parser.add_argument("name", metavar="NAME", help="plugin name: lowercase words joined by hyphens")
     parser.add_argument("dir", metavar="DIR", nargs="?", help="where to write it (default: ./ldpbench-NAME)")
     parser.add_argument("--kind", required=True, choices=sorted(kinds), help="the kind of plugin")
+    from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
+
+    variants = sorted({v for k in kinds for v, _ in PLUGIN_KINDS[k].variants})
     parser.add_argument(
-        "--record",
-        choices=("item", "sequence"),
-        default="item",
-        help="what the users hold: one item (default), or a sequence of items over rounds, for a "
-        "longitudinal protocol (--kind protocol --record sequence: a memoized GRR; docs/longitudinal.md)",
+        "--variant",
+        choices=variants,
+        help="another example of the kind: "
+        + "; ".join(f"{v} (--kind {k})" for k in kinds for v, _ in PLUGIN_KINDS[k].variants),
     )
     parser.add_argument(
         "--ldpbench-source",
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         ldpbench_source=args.ldpbench_source or None,
         baseline=not args.no_baseline,
         init_git=not args.no_git,
-        record=args.record,
+        variant=args.variant,
     )
     root = written.root
     print(f"ldpbench: wrote the {args.kind} plugin {name!r} to {root}", file=sys.stderr)

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from ldpbench.errors import UsageError
 from ldpbench.scaffold import files, git
-from ldpbench.scaffold.examples import RECORD_EXAMPLES, KindExample
+from ldpbench.scaffold.examples import KindExample
 from ldpbench.scaffold.source import default_ldpbench_source
 from ldpbench.types.kinds import KINDS as PLUGIN_KINDS
 from ldpbench.types.kinds import SCAFFOLDED_KINDS
 from ldpbench.util.version import VERSION
 
-__all__ = ["KINDS", "NewPlugin", "default_ldpbench_source", "new_plugin"]
+__all__ = ["KINDS", "VARIANTS", "NewPlugin", "default_ldpbench_source", "new_plugin"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,14 @@ def example_of(kind: str) -> KindExample:
 
 #: The kinds ``new-plugin`` writes, with their examples (derived from the kinds' declarations).
 KINDS: dict[str, KindExample] = {kind: example_of(kind) for kind in SCAFFOLDED_KINDS}
+
+#: The further examples of a kind (``--variant``): ``{kind: {variant: example}}``, from the
+#: kinds' declarations (``PluginKind.variants``).
+VARIANTS: dict[str, dict[str, KindExample]] = {
+    kind: {v: PLUGIN_KINDS[kind].resolve(ref) for v, ref in PLUGIN_KINDS[kind].variants}
+    for kind in SCAFFOLDED_KINDS
+    if PLUGIN_KINDS[kind].variants
+}
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 
@@ -79,7 +87,7 @@ def new_plugin(
     ldpbench_source: str | None = None,
     baseline: bool = True,
     init_git: bool = True,
-    record: str = "item",
+    variant: str | None = None,
 ) -> NewPlugin:
     """Write the plugin repository ``dest`` (default ``./ldpbench-NAME``), a git repository with
     its files and its baseline committed (:mod:`ldpbench.scaffold.git`).
@@ -88,19 +96,18 @@ def new_plugin(
         source this ldpbench was installed from, :func:`default_ldpbench_source`).
     :param baseline: compute the CI spec's baseline now (runs the spec once, a few seconds), so
         that the generated tests pass as written.
-    :param record: what the plugin's users hold: ``item`` (the kind's example), or ``sequence``
-        for a protocol over rounds (a memoized longitudinal protocol, docs/longitudinal.md;
-        :data:`~ldpbench.scaffold.examples.RECORD_EXAMPLES`).
     :param init_git: make it a git repository (skipped, with the reason in
         :attr:`NewPlugin.unversioned`, where git is missing or ``dest`` is inside a work tree).
-    :raises UsageError: a bad or taken name, an unknown kind, a non-empty ``dest``, or no
-        ldpbench source known.
+    :param variant: one of the kind's further examples (:data:`VARIANTS`: a ``protocol``'s
+        ``multidimensional`` or ``longitudinal``), instead of its default example.
+    :raises UsageError: a bad or taken name, an unknown kind or variant, a non-empty ``dest``, or
+        no ldpbench source known.
     """
     if kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if record != "item" and (kind, record) not in RECORD_EXAMPLES:
-        shapes = ", ".join(f"--kind {k} --record {r}" for k, r in RECORD_EXAMPLES)
-        raise UsageError(f"no example of a {kind} for records {record!r} (there is: {shapes})")
+    if variant is not None and variant not in VARIANTS.get(kind, {}):
+        known = ", ".join(VARIANTS.get(kind, {})) or "none"
+        raise UsageError(f"--variant of a {kind}: one of {known}, got {variant!r}")
     _check_name(name, kind)
     source = ldpbench_source or default_ldpbench_source()
     if not source:
@@ -112,7 +119,7 @@ def new_plugin(
     root = Path(dest) if dest is not None else Path(f"ldpbench-{name}")
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise UsageError(f"{root} exists and is not an empty folder")
-    example = KINDS[kind] if record == "item" else RECORD_EXAMPLES[(kind, record)]
+    example = KINDS[kind] if variant is None else VARIANTS[kind][variant]
     values = {
         "name": name,
         "cls": _class(name),
@@ -131,7 +138,7 @@ def new_plugin(
     # computed at the first commit, so its manifest names it, and committed on top.
     unversioned = git.why_not_a_repository(root) if init_git else "not asked for (--no-git)"
     if unversioned is None:
-        shape = "" if record == "item" else f" --record {record}"
+        shape = "" if variant is None else f" --variant {variant}"
         git.init_and_commit(root, f"ldpbench new-plugin {name} --kind {kind}{shape}")
     if baseline:
         write_baseline(root, values["module"], values["distribution"], name)

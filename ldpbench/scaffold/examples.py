@@ -308,6 +308,106 @@ def ldpbench_register_protocols(registry):
     registry.register(${cls})
 ''')
 
+MULTIDIM_PROTOCOL_MODULE = Template('''"""${name}: users with several attributes, each reported at a share of the budget, as an
+ldpbench multidimensional protocol.
+
+Splitting the budget (SPL; T. Wang et al., "Collecting and Analyzing Multidimensional Data with
+Local Differential Privacy", ICDE 2019): a user holding (x_1, ..., x_a), attribute j over [d_j],
+reports every attribute with generalized randomized response at epsilon / a (k-RR: her own value
+with probability p = e^e / (e^e + d_j - 1), each other value with q = 1 / (e^e + d_j - 1),
+e = epsilon / a); sequential composition makes the whole report epsilon-LDP. The server estimates
+each attribute's histogram, (count / n - q) / (p - q), unbiased. It takes users who hold tuples
+(records = "tuple": datasets such as adult-attributes) and returns one estimate per attribute,
+labelled by the attribute's name; the conformance kit audits its whole report (report_table)
+against what record_accounting declares. Replace the body with your protocol; keep the kit passing
+(tests/).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.types import Estimate, Protocol, ProtocolTags
+
+
+def krr(d, epsilon):
+    """(p, q) of k-RR over d values."""
+    e = math.exp(epsilon)
+    return e / (e + d - 1), 1.0 / (e + d - 1)
+
+
+class ${cls}(Protocol):
+    """Every attribute reported with k-RR at epsilon / a (see the module docstring)."""
+
+    name = "${name}"
+
+    def tags(self):
+        return ProtocolTags(result="frequencies", enumerates_domain=True, records=("tuple",))
+
+    def privacy_accounting(self, epsilon):
+        return [{"group": "all users", "model": "local", "epsilon": float(epsilon), "per_round": [float(epsilon)]}]
+
+    def record_accounting(self, epsilon, sizes):
+        """Each attribute at epsilon / a; the whole report over any two records epsilon, over
+        records differing in one attribute epsilon / a."""
+        a = len(sizes)
+        return {"per_attribute": [epsilon / a] * a, "any_records": float(epsilon), "one_attribute": epsilon / a}
+
+    def run(self, population, epsilon, rng, *, simulation="aggregate"):
+        attrs = population.attributes  # the users' rows: attrs.rows[i, j] is user i's value of attribute j
+        n, a = attrs.n, attrs.a
+        out = {}
+        for j, name in enumerate(attrs.names):
+            d = attrs.sizes[j]
+            p, q = krr(d, epsilon / a)
+            if simulation == "per-user":
+                counts = np.bincount(self._perturb(attrs.rows[:, j], d, p, q, rng), minlength=d)
+            else:  # exact in distribution: keep w.p. p - q, else a uniform value (maybe one's own)
+                kept = rng.binomial(attrs.marginal_counts(j), p - q)
+                counts = kept + rng.multinomial(n - int(kept.sum()), np.full(d, 1.0 / d))
+            out[name] = Estimate(
+                frequencies=(counts / n - q) / (p - q),
+                n=n,
+                epsilon=float(epsilon),
+                mechanism=self.name,
+                p_star=p,
+                q_star=q,
+                variance=np.full(d, q * (1 - q) / (n * (p - q) ** 2)),
+                support_counts=counts.astype(np.int64),
+            )
+        return out
+
+    @staticmethod
+    def _perturb(values, d, p, q, rng):
+        keep = rng.random(values.size) < p - q
+        return np.where(keep, values, rng.integers(0, d, size=values.size))
+
+    # -- the whole report, for the audit: its exact law and draws of it -------------------------
+    def report_table(self, sizes, epsilon):
+        """P[x, y] over every record x and whole report y (both row-major over the attributes):
+        the attributes' k-RR laws at epsilon / a, independent given the record."""
+        table = np.ones((1, 1))
+        for d in sizes:
+            p, q = krr(d, epsilon / len(sizes))
+            table = np.kron(table, np.where(np.eye(d, dtype=bool), p, q))
+        return table
+
+    def perturb_records(self, rows, sizes, epsilon, rng):
+        """Whole reports of the users' records, as report_table columns."""
+        reports = [
+            self._perturb(np.asarray(rows)[:, j], d, *krr(d, epsilon / len(sizes)), rng) for j, d in enumerate(sizes)
+        ]
+        return np.ravel_multi_index(tuple(reports), tuple(sizes))
+
+
+@hookimpl
+def ldpbench_register_protocols(registry):
+    registry.register(${cls})
+''')
+
 ORACLE = KindExample(
     ORACLE_MODULE,
     Template(
@@ -466,5 +566,10 @@ LONGITUDINAL = KindExample(
         "oracles: [${name}, l-grr]\npipelines: [base]\nmetrics: [mse]\n"
     ),
 )
-#: Examples of a kind for a record shape other than one item (``new-plugin --record``).
-RECORD_EXAMPLES: dict[tuple[str, str], KindExample] = {("protocol", "sequence"): LONGITUDINAL}
+MULTIDIM_PROTOCOL = KindExample(
+    MULTIDIM_PROTOCOL_MODULE,
+    Template(
+        'datasets:\n  - adult-attributes: {attributes: "age,education,race,sex"}\noracles: [${name}, spl]\n'
+        "pipelines: [base, norm-sub]\nmetrics: [mse]\n"
+    ),
+)

@@ -11,6 +11,13 @@ end (``d = sum d_j`` entries, each block summing to ``n``), and ``n`` is the num
 A multidimensional protocol returns one ``frequencies`` estimate per attribute, labelled by the
 attribute's name; the engine scores output ``mechanism:name`` against that attribute's marginal
 (:func:`output_truth`), so every frequency metric and post-processor applies per attribute.
+
+Tuples over rounds (the longitudinal multidimensional solutions, docs/multidimensional.md): an
+:class:`Attributes` may carry ``rounds``, every user's row in each of ``T`` rounds (``(T, n, a)``,
+round 0 being ``rows``). The population stays a tuple population (its ``counts`` are round 0's
+marginals); a solution over rounds labels its outputs ``name:round-t`` (1-based) and
+``name:rounds-mean``, scored against attribute ``name``'s marginal in round t, or over every round's
+users together (:func:`output_truth`).
 """
 
 from __future__ import annotations
@@ -36,12 +43,15 @@ class Attributes:
     :param sizes: ``d_j``, each attribute's domain size (at least 1).
     :param rows: ``(n, a)`` integers, ``0 <= rows[:, j] < sizes[j]``; held read-only.
     :param labels: optional item labels per attribute (``labels[j][v]``).
+    :param rounds: optional ``(T, n, a)`` integers, every user's row in each round (``rounds[0]``
+        equal to ``rows``); held read-only. ``None``: one round, ``rows``.
     """
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
     rows: np.ndarray
     labels: tuple[tuple[str, ...], ...] | None = None
+    rounds: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         names, sizes = tuple(str(s) for s in self.names), tuple(int(s) for s in self.sizes)
@@ -65,6 +75,19 @@ class Attributes:
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "rows", rows)
+        if self.rounds is not None:
+            seq = np.asarray(self.rounds)
+            if seq.ndim != 3 or seq.shape[1:] != rows.shape or not np.issubdtype(seq.dtype, np.integer):
+                raise ValueError(f"Attributes.rounds must be an integer (T, {rows.shape[0]}, {len(sizes)}) array")
+            seq = seq.astype(np.int64, copy=False)
+            if not np.array_equal(seq[0], rows):
+                raise ValueError("Attributes.rounds[0] must be the rows (round 0)")
+            if seq.size and (seq.min() < 0 or np.any(seq.max(axis=(0, 1)) >= np.asarray(sizes))):
+                raise ValueError("Attributes.rounds holds an item outside its attribute's domain")
+            if seq.flags.writeable:
+                seq = seq.view()
+                seq.flags.writeable = False
+            object.__setattr__(self, "rounds", seq)
 
     @classmethod
     def from_joint(
@@ -91,6 +114,16 @@ class Attributes:
         """Number of attributes."""
         return len(self.sizes)
 
+    @property
+    def T(self) -> int:  # noqa: N802 - the papers' name
+        """Number of rounds (1 without ``rounds``)."""
+        return 1 if self.rounds is None else int(self.rounds.shape[0])
+
+    def round_items(self, j: int) -> np.ndarray:
+        """``(T, n)``: attribute ``j``'s item of every user in every round (a sequence, as
+        :class:`ldpbench.types.rounds.Rounds` holds)."""
+        return self.rows[None, :, j] if self.rounds is None else self.rounds[:, :, j]
+
     def index(self, name: str) -> int:
         """The position of attribute ``name``."""
         return self.names.index(name)
@@ -110,7 +143,9 @@ class Attributes:
 
     def take(self, users: np.ndarray) -> Attributes:
         """The given users (indices), in that order."""
-        return Attributes(self.names, self.sizes, self.rows[np.asarray(users, dtype=np.int64)], self.labels)
+        users = np.asarray(users, dtype=np.int64)
+        rounds = None if self.rounds is None else self.rounds[:, users]
+        return Attributes(self.names, self.sizes, self.rows[users], self.labels, rounds)
 
     def sample_population(self, population: Population, m: int, rng: np.random.Generator) -> Population:
         """``m`` users of ``population`` drawn without replacement (kept in their order)."""
@@ -131,28 +166,57 @@ def tuple_population(attributes: Attributes, name: str = "", info: dict[str, Any
     )
 
 
+def parse_output(population: Population, suffix: str) -> tuple[int, int | None] | None:
+    """``(j, t)`` of an output labelled ``mechanism:suffix``: attribute ``j``, round ``t`` (0-based)
+    of a ``name:round-t`` suffix, ``-1`` for ``name:rounds-mean``, ``None`` for a plain ``name``;
+    ``None`` altogether for a label that names no attribute (or no round of it)."""
+    attrs = population.attributes
+    if attrs is None:
+        return None
+    name, _, part = suffix.partition(":")
+    if name not in attrs.names:
+        return None
+    if not part:
+        return attrs.index(name), None
+    from ldpbench.types.rounds import MEAN_LABEL, round_of
+
+    if part == MEAN_LABEL:
+        return attrs.index(name), -1
+    t = round_of(":" + part)
+    if t is None or not 0 <= t < attrs.T:
+        return None
+    return attrs.index(name), t
+
+
 def output_attribute(population: Population, suffix: str) -> int | None:
     """The attribute an output labelled ``mechanism:suffix`` estimates, or ``None`` (a population
     that is not a tuple, or a label that names no attribute)."""
-    attrs = population.attributes
-    if attrs is None or suffix not in attrs.names:
-        return None
-    return attrs.index(suffix)
+    found = parse_output(population, suffix)
+    return None if found is None else found[0]
 
 
 def output_truth(population: Population, suffix: str) -> Population:
     """What output ``mechanism:suffix`` is scored against: attribute ``suffix``'s marginal, as a
-    one-item population of ``n`` users over ``[d_j]``; ``population`` itself otherwise."""
-    j = output_attribute(population, suffix)
-    if j is None:
+    one-item population of ``n`` users over ``[d_j]`` (``name:round-t``: in round t;
+    ``name:rounds-mean``: every round's users together, ``n T`` of them, whose frequencies are the
+    mean of the rounds'); ``population`` itself otherwise."""
+    found = parse_output(population, suffix)
+    if found is None:
         return population
     from ldpbench.types.data import Population
 
+    j, t = found
     attrs = population.attributes
     assert attrs is not None
+    if t is None:
+        counts = attrs.marginal_counts(j)
+    elif t == -1:
+        counts = np.bincount(attrs.round_items(j).ravel(), minlength=attrs.sizes[j]).astype(np.int64)
+    else:
+        counts = np.bincount(attrs.round_items(j)[t], minlength=attrs.sizes[j]).astype(np.int64)
     labels = None if attrs.labels is None else list(attrs.labels[j])
     info = {**dict(population.info), "attribute": attrs.names[j]}
-    return Population(attrs.marginal_counts(j), name=f"{population.name}:{attrs.names[j]}", labels=labels, info=info)
+    return Population(counts, name=f"{population.name}:{suffix}", labels=labels, info=info)
 
 
 def output_d(population: Population, suffix: str) -> int:
@@ -161,4 +225,12 @@ def output_d(population: Population, suffix: str) -> int:
     return population.d if j is None else population.attributes.sizes[j]  # type: ignore[union-attr]
 
 
-__all__ = ["MAX_JOINT", "Attributes", "output_attribute", "output_d", "output_truth", "tuple_population"]
+__all__ = [
+    "MAX_JOINT",
+    "Attributes",
+    "output_attribute",
+    "output_d",
+    "output_truth",
+    "parse_output",
+    "tuple_population",
+]

@@ -48,6 +48,9 @@ class PluginKind:
     #: the example ``ldpbench new-plugin`` writes (``module:attribute``, a
     #: :class:`~ldpbench.scaffold.examples.KindExample`); None when it writes none
     example: str | None = None
+    #: further examples ``ldpbench new-plugin --variant VARIANT`` writes: ``(variant, reference)``
+    #: pairs, each reference as :attr:`example`'s (a protocol: ``multidimensional``)
+    variants: tuple[tuple[str, str], ...] = ()
 
     @property
     def folder(self) -> str:
@@ -108,6 +111,10 @@ PROTOCOL = PluginKind(
     "a protocol",
     checks="ldpbench.testing.checks.protocol",
     example="ldpbench.scaffold.examples:PROTOCOL",
+    variants=(
+        ("multidimensional", "ldpbench.scaffold.examples:MULTIDIM_PROTOCOL"),
+        ("longitudinal", "ldpbench.scaffold.examples:LONGITUDINAL"),
+    ),
 )
 EXECUTOR = PluginKind("executor", Executor, "ldpbench_register_executors", "an executor")
 

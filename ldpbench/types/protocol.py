@@ -82,3 +82,29 @@ class Protocol(Plugin):
         audit`` reads it (``ldpbench.audit.averaging``, docs/longitudinal.md). Default: not
         declared (``NotImplementedError``; the audit says so)."""
         raise NotImplementedError
+
+    # -- multidimensional protocols (records = ("tuple",)): the whole record's report, audited ------
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, Any] | None:
+        """For a protocol whose users hold tuples (docs/multidimensional.md): ``per_attribute`` (the
+        budget each attribute's report is randomized at), ``any_records`` and ``one_attribute``
+        (the bound the whole report meets over any two records, over records that differ in one
+        attribute), for attribute domains ``sizes``. Default ``None``: not declared (the
+        conformance kit fails a multidimensional protocol without it)."""
+        return None
+
+    def report_table(self, sizes: tuple[int, ...], epsilon: float) -> Any:
+        """The exact law ``P[x, y]`` of a user's whole report over every record ``x`` of
+        ``[d_1] x ... x [d_a]`` (row-major) and every whole report ``y``, for small domains (the
+        whole-record audit). Default ``None``: not declared."""
+        return None
+
+    def perturb_records(self, rows: Any, sizes: tuple[int, ...], epsilon: float, rng: Any) -> Any:
+        """Whole reports of the users' records ``rows`` (``(n, a)``), drawn with the protocol's own
+        code: ``report_table`` columns, or the protocol's encoding that :meth:`report_columns`
+        maps to them. Default ``None``: not declared (the audit then checks the table alone)."""
+        return None
+
+    def report_columns(self, reports: Any, sizes: tuple[int, ...], epsilon: float) -> Any:
+        """The ``report_table`` column of each report :meth:`perturb_records` drew in an encoding
+        of its own (one column per attribute). Default ``None``: reports are columns already."""
+        return None

@@ -9,6 +9,13 @@
   equicorrelation ``rho`` (``z ~ N(0, (1 - rho) I + rho 11^T)``, ``x_j = F^{-1}(Phi(z_j))`` with
   ``F`` the Zipf CDF), drawn with its own ``seed`` (a fixed workload: the randomness of a run lives
   in the reports), vectorized.
+- ``adult-attributes-rounds``: a **stand-in** for tuples over rounds (Adult has no periods):
+  ``adult-attributes``'s users as round 0, then ``rounds - 1`` rounds in which each user,
+  independently with probability ``r`` per round, takes the whole row of a uniformly drawn Adult
+  record (the ``redraw`` change model of ``ldpbench.types.rounds`` applied to tuples: the joint
+  law is kept, a user's attributes change together), each round with its own stream
+  (:func:`ldpbench.types.rounds.round_streams`). For the longitudinal solutions ``l-spl`` and
+  ``l-smp`` (docs/multidimensional.md).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from ldpbench.errors import UsageError
 from ldpbench.params import Param
 from ldpbench.types import Dataset, Population
 from ldpbench.types.attributes import Attributes, tuple_population
+from ldpbench.types.rounds import round_streams
 
 from .synthetic import MAX_USERS
 
@@ -57,6 +65,14 @@ class AdultAttributes(Dataset):
     )
 
     def load(self, rng: np.random.Generator) -> Population:
+        return tuple_population(
+            self.chosen(),
+            name="adult-attributes",
+            info={"source": "UCI Adult (Census Income), adult.data + adult.test; datasets/adult-attributes.md"},
+        )
+
+    def chosen(self) -> Attributes:
+        """The shipped users with the chosen attributes."""
         raw = resources.files("ldpbench_data").joinpath(ADULT_FILE).read_bytes()
         attrs = read_attributes(raw)
         chosen = [s.strip() for s in self.attributes.split(",") if s.strip()]
@@ -74,10 +90,46 @@ class AdultAttributes(Dataset):
                 attrs.rows[:, cols],
                 tuple(attrs.labels[j] for j in cols),
             )
+        return attrs
+
+
+def redraw_rows(rows: np.ndarray, T: int, r: float, streams: list[np.random.Generator]) -> np.ndarray:  # noqa: N803
+    """``(T, n, a)``: round 0 is ``rows``; in round t each user, with probability ``r``, takes the
+    round-0 row of a uniformly drawn user (``streams[t]``; a loop over rounds, vectorized over users)."""
+    n = rows.shape[0]
+    out = np.empty((T,) + rows.shape, dtype=np.int64)
+    out[0] = rows
+    for t in range(1, T):
+        out[t] = out[t - 1]
+        if r <= 0:
+            continue
+        moves = np.flatnonzero(streams[t].random(n) < r)
+        out[t, moves] = rows[streams[t].integers(0, n, size=moves.size)]
+    return out
+
+
+class AdultAttributesRounds(AdultAttributes):
+    """Adult's users as round 0, then each redraws their whole row w.p. ``r`` per round: a stand-in."""
+
+    name = "adult-attributes-rounds"
+    params = AdultAttributes.params + (
+        Param("rounds", int, 5, "number of rounds of collection", min=1, max=1000),
+        Param("r", float, 0.1, "probability that a user takes a fresh Adult row in a round", min=0, max=1),
+    )
+
+    def load(self, rng: np.random.Generator) -> Population:
+        attrs = self.chosen()
+        seq = redraw_rows(attrs.rows, self.rounds, self.r, round_streams(rng, self.rounds))
+        attrs = Attributes(attrs.names, attrs.sizes, attrs.rows, attrs.labels, seq)
         return tuple_population(
             attrs,
-            name="adult-attributes",
-            info={"source": "UCI Adult (Census Income), adult.data + adult.test; datasets/adult-attributes.md"},
+            name=f"adult-attributes-rounds(T={self.rounds},r={self.r:g}; stand-in: modelled changes)",
+            info={
+                "source": "UCI Adult as round 0 (datasets/adult-attributes.md); later rounds by the redraw "
+                "change model over whole rows: a stand-in, not per-period data",
+                "rounds": self.rounds,
+                "stand_in": True,
+            },
         )
 
 
@@ -126,3 +178,4 @@ class CorrelatedAttributes(Dataset):
 def ldpbench_register_datasets(registry):
     registry.register(AdultAttributes)
     registry.register(CorrelatedAttributes)
+    registry.register(AdultAttributesRounds)

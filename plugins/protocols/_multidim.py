@@ -56,6 +56,28 @@ class MultidimProtocol(Protocol):
         """One report of the whole record per user, epsilon-LDP in total."""
         return [{"group": "all users", "model": "local", "epsilon": float(epsilon), "per_round": [float(epsilon)]}]
 
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """What the conformance kit audits ``report_table`` against (``ldpbench.testing.checks.
+        multidim``): ``per_attribute``, the budget each attribute's report is randomized at;
+        ``any_records``, the bound of the whole report over any two records; ``one_attribute``,
+        over records that differ in one attribute. Default: each attribute at ``epsilon``, one
+        of them reported (SMP's)."""
+        return {
+            "per_attribute": [float(epsilon)] * len(sizes),
+            "any_records": float(epsilon),
+            "one_attribute": float(epsilon),
+        }
+
+    def report_widths(self, sizes: tuple[int, ...], epsilon: float) -> list[int]:
+        """How many reports each attribute's column of ``perturb_records`` takes (its oracle's)."""
+        raise NotImplementedError
+
+    def report_columns(self, reports: np.ndarray, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
+        """The ``report_table`` column of each whole report ``perturb_records`` drew (one column
+        per attribute, row-major over :meth:`report_widths`)."""
+        reports = np.asarray(reports, dtype=np.int64)
+        return np.ravel_multi_index(tuple(reports.T), tuple(self.report_widths(sizes, epsilon)))
+
 
 def oracle_matrix(oracle: Oracle) -> np.ndarray:
     """``M[x, y] = P(y | x)`` of a built-in oracle at a small ``d`` (its own ``output_table``)."""

@@ -184,6 +184,25 @@ class RSFD(MultidimProtocol):
             out[~real, j] = fake
         return out
 
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """Each attribute's real report at ``eps'``; any two records ``eps'``; one attribute
+        ``epsilon`` where the paper's bound holds exactly (OUE-z; GRR over equal domains; OUE-r
+        over binary ones), else ``eps'`` (docs/multidimensional.md)."""
+        eps1 = amplified_epsilon(epsilon, len(sizes))
+        holds = (
+            self.oracle == "oue-z"
+            or (self.oracle == "grr" and len(set(sizes)) == 1)
+            or (self.oracle == "oue-r" and set(sizes) == {2})
+        )
+        return {
+            "per_attribute": [eps1] * len(sizes),
+            "any_records": eps1,
+            "one_attribute": float(epsilon) if holds else eps1,
+        }
+
+    def report_widths(self, sizes: tuple[int, ...], epsilon: float) -> list[int]:
+        return [d if self.oracle == "grr" else 1 << d for d in sizes]
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, y] = (1/a) sum_j M'_j(y_j | x_j) prod_{k != j} F_k(y_k)``: the law of the whole
         report (all a values), ``M'`` the oracle at eps', ``F_k`` the fake report's law; reports in

@@ -64,6 +64,12 @@ class SMP(MultidimProtocol):
             out[mine, 1] = oracle.output_rows(oracle.perturb(rows[mine, j], rng))
         return out
 
+    def report_columns(self, reports: np.ndarray, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
+        """``(attribute, oracle row)`` pairs as ``report_table`` columns (attribute slowest)."""
+        reports = np.asarray(reports, dtype=np.int64)
+        widths = [oracle_matrix(ORACLES[self.oracle](d, epsilon)).shape[1] for d in sizes]
+        return np.cumsum([0] + widths)[reports[:, 0]] + reports[:, 1]
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, (j, y)] = M_j(y | x_j) / a``: reports are (attribute, oracle row), attribute slowest."""
         a = len(sizes)

@@ -53,6 +53,15 @@ class SPL(MultidimProtocol):
             out[:, j] = oracle.output_rows(oracle.perturb(rows[:, j], rng))
         return out
 
+    def record_accounting(self, epsilon: float, sizes: tuple[int, ...]) -> dict[str, object]:
+        """Every attribute at ``epsilon / a``; any two records ``epsilon`` (composition), one
+        attribute ``epsilon / a``."""
+        a = len(sizes)
+        return {"per_attribute": [epsilon / a] * a, "any_records": float(epsilon), "one_attribute": epsilon / a}
+
+    def report_widths(self, sizes: tuple[int, ...], epsilon: float) -> list[int]:
+        return [oracle_matrix(ORACLES[self.oracle](d, epsilon / len(sizes))).shape[1] for d in sizes]
+
     def report_table(self, sizes: tuple[int, ...], epsilon: float) -> np.ndarray:
         """``P[x, y]``: the whole report is the a attributes' reports, independent given the
         record, so the law is the Kronecker product of the oracle's at epsilon / a (reports in

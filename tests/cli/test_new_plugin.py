@@ -147,17 +147,40 @@ def test_a_non_empty_folder_is_refused(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
 
 
-def test_a_longitudinal_protocol_with_record_sequence(tmp_path, capsys):
-    """--kind protocol --record sequence writes the memoized GRR example on a population over rounds
+def test_a_longitudinal_protocol_with_the_longitudinal_variant(tmp_path, capsys):
+    """--kind protocol --variant longitudinal writes the memoized GRR example on a population over rounds
     (its generated tests run in tests/system/test_new_plugin.py); another pairing is refused."""
     dest = tmp_path / "repo"
-    args = ["new-plugin", "my-memo", "--kind", "protocol", "--record", "sequence", str(dest), "--no-baseline"]
+    args = ["new-plugin", "my-memo", "--kind", "protocol", "--variant", "longitudinal", str(dest), "--no-baseline"]
     assert main(args) == 0
     module = (dest / "ldpbench_my_memo" / "__init__.py").read_text()
     assert 'records=("sequence",)' in module and "def static_supports" in module and "epsilon_inf" in module
     assert "zipf-rounds" in (dest / "specs/ci.yaml").read_text()
     log = subprocess.run(["git", "log", "--format=%s"], cwd=dest, capture_output=True, text=True, check=True)
-    assert log.stdout.splitlines() == ["ldpbench new-plugin my-memo --kind protocol --record sequence"]
-    capsys.readouterr()
-    assert main(["new-plugin", "my-m2", "--kind", "metric", "--record", "sequence", str(tmp_path / "r2")]) == 2
-    assert "no example of a metric for records 'sequence'" in capsys.readouterr().err
+    assert log.stdout.splitlines() == ["ldpbench new-plugin my-memo --kind protocol --variant longitudinal"]
+
+
+def test_the_multidimensional_variant_passes_the_kit_as_written_and_other_kinds_have_none(tmp_path, capsys):
+    import importlib.util
+
+    from ldpbench.testing import check_protocol
+
+    dest = tmp_path / "md"
+    args = ["new-plugin", "my-md", "--kind", "protocol", "--variant", "multidimensional", str(dest)]
+    assert main([*args, "--no-baseline", "--no-git"]) == 0
+    assert "adult-attributes" in (dest / "specs/ci.yaml").read_text()
+    spec = importlib.util.spec_from_file_location("ldpbench_my_md", dest / "ldpbench_my_md" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    outcome = check_protocol(module.MyMd)
+    assert {k: v for k, v in outcome.items() if "multidim" in k} == dict.fromkeys(
+        [
+            "check_protocol_multidim_accounting",
+            "check_protocol_multidim_unbiased",
+            "check_protocol_multidim_whole_report",
+        ],
+        "passed",
+    )
+    other = ["new-plugin", "mine", "--kind", "metric", "--variant", "multidimensional", str(tmp_path / "m")]
+    assert main([*other, "--no-baseline"]) == 2
+    assert "--variant of a metric: one of none" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """``ldpbench new-plugin``: the repository it writes installs, and its tests pass as generated.
 
-The first test generates one plugin of every kind, and the longitudinal protocol of ``--record
-sequence`` (each baseline computed by running the generated
+The first test generates one plugin of every kind and of every further example of a kind (a
+multidimensional and a longitudinal protocol; each baseline computed by running the generated
 gate once), pip-installs them (a real build of each generated pyproject.toml, into a folder put
 on PYTHONPATH, so this environment is left alone) and runs each repository's own tests but the
 oracle's, which the second runs. The second
@@ -21,8 +21,7 @@ from pathlib import Path
 import yaml
 
 from ldpbench.cli import main
-from ldpbench.scaffold import KINDS
-from ldpbench.scaffold.examples import RECORD_EXAMPLES
+from ldpbench.scaffold import KINDS, VARIANTS
 from ldpbench.scaffold.source import default_ldpbench_source
 
 
@@ -41,10 +40,10 @@ def _build_isolation() -> list[str]:
 
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     repos = []
-    # Every kind's example, and the longitudinal protocol's (--record sequence: docs/longitudinal.md).
-    variants = [(kind, kind, []) for kind in sorted(KINDS)]
-    variants += [(f"{kind}-{record}", kind, ["--record", record]) for kind, record in RECORD_EXAMPLES]
-    for label, kind, extra in variants:
+    # every kind's example, and every further example of a kind (--variant: a multidimensional protocol)
+    examples = [(kind, kind, []) for kind in sorted(KINDS)]
+    examples += [(kind, v, ["--variant", v]) for kind in sorted(VARIANTS) for v in sorted(VARIANTS[kind])]
+    for kind, label, extra in examples:
         dest = tmp_path / f"ldpbench-my-{label}"
         assert main(["new-plugin", f"my-{label}", "--kind", kind, *extra, str(dest)]) == 0
         assert (dest / "reports/baseline/leaderboard.json").is_file()

@@ -4,7 +4,9 @@ oracle of every round is epsilon-LDP on what it sends (the exact audit of its ou
 empirical audit of its reports), the declared accounting adds up to the budget across the rounds a
 run really has, and the protocol identifies a planted set of heavy hitters. A longitudinal protocol
 (records ``sequence``) gets the checks of :mod:`.longitudinal` instead: accounting over rounds,
-per-round unbiasedness, the averaging audit.
+per-round unbiasedness, the averaging audit; a multidimensional protocol (records: tuple) the
+checks of :mod:`ldpbench.testing.checks.multidim`: its per-attribute accounting, per-attribute
+unbiasedness and the audit of the whole record's report.
 
 The planted population: ``planted`` items each held by ``share`` of ``n`` users, the other users
 spread one-ish each over ``tail`` further items; items are random ``bits``-wide strings, or
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.testing.checks import longitudinal
+from ldpbench.testing.checks import longitudinal, multidim
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
 from ldpbench.types import Domain, IdentifiedItems, Population, Protocol
 from ldpbench.types.domain import IDENTIFIED_ITEMS, IDENTIFIED_ITEMSETS
@@ -46,6 +48,18 @@ class ProtocolCheckConfig(longitudinal.LongitudinalCheckConfig):
     audit_alpha: float = 0.05
     #: audit domains of each round's oracle (small: the exact table enumerates the hash family)
     audit_domains: tuple[int, ...] = (4, 8)
+    #: multidimensional protocols (:mod:`.multidim`): the budget, the population (attribute
+    #: domains, users), the runs per simulation path and the z bound of the unbiasedness test
+    #: (family-wise: 10 items x 2 paths at z = 4.5 fail a correct protocol w.p. about 1e-4), the
+    #: shapes of the whole-record audit, and reports per audited record with their level
+    multidim_epsilon: float = 1.0
+    multidim_sizes: tuple[int, ...] = (3, 5)
+    multidim_n: int = 2_000
+    multidim_repeats: int = 60
+    multidim_z: float = 4.5
+    multidim_audit_sizes: tuple[tuple[int, ...], ...] = ((2, 2), (2, 2, 2))
+    multidim_trials: int = 20_000
+    multidim_alpha: float = 1e-4
 
 
 def _build(subject: Subject) -> Protocol:
@@ -173,13 +187,15 @@ def check_protocol_identifies_planted(subject: Subject, cfg: ProtocolCheckConfig
     )
 
 
-#: The protocol checks, in the order they run.
-CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
+#: The heavy-hitter checks.
+HEAVY_HITTER_CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_protocol_round_oracles_ldp,
     check_protocol_accounting,
     check_protocol_identifies_planted,
     *longitudinal.CHECKS,
 )
+#: The protocol checks, in the order they run: heavy hitters', then multidimensional protocols'.
+CHECKS: tuple[Callable[[Subject, Any], None], ...] = HEAVY_HITTER_CHECKS + multidim.CHECKS
 #: Their configuration (:class:`ProtocolCheckConfig`).
 CONFIG = ProtocolCheckConfig
 
@@ -188,10 +204,13 @@ def applies(check: Callable[..., None], subject: Subject, cfg: ProtocolCheckConf
     """The heavy-hitter checks concern heavy-hitter protocols (tags: ``result = identified-items``);
     an itemset protocol (``identified-itemsets``) gets the round-oracle audits and the accounting
     check (its entries are itemsets, so the planted-items check does not apply); the longitudinal
-    ones concern protocols over rounds (tags: ``records`` has ``sequence``)."""
+    ones concern protocols over rounds (tags: ``records`` has ``sequence``), the multidimensional
+    ones protocols that take tuples (``records = ("tuple",)``)."""
     protocol = subject.build()
     if check in longitudinal.CHECKS:
         return longitudinal.concerns(protocol)
+    if check in multidim.CHECKS:
+        return multidim.is_multidimensional(protocol)
     result = protocol.tags().result
     if result == IDENTIFIED_ITEMSETS:
         return check is not check_protocol_identifies_planted

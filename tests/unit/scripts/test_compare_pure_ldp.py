@@ -74,6 +74,19 @@ def test_ours_only_longitudinal_at_tiny_n(capsys):
     assert not any(name in sys.modules for name in PEER_MODULES)
 
 
+def test_ours_only_multidimensional_at_tiny_n_with_the_agreement_table(capsys):
+    argv = ["--multidimensional", "--ours-only", "--n", "200", "--big-n", "400", "--attributes", "2", "--d", "4"]
+    assert cmp.main([*argv, "--rounds", "1", "--markdown", "--agreement", "4"]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out.split("Agreement")[0])
+    assert set(rows) == {f"{name}[{params['oracle']}]" for name, params, _ in cmp.MULTIDIM}
+    for cells in rows.values():
+        assert _number(cells[1]) > 0 and _number(cells[2]) > 0 and "aggregate path" in cells[-1]
+    agreement = _rows(out.split("Agreement")[1])
+    assert set(agreement) == set(rows) and all(len(cells) == 3 for cells in agreement.values())
+    assert not any(name in sys.modules for name in PEER_MODULES)
+
+
 def test_a_missing_peer_exits_2_with_the_install_line(capsys, monkeypatch):
     for name in PEER_MODULES:
         monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError

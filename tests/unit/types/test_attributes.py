@@ -65,3 +65,22 @@ def test_sampling_keeps_whole_rows_and_recomputes_the_marginals():
 def test_inconsistent_tuples_are_refused(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_rows_over_rounds_and_the_truth_of_each_rounds_output():
+    rows = np.array([[0, 1], [1, 0], [1, 1]])
+    later = np.array([[0, 0], [1, 0], [0, 1]])
+    attrs = Attributes(("a", "b"), (2, 2), rows, rounds=np.stack([rows, later]))
+    pop = tuple_population(attrs, name="p")
+    assert attrs.T == 2 and not attrs.rounds.flags.writeable
+    np.testing.assert_array_equal(attrs.round_items(1), [[1, 0, 1], [0, 0, 1]])
+    np.testing.assert_array_equal(output_truth(pop, "a:round-2").counts, [2, 1])
+    np.testing.assert_array_equal(output_truth(pop, "b:round-1").counts, [1, 2])
+    np.testing.assert_array_equal(output_truth(pop, "b:rounds-mean").counts, [3, 3])  # n T users
+    assert output_truth(pop, "a:round-3") is pop and output_truth(pop, "c:round-1") is pop
+    assert output_d(pop, "b:round-2") == 2
+    assert attrs.take(np.array([2])).rounds.tolist() == [[[1, 1]], [[0, 1]]]
+    with pytest.raises(ValueError, match="rounds\\[0\\] must be the rows"):
+        Attributes(("a", "b"), (2, 2), rows, rounds=np.stack([later, rows]))
+    with pytest.raises(ValueError, match="outside"):
+        Attributes(("a", "b"), (2, 2), rows, rounds=np.stack([rows, later + 1]))

@@ -54,7 +54,7 @@ def test_validate_refuses_an_item_oracle_on_a_tuple_dataset_at_its_line(tmp_path
     assert "oracle 'grr' takes records of shape item" in found and "each hold a tuple of attributes" in found
 
 
-@pytest.mark.parametrize("solution", ["spl", "smp", "rs-fd"])
+@pytest.mark.parametrize("solution", ["spl", "smp", "rs-fd", "rs-rfd", "l-spl", "l-smp"])
 def test_validate_refuses_a_multidimensional_solution_on_one_item_users_at_its_line(tmp_path, plugins, solution):
     (found,) = _problems(tmp_path, plugins, "zipf: {d: 16, n: 500}", solution)
     assert found.split(": ", 1)[0].endswith("spec.yaml:8")
