@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldpbench.testing import attack_checks, check_attack
-from ldpbench.testing.checks.machinery import CheckSkipped
+from ldpbench.testing import CheckSkipped, attack_checks, check_attack
 from ldpbench.types import Attack
 
 
