@@ -8,7 +8,7 @@ from typing import Any
 
 from ldpbench.boundary.values import PluginOutputError, checked_result, frozen_population, readonly
 from ldpbench.engine.groups import simulate_groups
-from ldpbench.engine.simulate import simulate
+from ldpbench.engine.simulate import DEFAULT_CHUNK_USERS, simulate
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.budgets import parse_epsilon
 from ldpbench.spec.expand import Cell
@@ -60,10 +60,13 @@ def mechanism_outputs(
     if cell.poison is None or poisoning is None:
         est = simulate(oracle, users.counts, rng, cell.simulation)
         return {mech.label: est.replace(mechanism=mech.label)}
-    fake = None
-    if poisoning.fake_users and cell.poison.attack is not None:
+    m, chunks = poisoning.fake_users, iter(())
+    if m and cell.poison.attack is not None:
         attack = plugins.create("attack", cell.poison.attack.name, cell.poison.attack.param_dict)
         arng = rng_for(seed, "attack", ds.label, budget.label, mech.label, cell.poison.label, rep)
-        fake = attack.craft(oracle, readonly(poisoning.targets), poisoning.fake_users, arng)
-    est = simulate(oracle, users.counts, rng, cell.simulation, fake_reports=fake, fake_users=poisoning.fake_users)
+        targets = readonly(poisoning.targets)
+        # Crafted and aggregated chunk by chunk, as many users at a time as the per-user path takes.
+        chunk = int(oracle.tags().chunk_users or DEFAULT_CHUNK_USERS)
+        chunks = (attack.craft(oracle, targets, min(chunk, m - start), arng) for start in range(0, m, chunk))
+    est = simulate(oracle, users.counts, rng, cell.simulation, fake_users=m, fake_chunks=chunks)
     return {cell.output_label: est.replace(mechanism=cell.output_label)}

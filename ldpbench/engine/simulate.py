@@ -15,7 +15,7 @@ all go through :func:`simulate`, so an oracle the kit accepts runs in a benchmar
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -161,6 +161,7 @@ def simulate(
     chunk_users: int | None = None,
     fake_reports: Any = None,
     fake_users: int = 0,
+    fake_chunks: Iterable[Any] = (),
 ) -> Estimate:
     """The oracle's estimate for users holding the items given by ``counts``.
 
@@ -176,6 +177,9 @@ def simulate(
         added to the genuine support counts), and the estimate is over ``n + fake_users`` reports.
         With none (the default) nothing differs from an unattacked run: the genuine users' draws
         come first, from the same stream.
+    :param fake_chunks: the fake users' reports as consecutive chunks (together ``fake_users``
+        reports), each aggregated as ``fake_reports`` is, one at a time: what the engine passes, so
+        that memory stays bounded for any ``m`` as on the per-user path.
     :raises MissingCapability: aggregate simulation of an oracle without an aggregate path.
     """
     counts = readonly(np.asarray(counts, dtype=np.int64))  # the oracle must not write into the truth
@@ -191,7 +195,8 @@ def simulate(
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
     if fake_users:
-        hist, support = _with_fake_reports(oracle, tags, hist, support, fake_reports)
+        for chunk in [fake_reports] if fake_reports is not None else fake_chunks:
+            hist, support = _with_fake_reports(oracle, tags, hist, support, chunk)
         n += int(fake_users)
     est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
     if simulation == "aggregate" and not tags.exact_aggregate:

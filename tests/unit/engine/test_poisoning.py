@@ -204,3 +204,14 @@ def test_validate_refuses_with_file_and_line(tmp_path, plugins, extra, oracles, 
 def test_a_gain_metric_needs_attacks(tmp_path, plugins):
     found = problems(tmp_path, plugins, SPEC + "metrics: [mse, frequency-gain]\n")
     assert any(":8: metric 'frequency-gain' scores a poisoned cell" in p for p in found), found
+
+
+def test_fake_reports_in_chunks_add_up_to_one_piece(plugins):
+    counts = np.array([50, 30, 20, 10, 5, 5, 0, 80])
+    oracle = plugins.create("oracle", "oue", d=8, epsilon=1.0)
+    fake = [oracle.perturb(np.full(k, 6), np.random.default_rng(k)) for k in (3, 4)]
+    chunked = simulate(oracle, counts, np.random.default_rng(9), "per-user", fake_users=7, fake_chunks=iter(fake))
+    plain = simulate(oracle, counts, np.random.default_rng(9), "per-user")
+    expected = plain.support_counts + sum(oracle.support_counts(f) for f in fake)
+    np.testing.assert_array_equal(chunked.support_counts, expected)
+    assert chunked.n == counts.sum() + 7
