@@ -152,6 +152,7 @@ def plan_run(spec: Spec, plugins: Plugins, store: ResultsStore, *, rerun: bool, 
     cells = list(expand(spec))
     expected = expected_rows(spec, cells)
     entries = [*spec.datasets, *spec.mechanisms, *(s for p in spec.pipelines for s in p.steps), *spec.metrics]
+    entries += [p.attack for p in spec.poisons if p.attack is not None]  # recorded in the manifest too
     identities = spec_identities(plugins, entries)
     done, stale = (set(), set()) if rerun else cell_status(state.rows, expected)
     reasons: list[str] = []

@@ -50,6 +50,11 @@ COLUMNS: dict[str, pl.DataType] = {
     # reports of one value (inf: none, the naive protocol) and one report's budget; NaN otherwise.
     "epsilon_inf": pl.Float64(),
     "epsilon_1": pl.Float64(),
+    # Poisoned cells only (docs/poisoning.md); an unattacked row has none of these keys (null).
+    "attack": pl.String(),  # the attack's label
+    "beta": pl.Float64(),  # m / (n + m): the fake users' fraction of the reports
+    "fake_users": pl.Int64(),  # m
+    "targets": pl.Int64(),  # the number of target items
 }
 #: Columns every row carries for the harness alone: leaderboards never show them.
 INTERNAL_COLUMNS: dict[str, pl.DataType] = {
@@ -68,7 +73,9 @@ ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
 #: that cell (its labels may differ: a failed protocol cell has one "blender" row per pipeline
 #: and metric, its rerun one per protocol output).
 APPEND_KEY = "append_id"
-_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
+#: The columns of a poisoned cell's rows (docs/poisoning.md): absent from an unattacked row.
+POISON_COLUMNS = ("attack", "beta", "fake_users", "targets")
+_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64() and k not in POISON_COLUMNS)
 #: Columns a row may lack and still be complete (null): those added after schema 1 was first
 #: written, and the internal ones (a row written by hand has none).
 OPTIONAL_COLUMNS = frozenset(
@@ -81,6 +88,7 @@ OPTIONAL_COLUMNS = frozenset(
         "central_bound",
         "epsilon_inf",
         "epsilon_1",
+        *POISON_COLUMNS,
         *INTERNAL_COLUMNS,
     }
 )
@@ -136,6 +144,7 @@ def result_row(
     info: str | None = None,
     theory: float = math.nan,
     budgets: tuple[float, float] | None = None,
+    fake_users: int | None = None,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -166,10 +175,14 @@ def result_row(
         "elapsed": 0.0,
         CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
         "theory": float(theory),
-        **central_columns(cell, int(n)),
+        # Fake reports hide nobody (their author knows them): the central ε of a poisoned cell
+        # counts the genuine reports only.
+        **central_columns(cell, int(n) - int(fake_users or 0)),
     }
     if budgets is not None:
         row["epsilon_inf"], row["epsilon_1"] = budgets
+    if cell.poison is not None:
+        row.update(poison_columns(cell, fake_users))
     return row
 
 
@@ -180,6 +193,17 @@ def declared_budgets(info: Mapping[str, Any]) -> tuple[float, float] | None:
         return None
     inf = info.get("epsilon_inf")
     return (math.inf if inf is None else float(inf)), float(info["epsilon_1"])
+
+
+def poison_columns(cell: Cell, fake_users: int | None) -> dict[str, Any]:
+    """The :data:`POISON_COLUMNS` of an attacked cell's row; ``fake_users``: its m (None when
+    the cell failed before it knew)."""
+    poison = cell.poison
+    assert poison is not None
+    if poison.attack is None:  # the unattacked control
+        return {"attack": "none", "beta": 0.0, "fake_users": 0, "targets": poison.targets.count}
+    m = poison.fake_users if poison.fake_users is not None else fake_users
+    return {"attack": poison.attack.label, "beta": poison.beta, "fake_users": m, "targets": poison.targets.count}
 
 
 def failed_cell_rows(
@@ -198,7 +222,7 @@ def failed_cell_rows(
     rows = [
         result_row(
             cell,
-            cell.mechanism.label,
+            cell.output_label,
             pipeline,
             metric,
             value=math.nan,

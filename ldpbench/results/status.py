@@ -66,6 +66,7 @@ def stale_reasons(
     old = old_manifest.get("identities")
     changes = identity_changes(old, now) if isinstance(old, Mapping) else {}
     shared = [*(s for p in spec.pipelines for s in p.steps), *spec.metrics]
+    shared += [p.attack for p in spec.poisons if p.attack is not None]
     involved: dict[str, None] = {CORE_KEY: None}  # the core is behind every cell
     for entry in [*dict.fromkeys(c.dataset for c in stale), *dict.fromkeys(c.mechanism for c in stale), *shared]:
         for info in entry_plugins(plugins, entry):

@@ -35,6 +35,10 @@ TOP_LEVEL_KEYS = (
     "cell_timeout",
     "alpha",
     "shuffle",
+    "attacks",
+    "beta",
+    "fake_users",
+    "targets",
 )
 SIMULATIONS = ("aggregate", "per-user")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
