@@ -1,0 +1,91 @@
+"""Cao, Jia & Gong's detection of fake users for OUE and OLH (docs/poisoning-defenses.md).
+
+Cao, Jia & Gong, "Data Poisoning Attacks to Local Differential Privacy Protocols", USENIX Security
+2021 (arXiv 1911.02046), §"Countermeasures", *Detecting fake users*: under the maximal gain attack
+(MGA) on OUE and OLH every fake report supports **all** the target items, so the target set is an
+itemset that far more reports support than genuine users would; the server mines such frequent
+itemsets from the per-user supports and discards the users whose support contains one. Genuine
+users support a given set of ``k`` items with probability about ``q*^k``; fake ones with 1.
+
+Our reading, vectorized (no loop over users; the domain is enumerated, as the oracles do):
+
+1. the co-support counts ``C = S^T S`` of the ``N`` reports' ``(N, d)`` support matrix ``S``;
+2. a pair ``(u, v)`` is *frequent* when ``C_uv`` exceeds its genuine expectation
+   ``N pi_uv``, ``pi_uv = q*^2 + (f_u + f_v)(p* - q*) q*`` (a pure protocol with independent
+   supports: OUE's bits, OLH with an ideal hash), by more than ``z sqrt(N pi_uv (1 - pi_uv))``,
+   ``z = Phi^{-1}(1 - alpha / #pairs)`` (Bonferroni); ``f`` is the (poisoned) estimate from ``S``;
+3. the mined itemset ``T`` is every item in a frequent pair (MGA's targets pairwise frequent);
+4. a report is flagged fake when it supports at least ``k`` items of ``T``, ``k`` the smallest
+   count at which ``N P(1 + Binomial(|T| - 1, q*) >= k) <= false_alarms`` (a genuine report
+   supports its own item at most surely and each other item of ``T`` with probability ``q*``):
+   at most ``false_alarms`` genuine reports are flagged in expectation.
+
+The estimate is then recomputed from the reports left. A defense on the per-user path only: it
+needs every report's support, and never the fake-user labels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+from ldpbench_plugins.numerics.noise import significance_quantile
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What the detector found: ``flagged`` (one bool per report), the mined ``itemset``, the
+    support threshold ``k`` (``0`` when nothing could be flagged)."""
+
+    flagged: np.ndarray
+    itemset: np.ndarray
+    k: int
+
+
+def frequent_pairs(support: np.ndarray, p: float, q: float, alpha: float) -> np.ndarray:
+    """``(d, d)`` bool: the pairs co-supported beyond the genuine expectation (steps 1-2)."""
+    s = np.asarray(support, dtype=np.float64)
+    n_reports, d = s.shape
+    co = s.T @ s
+    f = np.clip((s.sum(axis=0) / n_reports - q) / (p - q), 0.0, 1.0)
+    pi = np.clip(q * q + (f[:, None] + f[None, :]) * (p - q) * q, 1e-12, 1 - 1e-12)
+    n_pairs = max(d * (d - 1) // 2, 1)
+    z = significance_quantile(n_pairs, alpha)
+    frequent = co > n_reports * pi + z * np.sqrt(n_reports * pi * (1 - pi))
+    np.fill_diagonal(frequent, False)
+    return frequent
+
+
+def support_threshold(size: int, q: float, n_reports: int, false_alarms: float) -> int:
+    """The smallest ``k <= size`` with ``n P(1 + Bin(size - 1, q) >= k) <= false_alarms``; 0 if none."""
+    for k in range(1, size + 1):
+        # P(1 + B >= k) = P(B >= k - 1) = sf(k - 2)
+        if n_reports * binom.sf(k - 2, size - 1, q) <= false_alarms:
+            return k
+    return 0
+
+
+def detect_fake_users(
+    support: np.ndarray, p: float, q: float, alpha: float = 0.01, false_alarms: float = 1.0
+) -> Detection:
+    """Cao et al.'s frequent-itemset detection (module docstring) on an ``(N, d)`` support matrix."""
+    s = np.asarray(support, dtype=bool)
+    frequent = frequent_pairs(s, p, q, alpha)
+    itemset = np.flatnonzero(frequent.any(axis=1))
+    k = support_threshold(itemset.size, q, s.shape[0], false_alarms) if itemset.size >= 2 else 0
+    if k == 0:
+        return Detection(np.zeros(s.shape[0], dtype=bool), itemset, 0)
+    hits = s[:, itemset].sum(axis=1)
+    return Detection(hits >= k, itemset, k)
+
+
+def estimate_without(support: np.ndarray, flagged: np.ndarray, p: float, q: float) -> tuple[np.ndarray, int]:
+    """The pure-protocol estimate ``(c_v / n' - q*) / (p* - q*)`` from the ``n'`` reports not flagged."""
+    kept = np.asarray(support, dtype=bool)[~np.asarray(flagged, dtype=bool)]
+    n_kept = int(kept.shape[0])
+    if n_kept == 0:
+        return np.full(kept.shape[1], math.nan), 0
+    return (kept.sum(axis=0) / n_kept - q) / (p - q), n_kept
