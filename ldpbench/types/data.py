@@ -316,6 +316,12 @@ class Estimate:
         no plugin reads another plugin's ``info``; what is read is a typed field. One declared key:
         ``info["diagnostics"]``, a small mapping of JSON scalars (a per-repeat choice worth
         studying, e.g. ``em-murakami``'s alpha), which the engine copies to the row's ``info`` column.
+    :param report_supports: each report's support, an ``(N, d)`` boolean matrix (``N`` the
+        reports, fake ones included, in an order that tells nothing of who sent them), kept by the
+        engine only on the per-user path for a pipeline with a step that declares
+        ``requires_reports`` (a defense inspecting reports, docs/poisoning.md); else ``None``.
+    :param flagged_reports: a detecting defense's verdict, one bool per row of
+        ``report_supports`` (``True``: judged fake); read by the detection metrics.
     """
 
     frequencies: np.ndarray
@@ -336,6 +342,8 @@ class Estimate:
     warnings: tuple[str, ...] = ()
     query_estimates: QueryEstimates | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    report_supports: np.ndarray | None = None
+    flagged_reports: np.ndarray | None = None
 
     #: The result kind (docs/data-model.md): what metrics and post-processors declare they take.
     result: ClassVar[str] = FREQUENCIES

@@ -26,12 +26,17 @@ needs every report's support, and never the fake-user labels.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import binom
 
+from ldpbench import hookimpl
+from ldpbench.errors import NotApplicable
+from ldpbench.params import Param
+from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 from ldpbench_plugins.numerics.noise import significance_quantile
 
 
@@ -89,3 +94,57 @@ def estimate_without(support: np.ndarray, flagged: np.ndarray, p: float, q: floa
     if n_kept == 0:
         return np.full(kept.shape[1], math.nan), 0
     return (kept.sum(axis=0) / n_kept - q) / (p - q), n_kept
+
+
+def _is_one_item_support(p: float, q: float, d: int) -> bool:
+    # every report supports exactly one item (GRR): p* + (d - 1) q* = 1
+    return abs(p + (d - 1) * q - 1.0) <= 1e-9
+
+
+class DetectFakeUsers(PostProcessor):
+    """Cao, Jia & Gong's fake-user detection for OUE/OLH (USENIX Security 2021, §"Countermeasures").
+
+    Mines the itemset that too many reports support (module docstring), flags the reports that
+    support it (``flagged_reports``) and re-estimates from the others. Per-user path only
+    (``requires_reports``); sees the reports' supports, never which ones are fake.
+    """
+
+    name = "detect-fake-users"
+    params = (
+        Param("alpha", float, 0.01, "family-wise level of the frequent-pair test (Bonferroni)", min=1e-300, max=0.5),
+        Param("false_alarms", float, 1.0, "genuine reports flagged, in expectation, at most", min=1e-12),
+    )
+
+    def tags(self) -> PostProcessorTags:
+        return dataclasses.replace(super().tags(), requires_pure=True, requires_reports=True)
+
+    def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
+        p, q, support = estimate.p_star, estimate.q_star, estimate.report_supports
+        if p is None or q is None:
+            raise NotApplicable(f"{self.name} needs a pure oracle's p* and q*, and '{estimate.mechanism}' gave none")
+        if support is None:
+            raise NotApplicable(f"{self.name} needs each report's support: run it with 'simulation: per-user'")
+        if _is_one_item_support(p, q, estimate.d):
+            raise NotApplicable(f"{self.name}: every report of '{estimate.mechanism}' supports one item, no itemset")
+        det = detect_fake_users(support, p, q, self.alpha, self.false_alarms)
+        f, kept = estimate_without(support, det.flagged, p, q)
+        if kept == 0:
+            raise NotApplicable(f"{self.name} flagged every report")
+        counts = np.asarray(support, dtype=bool)[~det.flagged].sum(axis=0).astype(np.int64)
+        variance = np.full(estimate.d, q * (1 - q) / (kept * (p - q) ** 2))
+        diagnostics = {"flagged": int(det.flagged.sum()), "itemset": int(det.itemset.size), "k": int(det.k)}
+        return estimate.replace(
+            frequencies=f,
+            n=kept,
+            variance=variance,
+            support_counts=counts,
+            report_histogram=None,
+            channel=None,
+            flagged_reports=det.flagged,
+            info={**estimate.info, self.name: diagnostics},
+        )
+
+
+@hookimpl
+def ldpbench_register_postprocessors(registry):
+    registry.register(DetectFakeUsers)
