@@ -93,3 +93,12 @@ def ldpbench_register_executors(registry):  # type: ignore[no-untyped-def]
 
     :param registry: call ``registry.register(cls)`` once per executor.
     """
+
+
+@hookspec
+def ldpbench_register_attacks(registry):  # type: ignore[no-untyped-def]
+    """Register poisoning attacks (subclasses of :class:`ldpbench.types.Attack`), which craft the
+    reports of fake users (docs/poisoning.md).
+
+    :param registry: call ``registry.register(cls)`` once per attack.
+    """

@@ -24,6 +24,7 @@ from ldpbench.boundary.guard import CellTimeout, cell_guard, contained
 from ldpbench.boundary.values import checked_population, frozen_population, frozen_result
 from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
+from ldpbench.engine.poisoning import poisoning_plan
 from ldpbench.engine.rows import failed_cell_rows, greater_is_better, result_row, stamp_elapsed
 from ldpbench.engine.scoring import MetricSlot, score_estimate
 from ldpbench.engine.simulate import MARGINAL_CLAIM
@@ -32,7 +33,7 @@ from ldpbench.loading.manager import Plugins, PluginSource
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.seeding import rng_for
-from ldpbench.types import Estimate, Population
+from ldpbench.types import Estimate, Poisoning, Population
 from ldpbench.types.attributes import output_d, output_truth
 
 Rows = list[dict[str, Any]]
@@ -95,7 +96,7 @@ def _timed_out(task: CellTask, plugins: Plugins | None, finished: Rows, failure:
     every other (pipeline, metric). A protocol's rows are labelled by its outputs, which a failed
     row cannot know: its cell fails whole."""
     failed = task.failed_rows(failure.error, plugins, meta["n"], meta["d"], failure.where)
-    label = task.cell.mechanism.label
+    label = task.cell.output_label
     if any(r["oracle"] != label for r in finished):
         return failed
     done = {(r["pipeline"], r["metric"]) for r in finished}
@@ -169,8 +170,15 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             stage[0] = f"dataset '{cell.dataset.name}'"
             population = load_population(plugins, task)
             meta["d"], meta["n"] = population.d, cell.dataset.sample or population.n
+            plan = None
+            if cell.poison is not None:
+                stage[0] = f"attack '{cell.poison.attack_label}'"
+                plan = poisoning_plan(cell, population, meta["n"])
+                meta["m"] = plan.fake_users
             stage[0] = f"{cell.mechanism.kind} '{cell.mechanism.name}'"
-            outputs = {label: frozen_result(e) for label, e in mechanism_outputs(plugins, cell, population).items()}
+            outputs = {
+                label: frozen_result(e) for label, e in mechanism_outputs(plugins, cell, population, plan).items()
+            }
         except BaseException as exc:  # a failing plugin fails its own cell only
             if not contained(exc):
                 raise
@@ -178,10 +186,13 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             return task.failed_rows(failure.error, plugins, meta["n"], meta["d"], failure.where)
         record = population.record
         del population  # not on the stack while post-processors run
+        # Nor the targets: only the metrics' truth carries them (Population.poisoning).
+        poisoned = functools.partial(_poisoned_truth, plan) if plan is not None else None
+        del plan
         metrics = _build_metrics(plugins, task.metrics)
         for label, estimate in outputs.items():
             meta["n"] = estimate.n
-            truth = functools.partial(_truth_for, load_population, plugins, task, label)
+            truth = functools.partial(_truth_for, load_population, plugins, task, label, poisoned)
             if record == "tuple":  # an output per attribute, scored against its marginal
                 truth, meta["d"] = _attribute_truth(truth, label[len(cell.mechanism.label) + 1 :])
             for pipeline in task.pipelines:
@@ -203,11 +214,22 @@ def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Call
 
 
 def _truth_for(
-    load: Callable[[Plugins, CellTask], Population], plugins: Plugins, task: CellTask, label: str
+    load: Callable[[Plugins, CellTask], Population],
+    plugins: Plugins,
+    task: CellTask,
+    label: str,
+    poisoned: Callable[[Population], Population] | None = None,
 ) -> Population:
     """The truth output ``label`` is scored against: the population, or round t's users for a
-    per-round output of a sequence population (``Population.truth_for``)."""
-    return load(plugins, task).truth_for(label)
+    per-round output of a sequence population (``Population.truth_for``); in an attacked cell, the
+    genuine population carrying the attack's plan (``poisoned``)."""
+    truth = load(plugins, task).truth_for(label)
+    return poisoned(truth) if poisoned is not None else truth
+
+
+def _poisoned_truth(plan: Poisoning, truth: Population) -> Population:
+    """The genuine population with the targets and fake users of its cell (docs/poisoning.md)."""
+    return truth.replace(poisoning=plan)
 
 
 def _build_metrics(plugins: Plugins, entries: tuple[Entry, ...]) -> list[MetricSlot]:
@@ -269,6 +291,7 @@ def _pipeline_rows(
             n=meta["n"],
             d=meta["d"],
             theory=theory,
+            fake_users=meta.get("m"),
         )
         r["where"] = failure.where if failure else None
         r["info"] = None if failure else info

@@ -38,6 +38,8 @@ def row_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry) -> str:
     The seed and repeat are in the ``cell_id``.
     """
     base = [cell.dataset.fingerprint_data(), cell.budget.label, cell.mechanism.fingerprint_data(), cell.simulation]
+    if cell.poison is not None:  # an unattacked row keeps the fingerprint it had before attacks existed
+        base.append(cell.poison.fingerprint_data())
     return fingerprint(base, [s.fingerprint_data() for s in pipeline.steps], metric.fingerprint_data())
 
 
@@ -49,6 +51,8 @@ def row_code_fingerprint(cell: Cell, pipeline: Pipeline, metric: Entry, measured
     ``--plugins-dir`` file, never serves its old numbers. ``measured``: the row's
     :func:`row_fingerprint`, when the caller has it."""
     entries = [cell.dataset, cell.mechanism, *pipeline.steps, metric]
+    if cell.poison is not None and cell.poison.attack is not None:
+        entries.append(cell.poison.attack)
     measured = measured or row_fingerprint(cell, pipeline, metric)
     return fingerprint(measured, [e.code_data() for e in entries], core_identity().token())
 
@@ -59,10 +63,10 @@ def expected_rows(spec: Spec, cells: Sequence[Cell]) -> ExpectedRows:
     pairs = [(p, m) for p in spec.pipelines for m in spec.metrics]
     # Fingerprints do not depend on the repeat (nor the seed): hash each (dataset, budget,
     # mechanism) once, not once per repeat (a 20-repeat grid would hash everything 20 times).
-    by_group: dict[tuple[int, int, int, str], dict[tuple[str, str], tuple[str, str]]] = {}
+    by_group: dict[tuple[int, int, int, str, int], dict[tuple[str, str], tuple[str, str]]] = {}
     out = {}
     for c in cells:
-        group = (id(c.dataset), id(c.budget), id(c.mechanism), c.simulation)
+        group = (id(c.dataset), id(c.budget), id(c.mechanism), c.simulation, id(c.poison))
         if group not in by_group:
             by_group[group] = {
                 (p.label, m.label): (fp := row_fingerprint(c, p, m), row_code_fingerprint(c, p, m, fp))

@@ -6,19 +6,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ldpbench.boundary.values import PluginOutputError, checked_result, frozen_population
+from ldpbench.boundary.values import PluginOutputError, checked_result, frozen_population, readonly
 from ldpbench.engine.groups import simulate_groups
 from ldpbench.engine.simulate import simulate
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.budgets import parse_epsilon
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.seeding import rng_for
-from ldpbench.types import Population
+from ldpbench.types import Poisoning, Population
 from ldpbench.types.attributes import output_d
 
 
-def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> dict[str, Any]:
-    """Run the cell's oracle or protocol; return ``{label: Estimate}``."""
+def mechanism_outputs(
+    plugins: Plugins, cell: Cell, population: Population, poisoning: Poisoning | None = None
+) -> dict[str, Any]:
+    """Run the cell's oracle or protocol; return ``{label: Estimate}``.
+
+    :param poisoning: an attacked cell's plan (:func:`~ldpbench.engine.poisoning.poisoning_plan`):
+        its attack crafts ``poisoning.fake_users`` reports for the targets, with a stream of its own
+        (the genuine users' draws are those of the unattacked cell), and they are aggregated with
+        the genuine ones (:func:`~ldpbench.engine.simulate.simulate`; docs/poisoning.md)."""
     mech = cell.mechanism
     ds, budget, rep, seed = cell.dataset, cell.budget, cell.repeat, cell.seed
     # The users of a repeat are drawn with a stream keyed by (dataset, budget or user mix, repeat)
@@ -50,5 +57,13 @@ def mechanism_outputs(plugins: Plugins, cell: Cell, population: Population) -> d
         est = simulate_groups(make_oracle, population, groups, rng, cell.simulation, users_rng=users_rng)
         return {mech.label: est.replace(mechanism=mech.label)}
     oracle = plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=budget.epsilon_value)
-    est = simulate(oracle, users.counts, rng, cell.simulation)
-    return {mech.label: est.replace(mechanism=mech.label)}
+    if cell.poison is None or poisoning is None:
+        est = simulate(oracle, users.counts, rng, cell.simulation)
+        return {mech.label: est.replace(mechanism=mech.label)}
+    fake = None
+    if poisoning.fake_users and cell.poison.attack is not None:
+        attack = plugins.create("attack", cell.poison.attack.name, cell.poison.attack.param_dict)
+        arng = rng_for(seed, "attack", ds.label, budget.label, mech.label, cell.poison.label, rep)
+        fake = attack.craft(oracle, readonly(poisoning.targets), poisoning.fake_users, arng)
+    est = simulate(oracle, users.counts, rng, cell.simulation, fake_reports=fake, fake_users=poisoning.fake_users)
+    return {cell.output_label: est.replace(mechanism=cell.output_label)}

@@ -42,6 +42,11 @@ COLUMNS: dict[str, pl.DataType] = {
     "elapsed": pl.Float64(),  # seconds
     "where": pl.String(),  # failed rows: the plugin frames that raised ("file:line in func <- ..."), else null
     "theory": pl.Float64(),  # expected value of the unprocessed estimate's metric (ldpbench.engine.theory), else NaN
+    # Poisoned cells only (docs/poisoning.md); an unattacked row has none of these keys (null).
+    "attack": pl.String(),  # the attack's label
+    "beta": pl.Float64(),  # m / (n + m): the fake users' fraction of the reports
+    "fake_users": pl.Int64(),  # m
+    "targets": pl.Int64(),  # the number of target items
 }
 #: Columns every row carries for the harness alone: leaderboards never show them.
 INTERNAL_COLUMNS: dict[str, pl.DataType] = {
@@ -60,10 +65,12 @@ ROW_KEY = ("cell_id", "oracle", "pipeline", "metric")
 #: that cell (its labels may differ: a failed protocol cell has one "blender" row per pipeline
 #: and metric, its rerun one per protocol output).
 APPEND_KEY = "append_id"
-_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64())
+#: The columns of a poisoned cell's rows (docs/poisoning.md): absent from an unattacked row.
+POISON_COLUMNS = ("attack", "beta", "fake_users", "targets")
+_FLOAT_COLUMNS = frozenset(k for k, t in COLUMNS.items() if t == pl.Float64() and k not in POISON_COLUMNS)
 #: Columns a row may lack and still be complete (null): those added after schema 1 was first
 #: written, and the internal ones (a row written by hand has none).
-OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory", *INTERNAL_COLUMNS})
+OPTIONAL_COLUMNS = frozenset({"notes", "where", "info", "theory", *POISON_COLUMNS, *INTERNAL_COLUMNS})
 #: Columns every stored row must have to be read.
 REQUIRED_COLUMNS = frozenset(SCHEMA) - OPTIONAL_COLUMNS
 
@@ -115,6 +122,7 @@ def result_row(
     d: int = 0,
     info: str | None = None,
     theory: float = math.nan,
+    fake_users: int | None = None,
 ) -> dict[str, Any]:
     """One stored result row: a (cell, pipeline, metric) value, or a failure (NaN and its error).
 
@@ -123,7 +131,7 @@ def result_row(
     that measure different things.
     """
     ds, budget = cell.dataset, cell.budget
-    return {
+    row = {
         "cell_id": cell.cell_id,
         "dataset": ds.label,
         "users": budget.users_label if budget.groups else "",
@@ -145,6 +153,20 @@ def result_row(
         CODE_KEY: row_code_fingerprint(cell, pipeline, metric, measured),
         "theory": float(theory),
     }
+    if cell.poison is not None:
+        row.update(poison_columns(cell, fake_users))
+    return row
+
+
+def poison_columns(cell: Cell, fake_users: int | None) -> dict[str, Any]:
+    """The :data:`POISON_COLUMNS` of an attacked cell's row; ``fake_users``: its m (None when
+    the cell failed before it knew)."""
+    poison = cell.poison
+    assert poison is not None
+    if poison.attack is None:  # the unattacked control
+        return {"attack": "none", "beta": 0.0, "fake_users": 0, "targets": poison.targets.count}
+    m = poison.fake_users if poison.fake_users is not None else fake_users
+    return {"attack": poison.attack.label, "beta": poison.beta, "fake_users": m, "targets": poison.targets.count}
 
 
 def failed_cell_rows(
@@ -163,7 +185,7 @@ def failed_cell_rows(
     rows = [
         result_row(
             cell,
-            cell.mechanism.label,
+            cell.output_label,
             pipeline,
             metric,
             value=math.nan,

@@ -44,7 +44,7 @@ def score_estimate(
     population = truth()
     view = frozen_result(processed)
     variance = None
-    if _same_vector(processed, raw):
+    if _same_vector(processed, raw) and cell.poison is None:  # no theory of a poisoned estimate
         variance = _theory_variance(plugins, cell, population, raw)
     out: list[Score] = []
     for metric, scorer, failure in metrics:

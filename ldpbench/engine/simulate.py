@@ -16,6 +16,7 @@ all go through :func:`simulate`, so an oracle the kit accepts runs in a benchmar
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -113,6 +114,19 @@ def per_user_draw(
     return None, acc
 
 
+def _with_fake_reports(
+    oracle: Oracle, tags: OracleTags, hist: np.ndarray | None, support: np.ndarray, reports: Any
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The genuine aggregate plus the fake reports', through the oracle's own aggregator (the same
+    calls :func:`per_user_draw` makes for a chunk of genuine reports)."""
+    who = f"oracle '{oracle.name}' (fake reports)"
+    if tags.finite_output and hist is not None:
+        width = oracle.channel().n_reports
+        total = readonly(hist + checked_counts(who, "a report histogram", oracle.report_histogram(reports), width))
+        return total, checked_counts(who, "support counts", oracle.support_counts_from_histogram(total), oracle.d)
+    return None, support + _checked_support(oracle, tags, oracle.support_counts(reports))
+
+
 #: What identifies the note of :func:`marginal_aggregate_note` among an estimate's warnings (the
 #: oracle's name in it becomes its label once the engine names the mechanism).
 MARGINAL_CLAIM = "draws each support count from its exact law but not their joint law (exact_marginals)"
@@ -145,6 +159,8 @@ def simulate(
     simulation: str = "aggregate",
     *,
     chunk_users: int | None = None,
+    fake_reports: Any = None,
+    fake_users: int = 0,
 ) -> Estimate:
     """The oracle's estimate for users holding the items given by ``counts``.
 
@@ -153,6 +169,13 @@ def simulate(
     :param chunk_users: users per chunk on the per-user path; default: the oracle's
         ``chunk_users`` tag, else :data:`DEFAULT_CHUNK_USERS`. (The kit uses small chunks to
         exercise the summation over chunks.)
+    :param fake_reports: the reports of ``fake_users`` fake users crafted by an attack
+        (docs/poisoning.md), in the oracle's report encoding: aggregated exactly as a chunk of
+        genuine reports (:meth:`~ldpbench.types.Oracle.report_histogram` added to the genuine
+        histogram for a finite-output oracle, else :meth:`~ldpbench.types.Oracle.support_counts`
+        added to the genuine support counts), and the estimate is over ``n + fake_users`` reports.
+        With none (the default) nothing differs from an unattacked run: the genuine users' draws
+        come first, from the same stream.
     :raises MissingCapability: aggregate simulation of an oracle without an aggregate path.
     """
     counts = readonly(np.asarray(counts, dtype=np.int64))  # the oracle must not write into the truth
@@ -167,6 +190,9 @@ def simulate(
         hist, support = per_user_draw(oracle, counts, rng, chunk, tags)
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
+    if fake_users:
+        hist, support = _with_fake_reports(oracle, tags, hist, support, fake_reports)
+        n += int(fake_users)
     est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
     if simulation == "aggregate" and not tags.exact_aggregate:
         # Not silent: the rows' notes say the numbers come from an approximation of the oracle,

@@ -1,4 +1,4 @@
-"""Expand a spec's grid into cells: dataset x budget x mechanism x repeat.
+"""Expand a spec's grid into cells: dataset x budget x mechanism x poisoning x repeat.
 
 A cell is evaluated with every pipeline and every metric. Its identity (labels, repeat,
 simulation and seed) is hashed into ``cell_id``, which keys its rows in the results store.
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ldpbench.spec.model import Budget, DatasetEntry, Entry, Spec
+from ldpbench.spec.model import Budget, DatasetEntry, Entry, Poison, Spec
 
 
 @dataclass(frozen=True)
@@ -22,16 +22,26 @@ class Cell:
     repeat: int
     seed: int
     simulation: str
+    #: the cell's attack (docs/poisoning.md); None for an unattacked cell
+    poison: Poison | None = None
 
     @property
     def identity(self) -> tuple[str, ...]:
-        return (
+        base = (
             self.dataset.label,
             self.budget.label,
             self.mechanism.label,
             str(self.repeat),
             self.simulation,
         )
+        # An unattacked cell keeps the identity (and cell_id) it had before attacks existed.
+        return base if self.poison is None else (*base, self.poison.label)
+
+    @property
+    def output_label(self) -> str:
+        """The ``oracle`` of the cell's rows: the mechanism's label, followed by ``@`` and the
+        attack's (:attr:`Poison.label`) in an attacked cell."""
+        return self.mechanism.label if self.poison is None else f"{self.mechanism.label}@{self.poison.label}"
 
     @property
     def cell_id(self) -> str:
@@ -44,9 +54,11 @@ def expand(spec: Spec) -> Iterator[Cell]:
     for dataset in spec.datasets:
         for budget in spec.budgets:
             for mechanism in spec.mechanisms:
-                for repeat in range(spec.repeats):
-                    yield Cell(dataset, budget, mechanism, repeat, spec.seed, spec.simulation)
+                for poison in spec.poisons or [None]:
+                    for repeat in range(spec.repeats):
+                        yield Cell(dataset, budget, mechanism, repeat, spec.seed, spec.simulation, poison)
 
 
 def count_cells(spec: Spec) -> int:
-    return len(spec.datasets) * len(spec.budgets) * len(spec.mechanisms) * spec.repeats
+    poisons = max(1, len(spec.poisons))
+    return len(spec.datasets) * len(spec.budgets) * len(spec.mechanisms) * poisons * spec.repeats

@@ -100,6 +100,68 @@ class Budget:
         return float(self.epsilon) if self.epsilon is not None else math.nan
 
 
+#: How a spec picks the target items of an attack (``targets: {select: ...}``, docs/poisoning.md).
+TARGET_SELECTIONS = ("random", "least-frequent", "given")
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The target set of an attack: ``count`` items drawn at random (seeded, the same in every
+    cell of a repeat), the ``count`` least frequent items of the genuine population, or the
+    ``items`` given."""
+
+    count: int
+    select: str = "random"
+    items: tuple[int, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if self.select == "given":
+            return "[" + ",".join(str(i) for i in self.items) + "]"
+        return f"{self.select}({self.count})"
+
+
+@dataclass(frozen=True)
+class Poison:
+    """One poisoning setting of a spec (docs/poisoning.md): an attack, how many fake users
+    (``beta``, their fraction among all reports, or ``fake_users``, their number) and the targets.
+    ``attack`` None is the unattacked control (``attacks: [none, ...]``): no fake user, the same
+    targets, so the gain metrics measure the honest estimate's noise on them."""
+
+    attack: Entry | None
+    targets: Targets
+    beta: float | None = None
+    fake_users: int | None = None
+
+    @property
+    def attack_label(self) -> str:
+        return self.attack.label if self.attack is not None else "none"
+
+    @property
+    def label(self) -> str:
+        """``mga[beta=0.05,targets=random(1)]``: what follows ``@`` in an attacked row's oracle."""
+        if self.attack is None:
+            return f"none[targets={self.targets.label}]"
+        size = f"beta={format_value(self.beta)}" if self.beta is not None else f"m={self.fake_users}"
+        return f"{self.attack.label}[{size},targets={self.targets.label}]"
+
+    def fake_count(self, n: int) -> int:
+        """``m`` for ``n`` genuine users: 0 for the control, ``fake_users``, or
+        ``round(beta n / (1 - beta))`` so that ``m / (n + m)`` is ``beta`` (Cao et al.'s beta)."""
+        if self.attack is None:
+            return 0
+        if self.fake_users is not None:
+            return int(self.fake_users)
+        beta = float(self.beta)  # type: ignore[arg-type]
+        return int(round(beta * n / (1.0 - beta)))
+
+    def fingerprint_data(self) -> list[Any]:
+        """The attack entry's data, the size and the target rule (row fingerprints)."""
+        t = self.targets
+        attack = self.attack.fingerprint_data() if self.attack is not None else "none"
+        return [attack, self.beta, self.fake_users, [t.count, t.select, list(t.items)]]
+
+
 @dataclass
 class Spec:
     """A validated spec (see docs/spec-format.md)."""
@@ -123,6 +185,9 @@ class Spec:
     #: what plugin code did wrong while the spec was checked (ldpbench.boundary.contain): one
     #: line each, naming the plugin and where it raised; its cells fail in the run
     plugin_failures: tuple[str, ...] = ()
+    #: the poisoning settings (``attacks`` x ``beta``/``fake_users``, docs/poisoning.md); empty
+    #: when the spec has no attacks
+    poisons: list[Poison] = field(default_factory=list)
 
 
 def _jsonable(v: Any) -> Any:

@@ -9,10 +9,10 @@ what the plugin class implements: nothing in ldpbench probes a plugin for attrib
 - data model (:mod:`~ldpbench.types.data`, :mod:`~ldpbench.types.domain`; docs/data-model.md):
   :class:`Population`, :class:`Domain`, :class:`Estimate`, :class:`IdentifiedItems`,
   :class:`Channel`, :class:`QueryEstimates`;
-- plugin kinds: :class:`Oracle`, :class:`PostProcessor`, :class:`PriorFamily`, :class:`Metric`,
+- plugin kinds: :class:`Oracle`, :class:`Attack`, :class:`PostProcessor`, :class:`PriorFamily`, :class:`Metric`,
   :class:`Dataset`, :class:`Protocol`, :class:`Executor` (and :class:`TaskLost`), all subclasses
   of :class:`Plugin`;
-- capability tags: :class:`OracleTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
+- capability tags: :class:`OracleTags`, :class:`AttackTags`, :class:`PostProcessorTags`, :class:`MetricTags`,
   :class:`ExecutorTags`, :class:`ChannelTags`, :class:`ProtocolTags`;
 - :data:`KINDS`: every plugin kind, declared once (:mod:`~ldpbench.types.kinds`: its base class,
   registration hook, checks, example, folder);
@@ -28,7 +28,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ldpbench.types.data import Channel, Estimate, IdentifiedItems, Population, QueryEstimates
+from ldpbench.types.attack import Attack
+from ldpbench.types.data import Channel, Estimate, IdentifiedItems, Poisoning, Population, QueryEstimates
 from ldpbench.types.dataset import Dataset
 from ldpbench.types.domain import Domain
 from ldpbench.types.executor import Executor, TaskLost
@@ -39,10 +40,20 @@ from ldpbench.types.plugin import Plugin, implements
 from ldpbench.types.postprocessor import PostProcessor
 from ldpbench.types.prior import PriorFamily
 from ldpbench.types.protocol import Protocol
-from ldpbench.types.tags import ChannelTags, ExecutorTags, MetricTags, OracleTags, PostProcessorTags, ProtocolTags
+from ldpbench.types.tags import (
+    AttackTags,
+    ChannelTags,
+    ExecutorTags,
+    MetricTags,
+    OracleTags,
+    PostProcessorTags,
+    ProtocolTags,
+)
 
 __all__ = [
     "KINDS",
+    "Attack",
+    "AttackTags",
     "Channel",
     "ChannelTags",
     "Dataset",
@@ -56,6 +67,7 @@ __all__ = [
     "Oracle",
     "OracleTags",
     "Plugin",
+    "Poisoning",
     "Population",
     "PostProcessor",
     "PluginKind",

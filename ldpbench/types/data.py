@@ -1,6 +1,7 @@
 """The data model: what flows between plugins.
 
 - :class:`Population` — a histogram of items, one item per user, with optional structure.
+- :class:`Poisoning` — what a metric knows of a poisoned cell: the targets and the fake users.
 - :class:`Estimate` — an oracle's frequency vector plus what later steps need.
 - :class:`Channel` — ``P(report | item)`` of a finite-output oracle as a linear operator (for EM).
 - :class:`QueryEstimates` — query-level estimates a protocol reports beside a record-level one.
@@ -23,6 +24,33 @@ import numpy as np
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS, RECORDS, Domain
 from ldpbench.types.rounds import Rounds, is_rounds_mean, round_of
 from ldpbench.types.tags import ChannelTags
+
+
+@dataclass(frozen=True, eq=False)
+class Poisoning:
+    """What the metrics of a poisoned cell know beyond the genuine users (docs/poisoning.md): the
+    attack's label, the target items, the number ``m`` of fake users and their fraction
+    ``beta = m / (n + m)`` among the reports. Carried by the truth handed to metrics
+    (:attr:`Population.poisoning`); never by an :class:`Estimate`, so a post-processor (a defense)
+    never sees the targets nor which users are fake.
+    """
+
+    attack: str
+    targets: np.ndarray  #: sorted distinct items (int64)
+    fake_users: int  #: m
+    beta: float  #: m / (n + m)
+
+    def __post_init__(self) -> None:
+        targets = np.asarray(self.targets, dtype=np.int64)
+        if targets.ndim != 1 or (targets.size > 1 and not np.all(targets[1:] > targets[:-1])):
+            raise ValueError("Poisoning.targets must be a strictly increasing vector of items")
+        if int(self.fake_users) < 0:
+            raise ValueError("Poisoning.fake_users must be non-negative")
+        targets = targets.copy()
+        targets.flags.writeable = False
+        object.__setattr__(self, "targets", targets)
+        object.__setattr__(self, "fake_users", int(self.fake_users))
+        object.__setattr__(self, "beta", float(self.beta))
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +86,9 @@ class Population:
     :param rounds: for ``record = "sequence"``: each user's item in each round
         (:class:`~ldpbench.types.rounds.Rounds`); ``counts`` is then round 0's histogram
         (docs/longitudinal.md).
+    :param poisoning: for the truth of a poisoned cell only (docs/poisoning.md): the targets and
+        the number of fake users, for the metrics; the population itself (``counts``, ``n``) is the
+        genuine users'. ``None`` for an unattacked cell, and always in what a dataset loads.
     """
 
     counts: np.ndarray
@@ -73,6 +104,7 @@ class Population:
     members: np.ndarray | None = None
     attributes: Any = None
     rounds: Rounds | None = None
+    poisoning: Poisoning | None = None
 
     def __post_init__(self) -> None:
         if self.record not in RECORDS:

@@ -20,6 +20,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from ldpbench.types.attack import Attack
 from ldpbench.types.dataset import Dataset
 from ldpbench.types.executor import Executor
 from ldpbench.types.metric import Metric
@@ -110,9 +111,17 @@ PROTOCOL = PluginKind(
     example="ldpbench.scaffold.examples:PROTOCOL",
 )
 EXECUTOR = PluginKind("executor", Executor, "ldpbench_register_executors", "an executor")
+ATTACK = PluginKind(
+    "attack",
+    Attack,
+    "ldpbench_register_attacks",
+    "an attack",
+)
 
 #: Every plugin kind, by name, in the order listings show them.
-KINDS: dict[str, PluginKind] = {k.name: k for k in (ORACLE, POSTPROCESSOR, PRIOR, METRIC, DATASET, PROTOCOL, EXECUTOR)}
+KINDS: dict[str, PluginKind] = {
+    k.name: k for k in (ORACLE, POSTPROCESSOR, PRIOR, METRIC, DATASET, PROTOCOL, EXECUTOR, ATTACK)
+}
 #: The kinds the conformance kit checks (``ldpbench check-plugin``).
 CHECKED_KINDS: tuple[str, ...] = tuple(k.name for k in KINDS.values() if k.checks)
 #: The kinds ``ldpbench new-plugin`` writes an example of.

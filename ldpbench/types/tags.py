@@ -138,6 +138,9 @@ class MetricTags:
     #: oracle's aggregate path with exact marginals (``OracleTags.exact_marginals``) then gives the
     #: score's expectation exactly, and such rows carry no "approximate" note.
     marginal_expectation: bool = False
+    #: It scores a poisoned cell against the attack's targets (``truth.poisoning``,
+    #: docs/poisoning.md): a spec listing it without ``attacks`` is refused at validation.
+    poisoning: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,3 +180,12 @@ class ChannelTags:
 
 
 __all__ = ["ChannelTags", "ExecutorTags", "MetricTags", "OracleTags", "PostProcessorTags", "ProtocolTags"]
+
+
+@dataclass(frozen=True)
+class AttackTags:
+    """What an :class:`~ldpbench.types.Attack` is defined for."""
+
+    #: The oracles (by registered name) whose report encoding the attack crafts; a spec pairing it
+    #: with any other mechanism is refused at validation, naming these.
+    oracles: tuple[str, ...] = ()

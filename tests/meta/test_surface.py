@@ -27,7 +27,7 @@ HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunct
 
 def test_there_are_specs_and_hooks_to_check():
     assert len(SPECS) >= 10 and "quickstart.yaml" in {p.name for p in SPECS}
-    assert len(HOOKS) == 7
+    assert len(HOOKS) == 8
 
 
 @pytest.mark.parametrize("hook", HOOKS)

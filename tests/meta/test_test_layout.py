@@ -65,6 +65,7 @@ UNTESTED_HERE: dict[str, str] = {
     "spec/__init__.py": "a package docstring only",
     "spec/expand.py": "labels and cells of a spec: tests/unit/spec/test_validate.py",
     "spec/model.py": "the Spec data model: tests/unit/spec/test_validate.py",
+    "spec/validate/attacks.py": "a step of validation: tests/unit/engine/test_poisoning.py (through load_spec_text, FILE:LINE messages)",
     "spec/validate/combinations.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/context.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",
     "spec/validate/dataset_facts.py": "a step of validation: tests/unit/spec/test_validate.py (through load_spec, FILE:LINE messages)",

@@ -6,7 +6,7 @@ on, so that all problems of a spec are reported together (:meth:`Context.raise_p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +70,5 @@ class Found:
     executor: Entry | None
     requires: list[str]
     cell_timeout: Any  #: seconds as the spec gives them, None for no limit (or when refused)
+    #: the poisoning settings (docs/poisoning.md); empty without ``attacks``
+    poisons: list[Any] = field(default_factory=list)

@@ -14,6 +14,7 @@ from ldpbench.errors import LdpbenchError, ParamError
 from ldpbench.spec.budgets import depends_on_d, parse_epsilon
 from ldpbench.spec.model import Budget, DatasetEntry
 from ldpbench.spec.seeding import rng_for
+from ldpbench.spec.validate.attacks import attack_dataset_facts
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.limits import MAX_PER_USER_USERS
 from ldpbench.spec.validate.results import domain_problems, record_problems
@@ -64,6 +65,7 @@ def dataset_facts(ctx: Context, found: Found, data: dict) -> None:
             budget_facts(ctx, ds, budget, n, d)
         if domain.is_enumerable:
             oracle_facts(ctx, ds, found.budgets, d, seconds, hard=limit is not None)
+        attack_dataset_facts(ctx, found.poisons, ds.label, where, d, record, domain.is_enumerable)
         if found.simulation == "per-user":
             per_user_facts(ctx, ds, found.budgets, n, ("simulation",) if "simulation" in data else where)
 

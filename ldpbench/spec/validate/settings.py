@@ -33,6 +33,10 @@ TOP_LEVEL_KEYS = (
     "plugins_dir",
     "cell_timeout",
     "alpha",
+    "attacks",
+    "beta",
+    "fake_users",
+    "targets",
 )
 SIMULATIONS = ("aggregate", "per-user")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ldpbench.boundary.contain import collecting_failures
 from ldpbench.spec.model import Spec
 from ldpbench.spec.timeouts import cell_timeout_problem
+from ldpbench.spec.validate.attacks import attack_problems, poison_settings, poisoning_metric_problems
 from ldpbench.spec.validate.combinations import missing_capabilities, personalized_budget_problems
 from ldpbench.spec.validate.context import Context, Found
 from ldpbench.spec.validate.dataset_facts import dataset_facts
@@ -68,9 +69,12 @@ def _steps(ctx: Context, data: dict) -> Spec:
         executor=executor_entry(ctx, data),
         requires=requirements(ctx, data),
         cell_timeout=cell_timeout(ctx, data),
+        poisons=poison_settings(ctx, data),
     )
     plugins_dir_is_a_path(ctx, data)
     personalized_budget_problems(ctx, found.datasets, found.mechanisms, found.budgets)
+    attack_problems(ctx, found.poisons, found.mechanisms, found.budgets)
+    poisoning_metric_problems(ctx, data, found.metrics, found.poisons)
     missing_capabilities(ctx, data, found.simulation, found.mechanisms, found.pipelines, found.budgets)
     result_pairings(ctx, data, found.mechanisms, found.pipelines, found.metrics)
     if not ctx.problems:
@@ -96,6 +100,7 @@ def validated_spec(ctx: Context, found: Found) -> Spec:
         "executor": found.executor.label if found.executor else None,
         "requires": found.requires,
         "alpha": found.alpha,
+        **({"poisons": [p.label for p in found.poisons]} if found.poisons else {}),
         "file": portable_path(ctx.path),  # a committed manifest must not carry a home directory
     }
     return Spec(
@@ -115,4 +120,5 @@ def validated_spec(ctx: Context, found: Found) -> Spec:
         cell_timeout=float(found.cell_timeout) if found.cell_timeout is not None else None,
         resolved=resolved,
         alpha=found.alpha,
+        poisons=list(found.poisons),
     )

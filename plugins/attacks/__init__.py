@@ -1,0 +1,1 @@
+"""Built-in poisoning attacks (docs/poisoning.md)."""

@@ -1,0 +1,171 @@
+"""The data-poisoning attacks of Cao, Jia & Gong, "Data Poisoning Attacks to Local Differential
+Privacy Protocols" (USENIX Security 2021, arXiv:1911.02046, §3-§4), and input poisoning.
+
+``m`` fake users promote a target set ``T`` of ``r`` items. With ``N = n + m`` reports,
+``beta = m / N``, ``P_t`` the probability that a fake report supports target ``t`` and ``f_T`` the
+genuine frequency of the targets, the expected frequency gain of an oracle with constants
+``(p*, q*)`` is (docs/poisoning.md)::
+
+    G = sum_t E[f~_t] - f_t = beta * ( sum_t (P_t - q*) / (p* - q*) - f_T )
+
+which gives Cao et al.'s Theorems 1-3 (§4): ``input``/``ria`` ``beta (1 - f_T)`` on every oracle;
+``rpa`` ``beta (r/d - f_T)`` on kRR, ``beta (r - f_T)`` on OUE/SUE (each bit 1 w.p. 1/2; the paper's
+``r`` is for OUE where p* = 1/2), ``-beta f_T`` on OLH/BLH; ``mga`` ``beta (1 - f_T) + beta (d - r)/(e^eps - 1)``
+on kRR, ``beta (r (1 - q*)/(p* - q*) - f_T)`` on OUE/SUE (``2 r e^eps / (e^eps - 1)`` for OUE) and
+on OLH/BLH when every target hashes to the reported value.
+
+The attacks craft reports in the oracle's own encoding (GRR: items; unary encodings:
+:class:`~ldpbench_plugins.oracles._unary.UnaryReports`; local hashing:
+:class:`~ldpbench_plugins.oracles.olh.OLHReports`); vectorized over the fake users.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldpbench import hookimpl
+from ldpbench.errors import NotApplicable
+from ldpbench.params import Param
+from ldpbench.types import Attack, Oracle
+from ldpbench_plugins.oracles import _hashing
+from ldpbench_plugins.oracles._unary import UnaryEncoding, UnaryReports, bernoulli_positions
+from ldpbench_plugins.oracles.grr import GRR
+from ldpbench_plugins.oracles.olh import OLH, OLHReports
+
+#: Every oracle: an attack that perturbs chosen items honestly is defined for any protocol.
+ANY_ORACLE = "*"
+#: The oracles whose report space the crafting attacks (rpa, mga) know.
+CRAFTED = ("grr", "oue", "sue", "olh", "blh")
+#: Fake users whose candidate hash seeds MGA evaluates at once (bounds the (users x tries x r) table).
+_MGA_BLOCK = 1 << 18
+
+
+def _balanced(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """The items of ``m`` fake users holding the targets in turn (``m // r`` or one more each),
+    shuffled."""
+    return rng.permutation(np.resize(np.asarray(targets, dtype=np.int64), m))
+
+
+class InputPoisoning(Attack):
+    """Input poisoning: fake users hold the target items (each target ``m // r`` or ``m // r + 1``
+    of them) and run the protocol honestly. The floor every attack should beat: expected gain
+    ``beta (1 - f_T)`` on every oracle (Cao et al. §3, the baseline of their RIA)."""
+
+    name = "input"
+    oracles = (ANY_ORACLE,)
+
+    def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
+        return oracle.perturb(_balanced(targets, m, rng), rng)
+
+
+class RandomItemAttack(Attack):
+    """RIA (Cao et al. §3.1): each fake user picks a target uniformly at random and perturbs it
+    with the protocol. Expected gain ``beta (1 - f_T)`` (Theorems 1-3)."""
+
+    name = "ria"
+    oracles = (ANY_ORACLE,)
+
+    def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
+        items = np.asarray(targets, dtype=np.int64)[rng.integers(0, len(targets), size=m)]
+        return oracle.perturb(items, rng)
+
+
+def _unary(oracle: Oracle, user: np.ndarray, item: np.ndarray, m: int) -> UnaryReports:
+    order = np.lexsort((item, user))
+    return UnaryReports(n_users=m, user=user[order].astype(np.int64), item=item[order].astype(np.int64))
+
+
+class RandomPerturbedValueAttack(Attack):
+    """RPA (Cao et al. §3.2): each fake user sends a value drawn uniformly from the protocol's
+    report space: an item of ``[d]`` (kRR), a uniformly random bit vector (OUE, SUE), a random hash
+    seed and a value uniform on ``[g]`` (OLH, BLH)."""
+
+    name = "rpa"
+    oracles = CRAFTED
+
+    def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
+        if isinstance(oracle, GRR):
+            return rng.integers(0, oracle.d, size=m)
+        if isinstance(oracle, UnaryEncoding):
+            pos = bernoulli_positions(m * oracle.d, 0.5, rng)
+            user, item = np.divmod(pos, oracle.d)
+            return _unary(oracle, user, item, m)
+        if isinstance(oracle, OLH):
+            return OLHReports(seeds=_hashing.random_seeds(m, rng), y=rng.integers(0, oracle.buckets, size=m))
+        raise NotApplicable(f"attack 'rpa' does not know the reports of oracle '{oracle.name}'")
+
+
+class MaximalGainAttack(Attack):
+    """MGA (Cao et al. §3.3): each fake report supports as many targets as the protocol allows.
+
+    - kRR: a target, uniformly at random (a report supports one item).
+    - OUE/SUE: the targets' bits set to 1, and (``pad``) ``l = floor(p* + (d - 1) q* - r)`` other
+      bits at random, so that a fake report has as many ones as a genuine one on average (§3.3).
+    - OLH/BLH: among ``tries`` random hash seeds, the one under which the most targets share a
+      value, reporting that value (all targets when one of the seeds hashes them together: then
+      ``P_t = 1``); one target needs no search (a random seed, its hash).
+    """
+
+    name = "mga"
+    oracles = CRAFTED
+    params = (
+        Param("tries", int, 100, "OLH/BLH: random hash seeds tried per fake user (r > 1)", min=1, max=100_000),
+        Param("pad", bool, True, "OUE/SUE: add random non-target ones up to a genuine report's expected count"),
+    )
+
+    def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
+        targets = np.asarray(targets, dtype=np.int64)
+        if isinstance(oracle, GRR):
+            return targets[rng.integers(0, targets.size, size=m)]
+        if isinstance(oracle, UnaryEncoding):
+            return self._unary(oracle, targets, m, rng)
+        if isinstance(oracle, OLH):
+            return self._hashed(oracle, targets, m, rng)
+        raise NotApplicable(f"attack 'mga' does not know the reports of oracle '{oracle.name}'")
+
+    def _unary(self, oracle: UnaryEncoding, targets: np.ndarray, m: int, rng: np.random.Generator) -> UnaryReports:
+        d, r = oracle.d, targets.size
+        user = np.repeat(np.arange(m, dtype=np.int64), r)
+        item = np.tile(targets, m)
+        extra = int(math.floor(oracle.p_star + (d - 1) * oracle.q_star - r)) if self.pad else 0
+        extra = max(0, min(extra, d - r))
+        if extra:
+            others = np.setdiff1d(np.arange(d, dtype=np.int64), targets)
+            # ``extra`` distinct non-targets per user: the smallest of i.i.d. uniform keys.
+            keys = rng.random((m, others.size))
+            picked = np.argpartition(keys, extra - 1, axis=1)[:, :extra]
+            user = np.concatenate([user, np.repeat(np.arange(m, dtype=np.int64), extra)])
+            item = np.concatenate([item, others[picked.ravel()]])
+        return _unary(oracle, user, item, m)
+
+    def _hashed(self, oracle: OLH, targets: np.ndarray, m: int, rng: np.random.Generator) -> OLHReports:
+        g, r, tries = oracle.buckets, targets.size, int(self.tries)
+        keys = _hashing.value_keys(targets)
+        if r == 1:
+            seeds = _hashing.random_seeds(m, rng)
+            return OLHReports(seeds=seeds, y=_hashing.hash_pairs(seeds, np.repeat(keys, m), g))
+        seeds_out = np.empty(m, dtype=np.uint64)
+        y_out = np.empty(m, dtype=np.int64)
+        step = max(1, _MGA_BLOCK // max(1, tries * r))
+        for start in range(0, m, step):  # blocks of fake users: memory bounded by _MGA_BLOCK
+            k = min(step, m - start)
+            seeds = _hashing.random_seeds(k * tries, rng)
+            table = _hashing.hash_table(seeds, keys, g)  # (k * tries, r)
+            # For each seed, the value most targets hash to, and how many do.
+            same = (table[:, :, None] == table[:, None, :]).sum(axis=2)  # (k * tries, r)
+            best_col = same.argmax(axis=1)
+            best_count = same[np.arange(same.shape[0]), best_col].reshape(k, tries)
+            pick = best_count.argmax(axis=1) + np.arange(k) * tries
+            seeds_out[start : start + k] = seeds[pick]
+            y_out[start : start + k] = table[pick, best_col[pick]]
+        return OLHReports(seeds=seeds_out, y=y_out)
+
+
+@hookimpl
+def ldpbench_register_attacks(registry):
+    registry.register(InputPoisoning)
+    registry.register(RandomItemAttack)
+    registry.register(RandomPerturbedValueAttack)
+    registry.register(MaximalGainAttack)
