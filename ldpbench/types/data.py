@@ -39,6 +39,10 @@ class Poisoning:
     targets: np.ndarray  #: sorted distinct items (int64)
     fake_users: int  #: m
     beta: float  #: m / (n + m)
+    #: One bool per row of ``Estimate.report_supports`` (``True``: a fake user's report), when the
+    #: engine kept the reports (a pipeline step with ``requires_reports``, the per-user path); else
+    #: ``None``. For the detection metrics only.
+    fake_reports: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         targets = np.asarray(self.targets, dtype=np.int64)
@@ -51,6 +55,12 @@ class Poisoning:
         object.__setattr__(self, "targets", targets)
         object.__setattr__(self, "fake_users", int(self.fake_users))
         object.__setattr__(self, "beta", float(self.beta))
+        if self.fake_reports is not None:
+            labels = np.asarray(self.fake_reports, dtype=bool).copy()
+            if labels.ndim != 1 or int(labels.sum()) != self.fake_users:
+                raise ValueError("Poisoning.fake_reports must be one bool per report, fake_users of them True")
+            labels.flags.writeable = False
+            object.__setattr__(self, "fake_reports", labels)
 
 
 @dataclass(frozen=True, eq=False)
