@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy.stats import binom
 
 from ldpbench_plugins.postprocessors.fake_users import detect_fake_users, estimate_without, support_threshold
@@ -77,3 +78,31 @@ def test_the_support_threshold_meets_its_false_alarm_bound():
     k = support_threshold(10, Q, 21_053, 1.0)
     assert 21_053 * binom.sf(k - 2, 9, Q) <= 1.0 < 21_053 * binom.sf(k - 3, 9, Q)
     assert support_threshold(3, 0.4, 10**6, 1.0) == 0  # three items at q = 0.4 cannot single anyone out
+
+
+def test_the_post_processor_flags_re_estimates_and_declines_what_it_cannot_read():
+    from support import postprocessor
+
+    from ldpbench.errors import NotApplicable
+    from ldpbench.types import Estimate
+
+    rng = np.random.default_rng(5)
+    genuine, _ = _genuine(rng)
+    m = round(BETA * N / (1 - BETA))
+    support = np.vstack([genuine, _mga_oue(rng, m, np.arange(R))])
+    n_all = N + m
+    f = (support.sum(0) / n_all - Q) / (P - Q)
+    est = Estimate(f, n_all, EPS, "oue", P, Q, np.full(D, 0.1), report_supports=support)
+    step = postprocessor("detect-fake-users")
+    assert step.tags().requires_reports and step.tags().requires_pure
+    out = step.apply(est, rng)
+    assert out.flagged_reports[N:].all() and out.flagged_reports[:N].sum() <= 6
+    assert out.n == n_all - int(out.flagged_reports.sum())
+    np.testing.assert_allclose(out.frequencies, (genuine.sum(0) / N - Q) / (P - Q), atol=6 * 2 / N)
+    np.testing.assert_allclose(out.variance, Q * (1 - Q) / (out.n * (P - Q) ** 2))
+    assert out.info["detect-fake-users"]["itemset"] == R
+    with pytest.raises(NotApplicable, match="per-user"):
+        step.apply(est.replace(report_supports=None), rng)
+    grr_like = est.replace(p_star=0.5, q_star=0.5 / (D - 1))
+    with pytest.raises(NotApplicable, match="supports one item"):
+        step.apply(grr_like, rng)
