@@ -1,4 +1,4 @@
-"""LDPRecover: recover the genuine users' frequencies from poisoned ones (docs/poisoning-defenses.md).
+"""LDPRecover: recover the genuine users' frequencies from poisoned ones (docs/poisoning.md §Defenses).
 
 Sun, Ye, Hu, Duan, Wo, Xu & Yang, "LDPRecover: Recovering Frequencies from Poisoning Attacks against
 Local Differential Privacy", ICDE 2024 (arXiv 2403.09351). With ``n`` genuine and ``m`` fake users,
@@ -13,18 +13,23 @@ paper's adaptive attack it learns one statistic of ``f~_Y``, its sum: a fake rep
 
     sum_v f~_Y(v) = (S - d q*) / (p* - q*),
 
-and, knowing nothing of which items are promoted, spreads it evenly: ``f~_Y(v) = sum / d``. The
-recovered frequencies solve the *constraint inference* problem
-``min ||f - f~_X||^2 s.t. f >= 0, sum f = 1``, whose KKT solution is the active-set loop of
-Norm-Sub (docs/algorithms.md §2.8): ``f'_v = max(f~_X(v) - lambda, 0)``.
+taken here with ``S = p* + (d - 1) q*`` (the adaptive attacker's reports support as many items as
+a genuine one's, so the sum is 1; for GRR every report supports one item, ``S = 1``, the same
+number). Knowing nothing of which items are promoted, the server spreads the sum evenly over
+``D_1 = {v : f~_Z(v) > 0}`` (``spread: positive``, the paper's partition into ``D_0`` and ``D_1``
+as the comments of MDPA's public reimplementation name it; ``f~_Y = 0`` on ``D_0``) or over all
+``d`` items (``spread: all``, what that reimplementation computes: its ``len`` of a boolean mask is
+``d``; Li et al., ACM CCS 2025, repository Marvin-huoshan/MDPA_LDP). The recovered frequencies
+solve the *constraint inference* problem ``min ||f - f~_X||^2 s.t. f >= 0, sum f = 1``, whose KKT
+solution is the simplex projection of Norm-Sub (docs/algorithms.md §2.8):
+``f'_v = max(f~_X(v) - lambda, 0)``.
 
-Two readings of ``S`` (``fake_support``): ``genuine`` (default) -- the adaptive attacker's reports
-support as many items as a genuine one's in expectation, ``S = p* + (d - 1) q*``, so the sum is 1
-(and for GRR every report supports exactly one item: both readings agree); ``one`` -- ``S = 1``
-for every protocol, as the reimplementation in MDPA's public code does (Li et al., ACM CCS 2025;
-repository Marvin-huoshan/MDPA_LDP, which also spreads over all ``d`` items). The paper's full text
-beyond its abstract was not readable here: which reading its Eq. for OUE and OLH takes is a
-departure to state (reports/ldprecover_recovery.md).
+A consequence worth knowing: the projection absorbs any shift common to the items it keeps, so
+with either spread the result is the projection of ``(1 + eta) f~_Z`` whenever the items of
+``D_0`` end at 0 (always, unless the positive estimates sum to less than 1): LDPRecover without
+attack details is Norm-Sub of the rescaled poisoned vector (tested). The paper's extension with
+attack details as further constraints is not implemented. Its full text beyond the abstract was
+not readable here (reports/ldprecover_recovery.md, departures).
 """
 
 from __future__ import annotations
@@ -40,22 +45,33 @@ from ldpbench.types import Estimate, PostProcessor, PostProcessorTags
 from ldpbench_plugins.numerics.simplex import simplex_shift
 
 
-def malicious_sum(d: int, p_star: float, q_star: float, fake_support: str) -> float:
-    """``sum_v f~_Y(v) = (S - d q*) / (p* - q*)`` for the assumed support size ``S`` of a fake report."""
-    support = p_star + (d - 1) * q_star if fake_support == "genuine" else 1.0
+def malicious_sum(d: int, p_star: float, q_star: float) -> float:
+    """``sum_v f~_Y(v) = (S - d q*) / (p* - q*)`` with ``S = p* + (d - 1) q*`` (equals 1)."""
+    support = p_star + (d - 1) * q_star
     return (support - d * q_star) / (p_star - q_star)
 
 
-def genuine_estimate(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float, fake_support: str) -> np.ndarray:
-    """The genuine frequency estimator ``(1 + eta) f~_Z - eta f~_Y`` with ``f~_Y`` spread evenly."""
+def malicious_estimate(f_poisoned: np.ndarray, p_star: float, q_star: float, spread: str) -> np.ndarray:
+    """The learned ``f~_Y``: its sum spread evenly over ``D_1`` (``positive``) or over all items."""
     f = np.asarray(f_poisoned, dtype=float)
-    f_fake = malicious_sum(f.size, p_star, q_star, fake_support) / f.size
-    return (1.0 + eta) * f - eta * f_fake
+    total = malicious_sum(f.size, p_star, q_star)
+    if spread == "all":
+        return np.full(f.size, total / f.size)
+    positive = f > 0
+    if not positive.any():
+        return np.zeros(f.size)
+    return np.where(positive, total / int(positive.sum()), 0.0)
 
 
-def ldprecover(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float, fake_support: str) -> np.ndarray:
+def genuine_estimate(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float, spread: str) -> np.ndarray:
+    """The genuine frequency estimator ``(1 + eta) f~_Z - eta f~_Y``."""
+    f = np.asarray(f_poisoned, dtype=float)
+    return (1.0 + eta) * f - eta * malicious_estimate(f, p_star, q_star, spread)
+
+
+def ldprecover(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float, spread: str) -> np.ndarray:
     """The recovered genuine frequencies (module docstring): estimator, then the CI projection."""
-    genuine = genuine_estimate(f_poisoned, eta, p_star, q_star, fake_support)
+    genuine = genuine_estimate(f_poisoned, eta, p_star, q_star, spread)
     return np.maximum(genuine - simplex_shift(genuine), 0.0)
 
 
@@ -63,19 +79,19 @@ class LDPRecover(PostProcessor):
     """LDPRecover (Sun et al., ICDE 2024, arXiv 2403.09351): genuine-frequency estimator + CI projection.
 
     ``eta`` is the ratio ``m / n`` of fake to genuine users the server assumes (the paper's eta);
-    ``fake_support`` the reading of the fake reports' support size (module docstring). Sees only
-    the poisoned estimate and the oracle's p*, q*: never the targets nor the fake users.
+    ``spread`` where the learned fake frequency goes (module docstring). Sees only the poisoned
+    estimate and the oracle's p*, q*: never the targets nor the fake users.
     """
 
     name = "ldprecover"
     params = (
         Param("eta", float, 0.05, "the assumed ratio m/n of fake to genuine users", min=0.0, max=100.0),
         Param(
-            "fake_support",
+            "spread",
             str,
-            "genuine",
-            "items a fake report supports: genuine (as a genuine report, sum f_Y = 1) or one (MDPA's code)",
-            choices=("genuine", "one"),
+            "positive",
+            "where the learned fake frequency goes: positive (the items estimated > 0) or all (MDPA's code)",
+            choices=("positive", "all"),
         ),
     )
 
@@ -87,7 +103,7 @@ class LDPRecover(PostProcessor):
         p, q = estimate.p_star, estimate.q_star
         if p is None or q is None:
             raise NotApplicable(f"ldprecover needs a pure oracle's p* and q*, and '{estimate.mechanism}' gave none")
-        out = ldprecover(np.asarray(estimate.frequencies, dtype=float), self.eta, p, q, self.fake_support)
+        out = ldprecover(np.asarray(estimate.frequencies, dtype=float), self.eta, p, q, self.spread)
         return estimate.replace(frequencies=out)
 
 

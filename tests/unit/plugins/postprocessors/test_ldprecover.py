@@ -15,7 +15,8 @@ from support import oue_estimate, postprocessor
 
 from ldpbench.errors import NotApplicable
 from ldpbench.types import Estimate
-from ldpbench_plugins.postprocessors.ldprecover import genuine_estimate, ldprecover, malicious_sum
+from ldpbench_plugins.numerics.simplex import simplex_shift
+from ldpbench_plugins.postprocessors.ldprecover import genuine_estimate, ldprecover, malicious_estimate, malicious_sum
 
 RNG = np.random.default_rng(2403)
 D, EPS = 16, 1.0
@@ -23,25 +24,40 @@ P = math.exp(EPS) / (math.exp(EPS) + D - 1)
 Q = 1.0 / (math.exp(EPS) + D - 1)
 
 
-def test_the_malicious_sum_of_each_reading():
-    # a report supporting as many items as a genuine one: the fake frequencies sum to 1
-    assert malicious_sum(50, 0.5, 0.2, "genuine") == pytest.approx(1.0, abs=1e-12)
-    # one item per fake report (MDPA's code): (1 - d q) / (p - q)
-    assert malicious_sum(50, 0.5, 0.2, "one") == pytest.approx((1 - 50 * 0.2) / 0.3, abs=1e-12)
-    # for GRR both readings agree: p + (d - 1) q = 1
-    assert malicious_sum(D, P, Q, "genuine") == pytest.approx(malicious_sum(D, P, Q, "one"), abs=1e-12)
+def test_the_malicious_sum_is_one_for_every_pure_protocol():
+    assert malicious_sum(50, 0.5, 0.2) == pytest.approx(1.0, abs=1e-12)
+    # GRR: a report supports one item, p + (d - 1) q = 1, and (1 - d q)/(p - q) = 1
+    assert malicious_sum(D, P, Q) == pytest.approx((1 - D * Q) / (P - Q), abs=1e-12)
 
 
-@pytest.mark.parametrize("reading", ["genuine", "one"])
-def test_the_exact_mixture_is_undone(reading):
-    """f~_Z = (f_X + eta f_Y)/(1 + eta) with f_Y the learned spread gives back f_X exactly."""
+@pytest.mark.parametrize("spread", ["positive", "all"])
+def test_the_exact_mixture_is_undone(spread):
+    """f~_Z = (f_X + eta f_Y)/(1 + eta), f_Y the learned spread of f~_Z, gives back f_X exactly."""
     p, q = 0.5, 1 / (math.e + 1)
     f_x = np.linspace(1.0, 2.0, 40)
     f_x /= f_x.sum()
     eta = 0.1
-    f_y = np.full(40, malicious_sum(40, p, q, reading) / 40)
+    f_y = np.full(40, 1 / 40)  # f_Z > 0 everywhere here: D_1 is every item, both spreads agree
     f_z = (f_x + eta * f_y) / (1 + eta)
-    np.testing.assert_allclose(ldprecover(f_z, eta, p, q, reading), f_x, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(ldprecover(f_z, eta, p, q, spread), f_x, rtol=0, atol=1e-14)
+
+
+def test_the_spread_goes_on_the_positive_items_only():
+    f = np.array([0.5, 0.3, -0.1, 0.3])
+    np.testing.assert_allclose(malicious_estimate(f, 0.5, 0.2, "positive"), [1 / 3, 1 / 3, 0, 1 / 3])
+    np.testing.assert_allclose(malicious_estimate(f, 0.5, 0.2, "all"), np.full(4, 0.25))
+
+
+@pytest.mark.parametrize("spread", ["positive", "all"])
+def test_without_attack_details_it_is_norm_sub_of_the_rescaled_vector(spread):
+    """The projection absorbs a shift common to the items it keeps: when D_0 ends at 0,
+    LDPRecover = Norm-Sub((1 + eta) f~_Z) (module docstring)."""
+    for _ in range(50):
+        f = RNG.normal(1 / 30, 0.05, 30)
+        f[:5] += 0.1  # positives sum past 1
+        rescaled = 1.2 * f
+        expected = np.maximum(rescaled - simplex_shift(rescaled), 0.0)
+        np.testing.assert_allclose(ldprecover(f, 0.2, 0.5, 0.2, spread), expected, rtol=0, atol=1e-12)
 
 
 def test_eta_zero_is_norm_sub():
@@ -75,7 +91,7 @@ def _grr_histogram(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.mark.parametrize("attack", ["adaptive-uniform", "mga-krr"])
 def test_the_estimator_mean_matches_its_expectation(attack):
-    """Adaptive fakes (honest GRR on uniform items: f_Y = 1/d, the learned spread): the estimator is
+    """(``spread: all``.) Adaptive fakes (honest GRR on uniform items: f_Y = 1/d): the estimator is
     unbiased for the genuine frequencies. MGA on kRR (each fake reports a target, two targets): its
     mean is f_X + eta (f~_Y - 1/d), f~_Y(v) = (1_T(v)/r - q)/(p - q): LDPRecover, knowing nothing of
     the targets, does not remove their gain (Sun et al. add attack details as extra constraints)."""
@@ -93,7 +109,7 @@ def test_the_estimator_mean_matches_its_expectation(attack):
         else:
             h += _grr_histogram(rng.multinomial(m, np.full(D, 1 / D)), rng)
         f_z = (h / (n + m) - Q) / (P - Q)
-        diffs[r] = genuine_estimate(f_z, eta, P, Q, "genuine") - genuine / n
+        diffs[r] = genuine_estimate(f_z, eta, P, Q, "all") - genuine / n
     expected = np.zeros(D)
     if attack == "mga-krr":
         f_y = (np.isin(np.arange(D), targets) / targets.size - Q) / (P - Q)
