@@ -1,4 +1,4 @@
-"""Cao, Jia & Gong's normalization countermeasure against poisoning (docs/poisoning-defenses.md).
+"""Cao, Jia & Gong's normalization countermeasure against poisoning (docs/poisoning.md §Defenses).
 
 Cao, Jia & Gong, "Data Poisoning Attacks to Local Differential Privacy Protocols", USENIX
 Security 2021 (arXiv 1911.02046), §"Countermeasures", *Normalization*: a poisoning attack pushes

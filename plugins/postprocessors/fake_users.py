@@ -1,4 +1,4 @@
-"""Cao, Jia & Gong's detection of fake users for OUE and OLH (docs/poisoning-defenses.md).
+"""Cao, Jia & Gong's detection of fake users for OUE and OLH (docs/poisoning.md §Defenses).
 
 Cao, Jia & Gong, "Data Poisoning Attacks to Local Differential Privacy Protocols", USENIX Security
 2021 (arXiv 1911.02046), §"Countermeasures", *Detecting fake users*: under the maximal gain attack
