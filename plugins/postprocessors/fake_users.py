@@ -76,7 +76,7 @@ def support_threshold(size: int, q: float, n_reports: int, false_alarms: float) 
 def detect_fake_users(
     support: np.ndarray, p: float, q: float, alpha: float = 0.01, false_alarms: float = 1.0
 ) -> Detection:
-    """Cao et al.'s frequent-itemset detection (module docstring) on an ``(N, d)`` support matrix."""
+    """Cao et al.'s frequent-itemset detection (steps 1-4 above) on an ``(N, d)`` support matrix."""
     s = np.asarray(support, dtype=bool)
     frequent = frequent_pairs(s, p, q, alpha)
     itemset = np.flatnonzero(frequent.any(axis=1))
@@ -104,9 +104,11 @@ def _is_one_item_support(p: float, q: float, d: int) -> bool:
 class DetectFakeUsers(PostProcessor):
     """Cao, Jia & Gong's fake-user detection for OUE/OLH (USENIX Security 2021, §"Countermeasures").
 
-    Mines the itemset that too many reports support (module docstring), flags the reports that
-    support it (``flagged_reports``) and re-estimates from the others. Per-user path only
-    (``requires_reports``); sees the reports' supports, never which ones are fake.
+    Mines the itemset that too many reports support (pairs co-supported beyond their genuine
+    expectation, Bonferroni level ``alpha``), flags the reports that support at least ``k`` of its
+    items, ``k`` chosen so that at most ``false_alarms`` genuine reports are flagged in expectation
+    (``flagged_reports``), and re-estimates from the others (docs/poisoning.md §Defenses). Per-user
+    path only (``requires_reports``); sees the reports' supports, never which ones are fake.
     """
 
     name = "detect-fake-users"

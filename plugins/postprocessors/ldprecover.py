@@ -70,7 +70,7 @@ def genuine_estimate(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: 
 
 
 def ldprecover(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float, spread: str) -> np.ndarray:
-    """The recovered genuine frequencies (module docstring): estimator, then the CI projection."""
+    """The recovered genuine frequencies: the estimator, then the CI (simplex) projection."""
     genuine = genuine_estimate(f_poisoned, eta, p_star, q_star, spread)
     return np.maximum(genuine - simplex_shift(genuine), 0.0)
 
@@ -78,9 +78,11 @@ def ldprecover(f_poisoned: np.ndarray, eta: float, p_star: float, q_star: float,
 class LDPRecover(PostProcessor):
     """LDPRecover (Sun et al., ICDE 2024, arXiv 2403.09351): genuine-frequency estimator + CI projection.
 
-    ``eta`` is the ratio ``m / n`` of fake to genuine users the server assumes (the paper's eta);
-    ``spread`` where the learned fake frequency goes (module docstring). Sees only the poisoned
-    estimate and the oracle's p*, q*: never the targets nor the fake users.
+    ``f'`` = the simplex projection of ``(1 + eta) f~_Z - eta f~_Y``, ``eta`` the ratio ``m / n``
+    of fake to genuine users the server assumes (the paper's eta), ``f~_Y`` the learned fake
+    frequency (sum 1) spread evenly over the items estimated positive (``spread: positive``) or
+    over all (``all``, MDPA's code); docs/poisoning.md §Defenses. Sees only the poisoned estimate
+    and the oracle's p*, q*: never the targets nor the fake users.
     """
 
     name = "ldprecover"
