@@ -107,7 +107,8 @@ class DetectFakeUsers(PostProcessor):
     Mines the itemset that too many reports support (pairs co-supported beyond their genuine
     expectation, Bonferroni level ``alpha``), flags the reports that support at least ``k`` of its
     items, ``k`` chosen so that at most ``false_alarms`` genuine reports are flagged in expectation
-    (``flagged_reports``), and re-estimates from the others (docs/poisoning.md §Defenses). Per-user
+    (``flagged_reports``), and re-estimates from the others (``n`` stays the reports received;
+    the kept number is in ``info``; docs/poisoning.md §Defenses). Per-user
     path only (``requires_reports``); sees the reports' supports, never which ones are fake.
     """
 
@@ -132,14 +133,19 @@ class DetectFakeUsers(PostProcessor):
         f, kept = estimate_without(support, det.flagged, p, q)
         if kept == 0:
             raise NotApplicable(f"{self.name} flagged every report")
-        counts = np.asarray(support, dtype=bool)[~det.flagged].sum(axis=0).astype(np.int64)
+        # n stays the number of reports received (a post-processor keeps the metadata); the
+        # variance is the kept reports', and the support counts, which no longer go with n, go.
         variance = np.full(estimate.d, q * (1 - q) / (kept * (p - q) ** 2))
-        diagnostics = {"flagged": int(det.flagged.sum()), "itemset": int(det.itemset.size), "k": int(det.k)}
+        diagnostics = {
+            "flagged": int(det.flagged.sum()),
+            "kept": kept,
+            "itemset": int(det.itemset.size),
+            "k": int(det.k),
+        }
         return estimate.replace(
             frequencies=f,
-            n=kept,
             variance=variance,
-            support_counts=counts,
+            support_counts=None,
             report_histogram=None,
             channel=None,
             flagged_reports=det.flagged,

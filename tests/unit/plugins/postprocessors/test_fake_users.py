@@ -97,9 +97,10 @@ def test_the_post_processor_flags_re_estimates_and_declines_what_it_cannot_read(
     assert step.tags().requires_reports and step.tags().requires_pure
     out = step.apply(est, rng)
     assert out.flagged_reports[N:].all() and out.flagged_reports[:N].sum() <= 6
-    assert out.n == n_all - int(out.flagged_reports.sum())
+    kept = n_all - int(out.flagged_reports.sum())
+    assert out.n == n_all and out.info["detect-fake-users"]["kept"] == kept
     np.testing.assert_allclose(out.frequencies, (genuine.sum(0) / N - Q) / (P - Q), atol=6 * 2 / N)
-    np.testing.assert_allclose(out.variance, Q * (1 - Q) / (out.n * (P - Q) ** 2))
+    np.testing.assert_allclose(out.variance, Q * (1 - Q) / (kept * (P - Q) ** 2))
     assert out.info["detect-fake-users"]["itemset"] == R
     with pytest.raises(NotApplicable, match="per-user"):
         step.apply(est.replace(report_supports=None), rng)
