@@ -308,6 +308,36 @@ def ldpbench_register_protocols(registry):
     registry.register(${cls})
 ''')
 
+ATTACK_MODULE = Template('''"""${name}: a data-poisoning attack on GRR, as an ldpbench attack (docs/poisoning.md).
+
+Each of the m fake users reports a target item directly, skipping the randomization: against
+generalized randomized response this is the maximal gain attack of X. Cao, J. Jia, N. Z. Gong,
+"Data Poisoning Attacks to Local Differential Privacy Protocols" (USENIX Security 2021, section
+3.3), with expected gain beta (1 - f_T) + beta (d - r) / (e^eps - 1). Replace the body with your
+attack; keep the kit passing (tests/).
+"""
+
+from __future__ import annotations
+
+from ldpbench import hookimpl
+from ldpbench.types import Attack
+
+
+class ${cls}(Attack):
+    """Fake users report a target drawn uniformly (GRR's report encoding: an item index)."""
+
+    name = "${name}"
+    oracles = ("grr",)
+
+    def craft(self, oracle, targets, m, rng):
+        return targets[rng.integers(0, len(targets), size=m)]
+
+
+@hookimpl
+def ldpbench_register_attacks(registry):
+    registry.register(${cls})
+''')
+
 ORACLE = KindExample(
     ORACLE_MODULE,
     Template(
@@ -341,5 +371,12 @@ PROTOCOL = KindExample(
     Template(
         "datasets:\n  - zipf: {d: 256, n: 50000, s: 1.2}\noracles: [${name}, fo-threshold]\n"
         "pipelines: [base]\nmetrics: [topk-f1, ncr]\n"
+    ),
+)
+ATTACK = KindExample(
+    ATTACK_MODULE,
+    Template(
+        "datasets:\n  - zipf: {d: 1024, n: 20000, s: 1.2}\noracles: [grr]\nattacks: [none, ${name}]\n"
+        "beta: 0.05\ntargets: {count: 2}\npipelines: [base, norm-sub]\nmetrics: [frequency-gain, mse]\n"
     ),
 )

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ldpbench.testing import stats
+    from ldpbench.testing.checks.attack import AttackCheckConfig
     from ldpbench.testing.checks.dataset import DatasetCheckConfig
     from ldpbench.testing.checks.machinery import CheckSkipped
     from ldpbench.testing.checks.metric import MetricCheckConfig
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from ldpbench.testing.checks.postprocessor import PostprocessorCheckConfig
     from ldpbench.testing.checks.protocol import ProtocolCheckConfig
     from ldpbench.testing.checks.runner import (
+        attack_checks,
+        check_attack,
         check_dataset,
         check_metric,
         check_oracle,
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
 #: plugin (``ldpbench.testing.pytest_plugin``), and the kit's SciPy-stats and hypothesis imports
 #: would add about 2 s to each of them.
 _PUBLIC = {
+    "AttackCheckConfig": "attack",
     "CheckSkipped": "machinery",
     "DatasetCheckConfig": "dataset",
     "MetricCheckConfig": "metric",
@@ -71,6 +75,8 @@ _PUBLIC = {
     "ProtocolCheckConfig": "protocol",
     **dict.fromkeys(
         (
+            "attack_checks",
+            "check_attack",
             "check_dataset",
             "check_metric",
             "check_oracle",

@@ -116,6 +116,8 @@ ATTACK = PluginKind(
     Attack,
     "ldpbench_register_attacks",
     "an attack",
+    checks="ldpbench.testing.checks.attack",
+    example="ldpbench.scaffold.examples:ATTACK",
 )
 
 #: Every plugin kind, by name, in the order listings show them.

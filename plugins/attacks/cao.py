@@ -38,8 +38,15 @@ from ldpbench_plugins.oracles.olh import OLH, OLHReports
 ANY_ORACLE = "*"
 #: The oracles whose report space the crafting attacks (rpa, mga) know.
 CRAFTED = ("grr", "oue", "sue", "olh", "blh")
-#: Fake users whose candidate hash seeds MGA evaluates at once (bounds the (users x tries x r) table).
-_MGA_BLOCK = 1 << 18
+#: Elements of the largest temporary table (users x items, or users x tries x r) built at once.
+_BLOCK = 1 << 21
+
+
+def _blocks(m: int, per_user: int):
+    """``(start, count)`` of consecutive fake users, ``count * per_user`` at most about :data:`_BLOCK`."""
+    step = max(1, _BLOCK // max(1, per_user))
+    for start in range(0, m, step):
+        yield start, min(step, m - start)
 
 
 def _balanced(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -72,9 +79,11 @@ class RandomItemAttack(Attack):
         return oracle.perturb(items, rng)
 
 
-def _unary(oracle: Oracle, user: np.ndarray, item: np.ndarray, m: int) -> UnaryReports:
-    order = np.lexsort((item, user))
-    return UnaryReports(n_users=m, user=user[order].astype(np.int64), item=item[order].astype(np.int64))
+def _unary(oracle: Oracle, user: np.ndarray, item: np.ndarray, m: int, ordered: bool = False) -> UnaryReports:
+    """Sparse unary reports in their canonical order (by user, then item; ``ordered``: already so)."""
+    if not ordered:
+        user, item = np.divmod(np.sort(user.astype(np.int64) * oracle.d + item), oracle.d)
+    return UnaryReports(n_users=m, user=user.astype(np.int64, copy=False), item=item.astype(np.int64, copy=False))
 
 
 class RandomPerturbedValueAttack(Attack):
@@ -89,9 +98,12 @@ class RandomPerturbedValueAttack(Attack):
         if isinstance(oracle, GRR):
             return rng.integers(0, oracle.d, size=m)
         if isinstance(oracle, UnaryEncoding):
-            pos = bernoulli_positions(m * oracle.d, 0.5, rng)
-            user, item = np.divmod(pos, oracle.d)
-            return _unary(oracle, user, item, m)
+            users, items = [], []
+            for start, k in _blocks(m, oracle.d):
+                user, item = np.divmod(bernoulli_positions(k * oracle.d, 0.5, rng), oracle.d)
+                users.append(user + start)
+                items.append(item)
+            return _unary(oracle, np.concatenate(users), np.concatenate(items), m, ordered=True)
         if isinstance(oracle, OLH):
             return OLHReports(seeds=_hashing.random_seeds(m, rng), y=rng.integers(0, oracle.buckets, size=m))
         raise NotApplicable(f"attack 'rpa' does not know the reports of oracle '{oracle.name}'")
@@ -133,11 +145,13 @@ class MaximalGainAttack(Attack):
         extra = max(0, min(extra, d - r))
         if extra:
             others = np.setdiff1d(np.arange(d, dtype=np.int64), targets)
-            # ``extra`` distinct non-targets per user: the smallest of i.i.d. uniform keys.
-            keys = rng.random((m, others.size))
-            picked = np.argpartition(keys, extra - 1, axis=1)[:, :extra]
-            user = np.concatenate([user, np.repeat(np.arange(m, dtype=np.int64), extra)])
-            item = np.concatenate([item, others[picked.ravel()]])
+            users, items = [user], [item]
+            for start, k in _blocks(m, others.size):
+                # ``extra`` distinct non-targets per user: those of the smallest i.i.d. uniform keys.
+                picked = np.argpartition(rng.random((k, others.size)), extra - 1, axis=1)[:, :extra]
+                users.append(np.repeat(np.arange(start, start + k, dtype=np.int64), extra))
+                items.append(others[picked.ravel()])
+            user, item = np.concatenate(users), np.concatenate(items)
         return _unary(oracle, user, item, m)
 
     def _hashed(self, oracle: OLH, targets: np.ndarray, m: int, rng: np.random.Generator) -> OLHReports:
@@ -148,9 +162,7 @@ class MaximalGainAttack(Attack):
             return OLHReports(seeds=seeds, y=_hashing.hash_pairs(seeds, np.repeat(keys, m), g))
         seeds_out = np.empty(m, dtype=np.uint64)
         y_out = np.empty(m, dtype=np.int64)
-        step = max(1, _MGA_BLOCK // max(1, tries * r))
-        for start in range(0, m, step):  # blocks of fake users: memory bounded by _MGA_BLOCK
-            k = min(step, m - start)
+        for start, k in _blocks(m, tries * r * r):  # memory bounded by _BLOCK
             seeds = _hashing.random_seeds(k * tries, rng)
             table = _hashing.hash_table(seeds, keys, g)  # (k * tries, r)
             # For each seed, the value most targets hash to, and how many do.

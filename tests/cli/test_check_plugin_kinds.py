@@ -23,4 +23,4 @@ def test_kind_picks_the_dataset_of_a_shared_name(capsys):
 
 def test_an_unknown_name_is_a_usage_error(capsys):
     assert main(["check-plugin", "no-such-plugin"]) == 2
-    assert "unknown oracle, post-processor, metric, dataset or protocol" in capsys.readouterr().err
+    assert "unknown oracle, post-processor, metric, dataset, protocol or attack" in capsys.readouterr().err

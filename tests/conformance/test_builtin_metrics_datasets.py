@@ -26,7 +26,12 @@ _DATASETS = [
 ]
 
 
-@parametrize_with_checks(_METRICS, plugins=_PLUGINS)
+#: The targets' frequency gain is signed (an attack's pull on the estimate, docs/poisoning.md), not
+#: an error: a noisy estimate may score above the exact one's 0 either way.
+_EXPECTED = {"frequency-gain": {"check_metric_prefers_the_truth": "a signed gain, not an error (docs/poisoning.md)"}}
+
+
+@parametrize_with_checks(_METRICS, plugins=_PLUGINS, expected_failed_checks=_EXPECTED)
 def test_builtin_metric_conforms(plugin, check):
     check()
 

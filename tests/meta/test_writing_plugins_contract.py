@@ -21,6 +21,7 @@ from support import builtin_plugins
 from ldpbench.params import Param
 from ldpbench.types import (
     KINDS,
+    AttackTags,
     Channel,
     ChannelTags,
     Estimate,
@@ -60,6 +61,8 @@ SECTIONS: dict[str, type] = {
     "Protocol": KINDS["protocol"].base,
     "Executor": KINDS["executor"].base,
     "ExecutorTags": ExecutorTags,
+    "Attack": KINDS["attack"].base,
+    "AttackTags": AttackTags,
     "Channel": Channel,
     "ChannelTags": ChannelTags,
     "Estimate": Estimate,

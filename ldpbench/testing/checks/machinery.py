@@ -13,7 +13,7 @@ import numpy as np
 
 from ldpbench.engine.simulate import simulate
 from ldpbench.params import resolve
-from ldpbench.types import Dataset, Estimate, Metric, Oracle, PostProcessor, Protocol
+from ldpbench.types import Attack, Dataset, Estimate, Metric, Oracle, PostProcessor, Protocol
 
 
 class CheckSkipped(Exception):
@@ -33,6 +33,7 @@ _KINDS: dict[str, type] = {
     "metric": Metric,
     "dataset": Dataset,
     "protocol": Protocol,
+    "attack": Attack,
 }
 
 
@@ -77,7 +78,7 @@ class Subject:
         return self.cls(**self._values())
 
     def build(self) -> Any:
-        """An instance of a kind built from its parameters alone (post-processor, metric, dataset)."""
+        """An instance of a kind built from its parameters alone (post-processor, metric, dataset, attack)."""
         return self.cls(**self._values())
 
 
@@ -113,7 +114,7 @@ def _subject(
         if isinstance(obj, type) and issubclass(obj, base):
             return Subject(kind_name, obj.name or obj.__name__, obj, params, plugins)
     raise TypeError(
-        f"cannot check {obj!r}: give a plugin name, or an Oracle, PostProcessor, Metric, Dataset or Protocol class or instance"
+        f"cannot check {obj!r}: give a plugin name, or an Oracle, PostProcessor, Metric, Dataset, Protocol or Attack class or instance"
     )
 
 

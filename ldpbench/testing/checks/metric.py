@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ldpbench.testing.checks.machinery import Subject, _global_state, _rng, _same_state, _simulate
-from ldpbench.types import Estimate, IdentifiedItems, Metric, Population
+from ldpbench.types import Estimate, IdentifiedItems, Metric, Poisoning, Population
 from ldpbench.types.domain import FREQUENCIES, IDENTIFIED_ITEMS
 
 
@@ -39,11 +39,15 @@ def _metric(subject: Subject) -> Metric:
 
 
 def _truth(cfg: MetricCheckConfig) -> Population:
-    """A fixed skewed population (item v has weight 1/(v+1)^1.1), every item present."""
+    """A fixed skewed population (item v has weight 1/(v+1)^1.1), every item present, carrying
+    an attack's plan (docs/poisoning.md) with its two rarest items as targets and no fake user:
+    what a metric that scores poisoned cells (``MetricTags.poisoning``) reads; others ignore it."""
     rng = np.random.default_rng(np.random.SeedSequence([int(cfg.seed), 13]))
     weights = 1.0 / np.arange(1, cfg.d + 1) ** 1.1
     counts = rng.multinomial(cfg.n - cfg.d, weights / weights.sum()) + 1
-    return Population(counts, name="metric-check")
+    targets = np.sort(np.argsort(counts, kind="stable")[:2])
+    plan = Poisoning(attack="none", targets=targets, fake_users=0, beta=0.0)
+    return Population(counts, name="metric-check", poisoning=plan)
 
 
 def _estimates(subject: Subject, cfg: MetricCheckConfig) -> list[tuple[str, Any]]:

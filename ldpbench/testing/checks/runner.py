@@ -104,6 +104,13 @@ def protocol_checks(protocol: Any, **config: Any) -> Iterator[tuple[str, Callabl
     return plugin_checks("protocol", protocol, **config)
 
 
+def attack_checks(attack: Any, **config: Any) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Yield ``(check_name, check)`` for a poisoning attack (:func:`plugin_checks`; configuration
+    :class:`~ldpbench.testing.checks.attack.AttackCheckConfig`): its reports crafted for every
+    built-in oracle it declares, aggregated by the oracle, promoting the targets (docs/poisoning.md)."""
+    return plugin_checks("attack", attack, **config)
+
+
 def _bound(
     plugin: Any,
     kind: str,
@@ -247,6 +254,11 @@ def check_dataset(dataset: Any, **kwargs: Any) -> dict[str, str]:
 def check_protocol(protocol: Any, **kwargs: Any) -> dict[str, str]:
     """Run every protocol check (:func:`check_plugin`)."""
     return check_plugin("protocol", protocol, **kwargs)
+
+
+def check_attack(attack: Any, **kwargs: Any) -> dict[str, str]:
+    """Run every attack check (:func:`check_plugin`)."""
+    return check_plugin("attack", attack, **kwargs)
 
 
 def parametrize_with_checks(
