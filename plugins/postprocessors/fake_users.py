@@ -31,7 +31,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
@@ -66,6 +65,8 @@ def frequent_pairs(support: np.ndarray, p: float, q: float, alpha: float) -> np.
 
 def support_threshold(size: int, q: float, n_reports: int, false_alarms: float) -> int:
     """The smallest ``k <= size`` with ``n P(1 + Bin(size - 1, q) >= k) <= false_alarms``; 0 if none."""
+    from scipy.stats import binom  # imported on first use: loading the plugins stays light
+
     for k in range(1, size + 1):
         # P(1 + B >= k) = P(B >= k - 1) = sf(k - 2)
         if n_reports * binom.sf(k - 2, size - 1, q) <= false_alarms:
