@@ -107,3 +107,30 @@ def test_the_post_processor_flags_re_estimates_and_declines_what_it_cannot_read(
     grr_like = est.replace(p_star=0.5, q_star=0.5 / (D - 1))
     with pytest.raises(NotApplicable, match="supports one item"):
         step.apply(grr_like, rng)
+
+
+@pytest.mark.parametrize("beta", [0.005, 0.05])
+def test_greedy_mining_finds_the_target_set_even_with_few_fakes(beta):
+    """``mining: greedy``: the mined set is the target set, every fake is flagged, and the genuine
+    reports supporting all 10 targets number Poisson(<= N q^9 (q + (p - q) f_T)) ~ 0.04 in
+    expectation: at most 2 fail with probability < 1e-5 (precision >= m / (m + 2))."""
+    from ldpbench_plugins.postprocessors.fake_users import detect_greedy
+
+    rng = np.random.default_rng(1911 + int(beta * 1000))
+    genuine, _ = _genuine(rng)
+    m = round(beta * N / (1 - beta))
+    targets = np.sort(rng.choice(D, R, replace=False))
+    support = np.vstack([genuine, _mga_oue(rng, m, targets)])
+    labels = np.r_[np.zeros(N, bool), np.ones(m, bool)]
+    det = detect_greedy(support, P, Q)
+    np.testing.assert_array_equal(det.itemset, targets)
+    assert np.count_nonzero(det.flagged & labels) == m
+    assert np.count_nonzero(det.flagged & ~labels) <= 2
+
+
+def test_greedy_mining_flags_nothing_without_fakes():
+    from ldpbench_plugins.postprocessors.fake_users import detect_greedy
+
+    genuine, _ = _genuine(np.random.default_rng(7))
+    det = detect_greedy(genuine, P, Q)
+    assert det.itemset.size == 0 and not det.flagged.any()
