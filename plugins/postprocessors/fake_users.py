@@ -24,6 +24,9 @@ Our reading, vectorized (no loop over users; the domain is enumerated, as the or
 steps 2-4 by a greedy growth of itemsets tested against the genuine null, which keeps its power
 with few fake users (the pair test's null uses the poisoned frequencies, which the fakes inflate).
 
+Cost: the co-support counts are one ``(d, N) x (N, d)`` product, O(N d^2); the greedy paths
+shrink their supporters geometrically, a few dozen steps of O(N + |supporters| d) each.
+
 The estimate is then recomputed from the reports left. A defense on the per-user path only: it
 needs every report's support, and never the fake-user labels.
 """
