@@ -759,3 +759,39 @@ def planted_population(n: int, planted: int, share: float, tail: int, bits: int,
     order = np.argsort(items)
     pop = Population(counts[order], domain=Domain.bit_strings(bits), values=items[order])
     return pop, set(items[:planted].tolist())
+
+
+# -- defenses through real attacked cells (tests/unit/plugins/postprocessors/test_{cao_norm,ldprecover}.py)
+
+DEFENSE_SPEC = """\
+name: defense
+seed: 11
+repeats: 1
+datasets: [{zipf: {d: 32, n: 20000, s: 1.5}}]
+epsilons: [1]
+oracles: [grr, oue]
+attacks: [none, mga]
+beta: 0.05
+targets: {count: 5}
+pipelines: [base, norm-sub, cao-norm, ldprecover: {eta: 0.0526316}]
+metrics: [frequency-gain, genuine-mse]
+"""
+
+
+def defense_values(spec_text: str = DEFENSE_SPEC) -> dict[tuple[str, str, str], float]:
+    """``{(oracle@attack, pipeline, metric): value}`` of every row of the spec's cells, run in this process."""
+    from ldpbench.engine import cell as engine
+    from ldpbench.engine.cell import CellTask, run_cell
+    from ldpbench.spec.expand import expand
+    from ldpbench.spec.validate import load_spec_text
+
+    plugins = builtin_plugins()
+    spec = load_spec_text(spec_text, plugins)
+    values = {}
+    with engine.plugins_given(plugins):
+        for c in expand(spec):
+            task = CellTask(c, tuple(spec.pipelines), tuple(spec.metrics), plugins=plugins.source)
+            for r in run_cell(task):
+                assert r["error"] is None, r["error"]
+                values[(r["oracle"].split("[")[0], r["pipeline"], r["metric"])] = r["value"]
+    return values

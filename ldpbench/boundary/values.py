@@ -86,6 +86,8 @@ def frozen_estimate(estimate: Estimate) -> Estimate:
         support_counts=readonly(estimate.support_counts),
         report_histogram=readonly(estimate.report_histogram),
         items=readonly(estimate.items),
+        report_supports=readonly(estimate.report_supports),
+        flagged_reports=readonly(estimate.flagged_reports),
         parts=tuple(frozen_estimate(p) for p in estimate.parts),
     )
 

@@ -24,7 +24,7 @@ from ldpbench.boundary.guard import CellTimeout, cell_guard, contained
 from ldpbench.boundary.values import checked_population, frozen_population, frozen_result
 from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
-from ldpbench.engine.poisoning import poisoning_plan
+from ldpbench.engine.poisoning import poisoning_plan, with_fake_labels
 from ldpbench.engine.rows import declared_budgets, failed_cell_rows, greater_is_better, result_row, stamp_elapsed
 from ldpbench.engine.scoring import MetricSlot, score_estimate
 from ldpbench.engine.simulate import MARGINAL_CLAIM
@@ -221,9 +221,13 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
                 plan = poisoning_plan(cell, population, meta["n"])
                 meta["m"] = plan.fake_users
             stage[0] = f"{cell.mechanism.kind} '{cell.mechanism.name}'"
+            keep = _needs_reports(plugins, task.pipelines)
             outputs = {
-                label: frozen_result(e) for label, e in mechanism_outputs(plugins, cell, population, plan).items()
+                label: frozen_result(e)
+                for label, e in mechanism_outputs(plugins, cell, population, plan, keep_reports=keep).items()
             }
+            if keep and plan is not None:  # the fake labels, in the order the defense sees the reports
+                plan = with_fake_labels(plan, cell, meta["n"])
         except BaseException as exc:  # a failing plugin fails its own cell only
             if not contained(exc):
                 raise
@@ -256,6 +260,20 @@ def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Call
     d = output_d(truth(), suffix)
     # Loaded again when scored, as the whole population is: never held while post-processors run.
     return (lambda: output_truth(truth(), suffix)), d
+
+
+def _needs_reports(plugins: Plugins, pipelines: tuple[Pipeline, ...]) -> bool:
+    """Whether a step of the cell's pipelines declares ``requires_reports`` (validation has refused
+    such a step off the per-user path or after an oracle without ``support_matrix``)."""
+    for pipeline in pipelines:
+        for step in pipeline.steps:
+            try:
+                needs = plugins.create("postprocessor", step.name, step.param_dict).tags()
+            except Exception:  # noqa: BLE001 - the step's own failure is reported when its pipeline runs
+                continue
+            if needs.requires_reports:
+                return True
+    return False
 
 
 def _truth_for(

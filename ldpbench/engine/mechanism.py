@@ -8,6 +8,7 @@ from typing import Any
 
 from ldpbench.boundary.values import PluginOutputError, checked_result, frozen_population, readonly
 from ldpbench.engine.groups import simulate_groups
+from ldpbench.engine.poisoning import report_order_rng
 from ldpbench.engine.simulate import DEFAULT_CHUNK_USERS, simulate
 from ldpbench.loading.manager import Plugins
 from ldpbench.spec.budgets import parse_epsilon
@@ -18,14 +19,21 @@ from ldpbench.types.attributes import output_d
 
 
 def mechanism_outputs(
-    plugins: Plugins, cell: Cell, population: Population, poisoning: Poisoning | None = None
+    plugins: Plugins,
+    cell: Cell,
+    population: Population,
+    poisoning: Poisoning | None = None,
+    keep_reports: bool = False,
 ) -> dict[str, Any]:
     """Run the cell's oracle or protocol; return ``{label: Estimate}``.
 
     :param poisoning: an attacked cell's plan (:func:`~ldpbench.engine.poisoning.poisoning_plan`):
         its attack crafts ``poisoning.fake_users`` reports for the targets, with a stream of its own
         (the genuine users' draws are those of the unattacked cell), and they are aggregated with
-        the genuine ones (:func:`~ldpbench.engine.simulate.simulate`; docs/poisoning.md)."""
+        the genuine ones (:func:`~ldpbench.engine.simulate.simulate`; docs/poisoning.md).
+    :param keep_reports: keep every report's support on the estimate (a pipeline step declares
+        ``requires_reports``; one oracle, one budget, the per-user path), shuffled by a stream of
+        its own (:func:`~ldpbench.engine.poisoning.report_order_rng`)."""
     mech = cell.mechanism
     ds, budget, rep, seed = cell.dataset, cell.budget, cell.repeat, cell.seed
     # The users of a repeat are drawn with a stream keyed by (dataset, budget or user mix, repeat)
@@ -57,8 +65,9 @@ def mechanism_outputs(
         est = simulate_groups(make_oracle, population, groups, rng, cell.simulation, users_rng=users_rng)
         return {mech.label: est.replace(mechanism=mech.label)}
     oracle = plugins.create("oracle", mech.name, mech.param_dict, d=population.d, epsilon=budget.epsilon_value)
+    order = report_order_rng(cell) if keep_reports else None
     if cell.poison is None or poisoning is None:
-        est = simulate(oracle, users.counts, rng, cell.simulation)
+        est = simulate(oracle, users.counts, rng, cell.simulation, keep_reports=order)
         return {mech.label: est.replace(mechanism=mech.label)}
     m, chunks = poisoning.fake_users, iter(())
     if m and cell.poison.attack is not None:
@@ -68,5 +77,5 @@ def mechanism_outputs(
         # Crafted and aggregated chunk by chunk, as many users at a time as the per-user path takes.
         chunk = int(oracle.tags().chunk_users or DEFAULT_CHUNK_USERS)
         chunks = (attack.craft(oracle, targets, min(chunk, m - start), arng) for start in range(0, m, chunk))
-    est = simulate(oracle, users.counts, rng, cell.simulation, fake_users=m, fake_chunks=chunks)
+    est = simulate(oracle, users.counts, rng, cell.simulation, fake_users=m, fake_chunks=chunks, keep_reports=order)
     return {cell.output_label: est.replace(mechanism=cell.output_label)}

@@ -11,12 +11,18 @@ truth); never to a post-processor.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from ldpbench.engine.simulate import report_order
 from ldpbench.errors import LdpbenchError
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Poisoning, Population
+
+#: The identity of the stream that orders kept reports (:func:`report_order_rng`).
+REPORT_ORDER = "report-order"
 
 
 class PoisoningError(LdpbenchError):
@@ -55,3 +61,24 @@ def poisoning_plan(cell: Cell, population: Population, n: int) -> Poisoning:
     m = poison.fake_count(n)
     beta = m / (n + m) if poison.beta is None or poison.attack is None else float(poison.beta)
     return Poisoning(attack=poison.attack_label, targets=select_targets(cell, population), fake_users=m, beta=beta)
+
+
+def report_order_rng(cell: Cell) -> np.random.Generator:
+    """The stream that shuffles a cell's kept reports (genuine and fake together) before a defense
+    sees them: keyed by the cell's identity, apart from every other draw of the cell."""
+    poison = cell.poison.label if cell.poison is not None else ""
+    return rng_for(
+        cell.seed, REPORT_ORDER, cell.dataset.label, cell.budget.label, cell.mechanism.label, poison, cell.repeat
+    )
+
+
+def fake_report_labels(cell: Cell, n: int, m: int) -> np.ndarray:
+    """Which kept reports are fake, in the order the defense saw them: the same permutation of the
+    ``n`` genuine then ``m`` fake reports (:func:`ldpbench.engine.simulate.report_order`), drawn
+    again from :func:`report_order_rng`."""
+    return report_order(report_order_rng(cell), n + m) >= n
+
+
+def with_fake_labels(plan: Poisoning, cell: Cell, n: int) -> Poisoning:
+    """``plan`` with :attr:`Poisoning.fake_reports` for a cell whose reports were kept."""
+    return dataclasses.replace(plan, fake_reports=fake_report_labels(cell, n, plan.fake_users))

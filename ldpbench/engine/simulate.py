@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ldpbench.boundary.values import checked_counts, checked_estimate, checked_sums, readonly
+from ldpbench.boundary.values import PluginOutputError, checked_counts, checked_estimate, checked_sums, readonly
 from ldpbench.errors import LdpbenchError
 from ldpbench.types import Estimate, Oracle, OracleTags
 
@@ -90,10 +90,16 @@ def _checked_support(oracle: Oracle, tags: OracleTags, support: object) -> np.nd
 
 
 def per_user_draw(
-    oracle: Oracle, counts: np.ndarray, rng: np.random.Generator, chunk: int, tags: OracleTags | None = None
+    oracle: Oracle,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    chunk: int,
+    tags: OracleTags | None = None,
+    supports: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray]:
     """``(report histogram or None, support counts)`` of users perturbed ``chunk`` at a time; the
-    histogram is summed over chunks for finite-output oracles, else the support counts."""
+    histogram is summed over chunks for finite-output oracles, else the support counts. With a
+    list ``supports``, each chunk's ``oracle.support_matrix(reports)`` is appended to it."""
     tags = tags or oracle.tags()
     who = f"oracle '{oracle.name}'"
     what = "a report histogram" if tags.finite_output else "support counts"
@@ -101,6 +107,8 @@ def per_user_draw(
     acc = None
     for values in user_chunks(counts, chunk):
         reports = oracle.perturb(readonly(values), rng)  # a plugin sorting its input in place fails loudly
+        if supports is not None:
+            supports.append(_checked_support_matrix(oracle, reports, values.size))
         if tags.finite_output:
             part = checked_counts(who, what, oracle.report_histogram(reports), width)
         else:  # checked before any cast: a NaN must not become a count
@@ -112,6 +120,29 @@ def per_user_draw(
         hist = readonly(acc)
         return hist, checked_counts(who, "support counts", oracle.support_counts_from_histogram(hist), oracle.d)
     return None, acc
+
+
+def _checked_support_matrix(oracle: Oracle, reports: Any, n_users: int) -> np.ndarray:
+    """``oracle.support_matrix(reports)`` as an ``(n_users, d)`` bool array, or a PluginOutputError."""
+    return _checked_matrix(oracle, oracle.support_matrix(reports), n_users)
+
+
+def _checked_matrix(oracle: Oracle, matrix: Any, n_users: int) -> np.ndarray:
+    """A support matrix the oracle returned, as an ``(n_users, d)`` bool array, or a PluginOutputError."""
+    matrix = np.asarray(matrix)
+    if matrix.shape != (n_users, oracle.d):
+        raise PluginOutputError(
+            f"oracle '{oracle.name}' returned a support matrix of shape {matrix.shape}, expected ({n_users}, {oracle.d})"
+        )
+    return matrix.astype(bool, copy=False)
+
+
+def report_order(rng: np.random.Generator, n_reports: int) -> np.ndarray:
+    """The order in which kept reports are shown to a defense: one permutation of all ``n + m``
+    reports (genuine first, fake last, before it), the only draw from ``rng``. The engine draws it
+    again from a generator of the same identity for the metrics' labels
+    (:func:`ldpbench.engine.poisoning.fake_report_labels`)."""
+    return rng.permutation(n_reports)
 
 
 def _with_fake_reports(
@@ -162,6 +193,7 @@ def simulate(
     fake_reports: Any = None,
     fake_users: int = 0,
     fake_chunks: Iterable[Any] = (),
+    keep_reports: np.random.Generator | None = None,
 ) -> Estimate:
     """The oracle's estimate for users holding the items given by ``counts``.
 
@@ -180,6 +212,10 @@ def simulate(
     :param fake_chunks: the fake users' reports as consecutive chunks (together ``fake_users``
         reports), each aggregated as ``fake_reports`` is, one at a time: what the engine passes, so
         that memory stays bounded for any ``m`` as on the per-user path.
+    :param keep_reports: per-user path only: keep every report's support
+        (``Estimate.report_supports``, for a defense that declares ``requires_reports``), the
+        genuine and the fake ones shuffled together by :func:`report_order` drawn from this
+        generator (its own stream: the estimate is the same as without it).
     :raises MissingCapability: aggregate simulation of an oracle without an aggregate path.
     """
     counts = readonly(np.asarray(counts, dtype=np.int64))  # the oracle must not write into the truth
@@ -187,18 +223,36 @@ def simulate(
     if n <= 0:
         raise ValueError("cannot simulate an oracle on zero users")
     tags = oracle.tags()
+    kept: list[np.ndarray] | None = None
     if simulation == "aggregate":
         hist, support = aggregate_draw(oracle, counts, rng, tags)
     elif simulation == "per-user":
         chunk = int(chunk_users or tags.chunk_users or DEFAULT_CHUNK_USERS)
-        hist, support = per_user_draw(oracle, counts, rng, chunk, tags)
+        kept = [] if keep_reports is not None else None
+        hist, support = per_user_draw(oracle, counts, rng, chunk, tags, kept)
     else:
         raise ValueError(f"unknown simulation {simulation!r}; expected one of {SIMULATIONS}")
+    if keep_reports is not None and simulation != "per-user":
+        raise ValueError("only the per-user path can keep the reports")
     if fake_users:
+        fake_kept: list[np.ndarray] = []
         for chunk in [fake_reports] if fake_reports is not None else fake_chunks:
             hist, support = _with_fake_reports(oracle, tags, hist, support, chunk)
+            if kept is not None:
+                part = np.asarray(oracle.support_matrix(chunk))
+                if part.ndim != 2 or part.shape[1] != oracle.d:  # rows: checked for all chunks below
+                    raise PluginOutputError(
+                        f"oracle '{oracle.name}' returned a support matrix of shape {part.shape}, expected (m, {oracle.d})"
+                    )
+                fake_kept.append(part)
+        if kept is not None:  # one check of the fake reports' supports, whatever the chunking
+            matrix = np.concatenate(fake_kept, axis=0) if fake_kept else np.zeros((0, oracle.d), dtype=bool)
+            kept.append(_checked_matrix(oracle, matrix, int(fake_users)))
         n += int(fake_users)
     est = checked_estimate(f"oracle '{oracle.name}'", oracle.estimate(readonly(support), n), oracle.d)
+    if keep_reports is not None:
+        matrix = np.concatenate(kept, axis=0)
+        est = est.replace(report_supports=readonly(matrix[report_order(keep_reports, matrix.shape[0])]))
     if simulation == "aggregate" and not tags.exact_aggregate:
         # Not silent: the rows' notes say the numbers come from an approximation of the oracle,
         # and of which claim (docs/plugins/reference.md, OracleTags).

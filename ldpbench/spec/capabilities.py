@@ -115,6 +115,17 @@ def _missing(
             f"post-processor '{step}' needs a pure oracle's p* and q*, but oracle '{name}' "
             f"aggregates real-valued reports (its tags: real_valued_counts = True)"
         )
+    if needs.requires_reports:
+        if not tags.support_matrix:
+            return (
+                f"post-processor '{step}' needs each report's support, but oracle '{name}' gives none "
+                f"(its tags: support_matrix = False)"
+            )
+        if simulation != "per-user":
+            return (
+                f"post-processor '{step}' needs each report's support, which only the per-user path "
+                f"keeps: set 'simulation: per-user'"
+            )
     histogram = tags.finite_output and (simulation == "per-user" or tags.aggregate_histogram)
     if needs.requires_channel or needs.requires_randomized_response:
         if not tags.finite_output:

@@ -39,6 +39,10 @@ class Poisoning:
     targets: np.ndarray  #: sorted distinct items (int64)
     fake_users: int  #: m
     beta: float  #: m / (n + m)
+    #: One bool per row of ``Estimate.report_supports`` (``True``: a fake user's report), when the
+    #: engine kept the reports (a pipeline step with ``requires_reports``, the per-user path); else
+    #: ``None``. For the detection metrics only.
+    fake_reports: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         targets = np.asarray(self.targets, dtype=np.int64)
@@ -51,6 +55,12 @@ class Poisoning:
         object.__setattr__(self, "targets", targets)
         object.__setattr__(self, "fake_users", int(self.fake_users))
         object.__setattr__(self, "beta", float(self.beta))
+        if self.fake_reports is not None:
+            labels = np.asarray(self.fake_reports, dtype=bool).copy()
+            if labels.ndim != 1 or int(labels.sum()) != self.fake_users:
+                raise ValueError("Poisoning.fake_reports must be one bool per report, fake_users of them True")
+            labels.flags.writeable = False
+            object.__setattr__(self, "fake_reports", labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -348,6 +358,12 @@ class Estimate:
         no plugin reads another plugin's ``info``; what is read is a typed field. One declared key:
         ``info["diagnostics"]``, a small mapping of JSON scalars (a per-repeat choice worth
         studying, e.g. ``em-murakami``'s alpha), which the engine copies to the row's ``info`` column.
+    :param report_supports: each report's support, an ``(N, d)`` boolean matrix (``N`` the
+        reports, fake ones included, in an order that tells nothing of who sent them), kept by the
+        engine only on the per-user path for a pipeline with a step that declares
+        ``requires_reports`` (a defense inspecting reports, docs/poisoning.md); else ``None``.
+    :param flagged_reports: a detecting defense's verdict, one bool per row of
+        ``report_supports`` (``True``: judged fake); read by the detection metrics.
     """
 
     frequencies: np.ndarray
@@ -368,6 +384,8 @@ class Estimate:
     warnings: tuple[str, ...] = ()
     query_estimates: QueryEstimates | None = None
     info: Mapping[str, Any] = field(default_factory=dict)
+    report_supports: np.ndarray | None = None
+    flagged_reports: np.ndarray | None = None
 
     #: The result kind (docs/data-model.md): what metrics and post-processors declare they take.
     result: ClassVar[str] = FREQUENCIES

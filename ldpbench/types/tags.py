@@ -108,6 +108,12 @@ class PostProcessorTags:
     #: Needs a pure protocol's ``p_star``/``q_star`` on the estimate (MLE-Apx): a spec pairing it
     #: with an oracle whose tags declare ``real_valued_counts`` (SHE) is refused at validation.
     requires_pure: bool = False
+    #: Needs each report's support (``Estimate.report_supports``, an ``(N, d)`` boolean matrix):
+    #: a defense that inspects individual reports (Cao et al.'s fake-user detection,
+    #: docs/poisoning.md). The engine keeps them only on the per-user path and only for an oracle
+    #: with ``support_matrix``: a spec pairing it with another oracle, or with ``simulation:
+    #: aggregate``, is refused at validation.
+    requires_reports: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
     #: The results it takes (``ldpbench.types.domain.RESULTS``): a spec putting it after a

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.engine.simulate import simulate
 from ldpbench.errors import LdpbenchError
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _global_state, _same_state, _simulate
 from ldpbench.types import Estimate, PostProcessor
@@ -32,8 +33,14 @@ class PostprocessorCheckConfig:
 
 
 def _inputs(subject: Subject, cfg: PostprocessorCheckConfig) -> list[tuple[str, Estimate]]:
-    """Estimates from every built-in oracle (aggregate path) plus a hand-built one, cached."""
-    key = ("inputs", cfg)
+    """Estimates from every built-in oracle (aggregate path) plus a hand-built one, cached. A
+    step that declares ``requires_reports`` gets the per-user path with each report's support
+    kept, from every oracle with ``support_matrix`` (what validation lets it follow)."""
+    try:
+        reports = bool(subject.postprocessor().tags().requires_reports)
+    except Exception:  # noqa: BLE001 - a failing constructor or tags() is reported by the checks
+        reports = False
+    key = ("inputs", cfg, reports)
     if key in subject.cache:
         return subject.cache[key]
     plugins = subject.get_plugins()
@@ -47,6 +54,11 @@ def _inputs(subject: Subject, cfg: PostprocessorCheckConfig) -> list[tuple[str, 
     for name in names:
         for eps in cfg.epsilons:
             o = plugins.create("oracle", name, d=cfg.d, epsilon=eps)
+            if reports and o.tags().support_matrix:
+                chunk = max(1, -(-cfg.n // 3))
+                est = simulate(o, counts, rng, "per-user", chunk_users=chunk, keep_reports=rng)
+                out.append((f"{name}, epsilon={eps}, reports kept", est))
+                continue
             path = "aggregate" if o.tags().aggregate else "per-user"
             out.append((f"{name}, epsilon={eps}", _simulate(o, counts, rng, path)))
     # A bare estimate: only the fields every oracle fills (no support counts, histogram or channel).

@@ -215,3 +215,76 @@ def test_fake_reports_in_chunks_add_up_to_one_piece(plugins):
     expected = plain.support_counts + sum(oracle.support_counts(f) for f in fake)
     np.testing.assert_array_equal(chunked.support_counts, expected)
     assert chunked.n == counts.sum() + 7
+
+
+# -- a defense that reads the reports (requires_reports) --------------------------------------------
+
+KEEP_SPEC = """\
+name: keep
+seed: 5
+repeats: 1
+simulation: per-user
+datasets: [{zipf: {d: 32, n: 4000, s: 1.1}}]
+epsilons: [2]
+oracles: [oue]
+attacks: [none, mga]
+beta: 0.05
+targets: {count: 6}
+pipelines: [base, detect-fake-users, snoop-reports]
+metrics: [frequency-gain, detection-precision, detection-recall]
+"""
+
+REPORTS_SEEN: list[tuple[str, object]] = []
+
+
+class SnoopReports(Snoop):
+    """Snoop that asks for the reports: what it gets is the supports, shuffled, and no label."""
+
+    name = "snoop-reports"
+
+    def tags(self):
+        import dataclasses
+
+        return dataclasses.replace(super().tags(), requires_reports=True)
+
+    def apply(self, estimate, rng):
+        REPORTS_SEEN.append((estimate.mechanism, estimate.report_supports))
+        return super().apply(estimate, rng)
+
+
+def test_kept_reports_are_shuffled_unlabelled_and_detection_is_scored_against_the_labels(plugins):
+    from ldpbench.engine.poisoning import fake_report_labels
+
+    class Module:
+        @staticmethod
+        @hookimpl
+        def ldpbench_register_postprocessors(registry):
+            registry.register(SnoopReports)
+
+    mine = build_plugins(extra=[Module])
+    spec = load_spec_text(KEEP_SPEC, mine)
+    SEEN.clear()
+    REPORTS_SEEN.clear()
+    values = {}
+    for cell in expand(spec):
+        for r in rows_of(mine, spec, cell):
+            assert r["error"] is None, r["error"]
+            values[(r["oracle"].split("[")[0], r["pipeline"], r["metric"])] = r["value"]
+        m = 0 if cell.poison.attack is None else round(0.05 * 4000 / 0.95)
+        labels = fake_report_labels(cell, 4000, m)
+        assert labels.sum() == m and (m == 0 or not labels[-m:].all())  # not fakes-last
+    assert SEEN == []  # no frame above a defense holds the labels' carrier (Poisoning) or the truth
+    assert [s.shape for _, s in REPORTS_SEEN] == [(4000, 32), (4000 + 211, 32)]
+    # Cao et al.'s detection on MGA/OUE with 6 targets: every fake flagged, at most a few genuine
+    # (false_alarms = 1 expected); with none flagged wrongly the gain is the unattacked one exactly.
+    assert values[("oue@mga", "detect-fake-users", "detection-recall")] == 1.0
+    assert values[("oue@mga", "detect-fake-users", "detection-precision")] >= 211 / (211 + 6)
+    assert values[("oue@mga", "base", "detection-recall")] == 0.0  # no detecting step: nothing flagged
+    # Cao et al.'s Theorem for MGA on OUE: beta (r (1 - q*)/(p* - q*) - f_T) = 0.69 - 0.05 f_T here
+    assert values[("oue@mga", "base", "frequency-gain")] > 0.4
+    # the genuine reports are the unattacked cell's: removing exactly the fakes gives its gain
+    detected, control = (
+        values[("oue@mga", "detect-fake-users", "frequency-gain")],
+        values[("oue@none", "base", "frequency-gain")],
+    )
+    assert abs(detected - control) < 0.02

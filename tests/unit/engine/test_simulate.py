@@ -105,3 +105,17 @@ def test_perturb_is_handed_read_only_items_in_a_run():
 
     with pytest.raises(ValueError, match="read-only"):
         simulate(SortingGRR(d=4, epsilon=1.0), np.array([3, 2, 1, 0]), np.random.default_rng(0), "per-user")
+
+
+def test_kept_reports_change_no_number_and_sum_to_the_support_counts():
+    from support import builtin_plugins
+
+    oracle = builtin_plugins().create("oracle", "oue", {}, d=8, epsilon=1.0)
+    counts = np.array([50, 30, 10, 5, 3, 1, 1, 0])
+    plain = simulate(oracle, counts, np.random.default_rng(4), "per-user")
+    kept = simulate(oracle, counts, np.random.default_rng(4), "per-user", keep_reports=np.random.default_rng(9))
+    np.testing.assert_array_equal(plain.frequencies, kept.frequencies)
+    assert plain.report_supports is None and kept.report_supports.shape == (100, 8)
+    np.testing.assert_array_equal(kept.report_supports.sum(axis=0), kept.support_counts)
+    with pytest.raises(ValueError, match="per-user"):
+        simulate(oracle, counts, np.random.default_rng(4), "aggregate", keep_reports=np.random.default_rng(9))

@@ -33,3 +33,28 @@ def test_a_refused_step_names_the_nearest_one_that_accepts_the_oracle(tmp_path):
     assert problem.endswith("; use 'ibu' instead, which accepts oracle 'oue' here")
     spec.write_text(text + "pipelines: [ibu]\nmetrics: [mse]\n")
     load_spec(spec, plugins)
+
+
+def test_a_step_that_reads_the_reports_needs_the_per_user_path_and_a_support_matrix(tmp_path):
+    # detect-fake-users (requires_reports): refused under aggregate simulation and after an oracle
+    # without support_matrix (SHE), with FILE:LINE at the step's entry
+    import pytest
+
+    from ldpbench.errors import SpecError
+    from ldpbench.spec.validate import load_spec
+
+    plugins = builtin_plugins()
+    spec = tmp_path / "s.yaml"
+    head = "name: s\nseed: 1\nrepeats: 2\ndatasets:\n  - zipf: {d: 16, n: 2000}\nepsilons: [1]\n"
+    spec.write_text(head + "oracles: [oue]\npipelines: [detect-fake-users]\nmetrics: [mse]\n")
+    with pytest.raises(SpecError) as caught:
+        load_spec(spec, plugins)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{spec}:8: post-processor 'detect-fake-users' needs each report's support")
+    assert "set 'simulation: per-user'" in problem
+    spec.write_text(head + "simulation: per-user\noracles: [she]\npipelines: [detect-fake-users]\nmetrics: [mse]\n")
+    with pytest.raises(SpecError) as caught:
+        load_spec(spec, plugins)
+    assert any("support_matrix = False" in p or "p* and q*" in p for p in caught.value.problems)
+    spec.write_text(head + "simulation: per-user\noracles: [oue]\npipelines: [detect-fake-users]\nmetrics: [mse]\n")
+    load_spec(spec, plugins)
