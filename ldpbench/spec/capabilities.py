@@ -100,6 +100,15 @@ def capability_problems(
     return problems
 
 
+def _one_item_reports(oracle: Oracle) -> bool:
+    """Whether every report of ``oracle`` supports exactly one item: p* + (d - 1) q* = 1 (GRR)."""
+    try:
+        p, q = float(oracle.p_star), float(oracle.q_star)
+    except Exception:  # noqa: BLE001 - plugin code: a cell that runs it reports the failure
+        return False
+    return abs(p + (oracle.d - 1) * q - 1.0) <= 1e-9
+
+
 def _missing(
     step: str,
     name: str,
@@ -126,6 +135,11 @@ def _missing(
                 f"post-processor '{step}' needs each report's support, which only the per-user path "
                 f"keeps: set 'simulation: per-user'"
             )
+    if needs.requires_itemset_reports and _one_item_reports(oracle):
+        return (
+            f"post-processor '{step}' mines itemsets of the reports' supports, but every report of "
+            f"oracle '{name}' supports exactly one item (p* + (d - 1) q* = 1)"
+        )
     histogram = tags.finite_output and (simulation == "per-user" or tags.aggregate_histogram)
     if needs.requires_channel or needs.requires_randomized_response:
         if not tags.finite_output:

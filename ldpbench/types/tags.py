@@ -114,6 +114,10 @@ class PostProcessorTags:
     #: with ``support_matrix``: a spec pairing it with another oracle, or with ``simulation:
     #: aggregate``, is refused at validation.
     requires_reports: bool = False
+    #: Mines itemsets of the reports' supports (Cao et al.'s detection): needs reports that support
+    #: several items each; a spec pairing it with an oracle whose every report supports exactly
+    #: one item (``p* + (d - 1) q* = 1``: GRR and its kin) is refused at validation.
+    requires_itemset_reports: bool = False
     #: The pipeline a spec gets when it lists none; exactly one installed post-processor should claim it.
     default: bool = False
     #: The results it takes (``ldpbench.types.domain.RESULTS``): a spec putting it after a

@@ -196,7 +196,9 @@ class DetectFakeUsers(PostProcessor):
     )
 
     def tags(self) -> PostProcessorTags:
-        return dataclasses.replace(super().tags(), requires_pure=True, requires_reports=True)
+        return dataclasses.replace(
+            super().tags(), requires_pure=True, requires_reports=True, requires_itemset_reports=True
+        )
 
     def apply(self, estimate: Estimate, rng: np.random.Generator) -> Estimate:
         p, q, support = estimate.p_star, estimate.q_star, estimate.report_supports

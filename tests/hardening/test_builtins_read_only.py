@@ -28,7 +28,11 @@ epsilons: [2]
 oracles: [{oracles}]
 pipelines: [{pipelines}]
 metrics: [{metrics}]
-"""
+{attacks}"""
+
+#: The poisoning metrics score an attacked cell (docs/poisoning.md): their specs carry an honest
+#: attack every oracle takes (RIA) and the unattacked control.
+ATTACKS = "attacks: [none, ria]\nbeta: 0.05\ntargets: {count: 2}\n"
 
 BLENDER_SPEC = """\
 name: blender-builtins
@@ -67,6 +71,10 @@ def _runs(tmp_path, simulation):
             return False
         if need.requires_pure and have.real_valued_counts:
             return False
+        if need.requires_reports and (simulation != "per-user" or not have.support_matrix):
+            return False
+        if need.requires_itemset_reports and abs(oracle.p_star + (oracle.d - 1) * oracle.q_star - 1) <= 1e-9:
+            return False
         return not need.requires_likelihood or finite or have.bernoulli_support
 
     groups: dict[tuple[str, ...], list[str]] = {}
@@ -75,13 +83,28 @@ def _runs(tmp_path, simulation):
         groups.setdefault(fed, []).append(step.name)
     # Every metric that scores what an oracle returns (a frequency vector); those of identified
     # items (heavy hitters) are refused after an oracle at validation, which is right.
-    metrics = ", ".join(i.name for i in plugins.registry("metric") if FREQUENCIES in i.cls().tags().results)
+    scoring = [i.cls().tags() for i in plugins.registry("metric")]
+    names_of = [i.name for i in plugins.registry("metric")]
+    plain = ", ".join(n for n, t in zip(names_of, scoring) if FREQUENCIES in t.results and not t.poisoning)
+    poisoned = ", ".join(n for n, t in zip(names_of, scoring) if FREQUENCIES in t.results and t.poisoning)
     for k, (names, pipes) in enumerate(sorted(groups.items())):
+        if not names:  # a step no oracle feeds on this path (detect-fake-users in aggregate runs)
+            continue
         spec = ORACLE_SPEC.format(
-            simulation=simulation, oracles=", ".join(names), pipelines=", ".join(pipes), metrics=metrics
+            simulation=simulation, oracles=", ".join(names), pipelines=", ".join(pipes), metrics=plain, attacks=""
         )
         (tmp_path / f"spec{k}.yaml").write_text(spec)
         yield tmp_path / f"spec{k}.yaml", tmp_path / f"out{k}"
+    # The poisoning metrics, on attacked cells (the post-processors were all run above), with the
+    # detection defense where it runs (it flags reports, which the detection metrics read).
+    pipes = "base, norm-sub" + (", detect-fake-users" if simulation == "per-user" else "")
+    spec = ORACLE_SPEC.format(
+        simulation=simulation, oracles="grr, oue", pipelines=pipes, metrics=poisoned, attacks=ATTACKS
+    )
+    if simulation == "per-user":
+        spec = spec.replace("oracles: [grr, oue]", "oracles: [oue, olh]")
+    (tmp_path / "poisoned.yaml").write_text(spec)
+    yield tmp_path / "poisoned.yaml", tmp_path / "out-poisoned"
 
 
 @pytest.mark.parametrize("simulation", ["aggregate", "per-user"])

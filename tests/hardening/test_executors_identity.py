@@ -66,11 +66,11 @@ def _rows(out_dir) -> list[tuple]:
     """Every stored row, timing dropped, values as bit patterns, in a fixed order."""
     df = ResultsStore(out_dir).load().drop(*TIMING)
     assert df["error"].null_count() == df.height, df.filter(pl.col("error").is_not_null())["error"].to_list()
-    df = df.with_columns(
-        pl.col("value").map_elements(_bits, return_dtype=pl.String).alias("value"),
-        pl.col("epsilon").map_elements(_bits, return_dtype=pl.String).alias("epsilon"),
-        pl.col("theory").map_elements(_bits, return_dtype=pl.String).alias("theory"),
-    )
+    # Every float column (value, epsilon, theory, and the optional ones: epsilon_inf, central
+    # epsilon, ...) as bit patterns: a NaN equals itself only so.
+    floats = [name for name, dtype in df.schema.items() if dtype == pl.Float64]
+    assert {"value", "epsilon", "theory"} <= set(floats)
+    df = df.with_columns(pl.col(name).map_elements(_bits, return_dtype=pl.String) for name in floats)
     return sorted(df.iter_rows())
 
 
