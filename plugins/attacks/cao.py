@@ -149,8 +149,10 @@ class MaximalGainAttack(Attack):
       value. A seed hashes ``c`` targets together, so each fake report supports ``c`` targets
       (``P_t = c / r`` on average): the theorem's ``c = r`` needs a seed hashing all ``r`` targets
       to one of ``g`` buckets, probability ``g^(1 - r)`` per seed, so with ``S`` seeds ``c`` is the
-      largest multiplicity among ``S`` draws (docs/poisoning.md gives the fraction reached). One
-      target needs no search (a random seed, its hash).
+      largest multiplicity among ``S`` draws (docs/poisoning.md gives the fraction reached). With
+      ``reuse: false`` the fake users get distinct seeds, the ``m`` best of the search (a lower
+      ``c`` on average, but their collateral support of non-targets spread as with independent
+      seeds). One target needs no search (a random seed, its hash).
     """
 
     name = "mga"
@@ -164,6 +166,13 @@ class MaximalGainAttack(Attack):
             "OLH/BLH: random hash seeds searched once for all the fake users (r > 1); each reports a best one",
             min=1,
             max=1 << 24,
+        ),
+        Param(
+            "reuse",
+            bool,
+            True,
+            "OLH/BLH: every fake user reports one of the search's best seeds (false: distinct seeds, "
+            "the m best of the search, cycled when m exceeds it)",
         ),
         Param("pad", bool, True, "OUE/SUE: add random non-target ones up to a genuine report's expected count"),
     )
@@ -209,10 +218,18 @@ class MaximalGainAttack(Attack):
         key = (g, keys.tobytes())
         if key not in cache:
             seeds, count, value = best_seeds(keys, g, int(self.search), rng)
-            best = count == count.max()
-            cache[key] = (seeds[best], value[best])
-        seeds, value = cache[key]
-        pick = rng.integers(0, seeds.size, size=m)
+            if self.reuse:
+                best = count == count.max()
+                cache[key] = [seeds[best], value[best], 0]
+            else:  # by decreasing count, ties in the search's (random) order
+                order = np.argsort(-count, kind="stable")
+                cache[key] = [seeds[order], value[order], 0]
+        seeds, value, used = cache[key]
+        if self.reuse:
+            pick = rng.integers(0, seeds.size, size=m)
+        else:  # the next m of the ranked seeds, across the cell's chunks
+            pick = (used + np.arange(m)) % seeds.size
+            cache[key][2] = used + m
         return seeds[pick], value[pick]
 
 

@@ -96,3 +96,22 @@ def test_mga_olh_reaches_full_support_when_the_search_allows(plugins):
     few = plugins.create("attack", "mga", {"search": 1 << 14}).craft(big, targets, 30, np.random.default_rng(8))
     support = (_hashing.hash_table(few.seeds, _hashing.value_keys(targets), big.buckets) == few.y[:, None]).sum(1)
     assert (support == support[0]).all() and 3 <= support[0] <= 5
+
+
+def test_mga_olh_without_reuse_gives_distinct_seeds_best_first(plugins):
+    """``reuse: false``: the m best seeds of the search, distinct, by decreasing support, continued
+    across chunks of the same cell."""
+    from ldpbench_plugins.attacks.cao import best_seeds
+
+    targets = np.arange(6)
+    o = plugins.create("oracle", "olh", d=20, epsilon=2.0)  # g = 8
+    mga = plugins.create("attack", "mga", {"search": 4096, "reuse": False})
+    first = mga.craft(o, targets, 50, np.random.default_rng(3))
+    second = mga.craft(o, targets, 50, np.random.default_rng(4))
+    seeds = np.concatenate([first.seeds, second.seeds])
+    assert np.unique(seeds).size == 100
+    keys = _hashing.value_keys(targets)
+    support = np.concatenate([(_hashing.hash_table(r.seeds, keys, 8) == r.y[:, None]).sum(1) for r in (first, second)])
+    assert (np.diff(support) <= 0).all()
+    _, count, _ = best_seeds(keys, 8, 4096, np.random.default_rng(3))  # the same search
+    assert (support == np.sort(count)[::-1][:100]).all()
