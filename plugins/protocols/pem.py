@@ -238,7 +238,9 @@ class PEM(Protocol):
                 support = olh.sample_support_counts(holders, users, per_round_eps, rng)
                 started = time.perf_counter()
             if poison is not None and fake_sizes[i]:
-                support = support + self._fake_support(poison, int(fake_sizes[i]), bits, length, candidates, per_round_eps)
+                support = support + self._fake_support(
+                    poison, int(fake_sizes[i]), bits, length, candidates, per_round_eps
+                )
                 users += int(fake_sizes[i])
             est = olh.estimate_counts(support, users, per_round_eps) / max(users, 1)
             kept, estimates = self.select(candidates, est, users, per_round_eps, last=i == r - 1)
