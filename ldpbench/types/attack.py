@@ -50,8 +50,7 @@ class Attack(Plugin):
     def contract_problems(kind, cls: type) -> list[str]:
         """``oracles`` is a tuple of oracle names (non-empty strings)."""
         problems = super().contract_problems(cls)
-        for attr in ("oracles", "protocols"):
-            names = getattr(cls, attr)
+        for attr, names in (("oracles", cls.oracles), ("protocols", cls.protocols)):
             if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
                 problems.append(f"{attr} must be a tuple of {attr[:-1]} names, got {names!r}")
         return problems
