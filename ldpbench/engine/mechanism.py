@@ -14,7 +14,7 @@ from ldpbench.loading.manager import Plugins
 from ldpbench.spec.budgets import parse_epsilon
 from ldpbench.spec.expand import Cell
 from ldpbench.spec.seeding import rng_for
-from ldpbench.types import Poisoning, Population
+from ldpbench.types import Poisoning, Population, ProtocolPoison
 from ldpbench.types.attributes import output_d
 
 
@@ -47,11 +47,20 @@ def mechanism_outputs(
     rng = rng_for(seed, "mechanism", ds.label, budget.label, mech.label, rep)
     if mech.kind == "protocol":
         protocol = plugins.create("protocol", mech.name, mech.param_dict)
-        outputs = protocol.run(users, budget.epsilon_value, rng, simulation=cell.simulation)
+        extra: dict[str, Any] = {}
+        if cell.poison is not None and poisoning is not None and poisoning.fake_users and cell.poison.attack:
+            # Cao, Jia & Gong §6: the protocol asks the attack for each round's fake reports
+            # (Attack.craft_hashed) with a stream of the attack's own; the genuine draws stay the
+            # unattacked cell's (docs/poisoning.md).
+            attack = plugins.create("attack", cell.poison.attack.name, cell.poison.attack.param_dict)
+            arng = rng_for(seed, "attack", ds.label, budget.label, mech.label, cell.poison.label, rep)
+            extra["poison"] = ProtocolPoison(attack, readonly(poisoning.targets), poisoning.fake_users, arng)
+        outputs = protocol.run(users, budget.epsilon_value, rng, simulation=cell.simulation, **extra)
         if not isinstance(outputs, Mapping):
             raise PluginOutputError(f"protocol '{mech.name}' returned {type(outputs).__name__}, not a mapping")
+        label_of = cell.output_label if cell.poison is not None else mech.label
         return {
-            f"{mech.label}:{label}": checked_result(
+            f"{label_of}:{label}": checked_result(
                 f"protocol '{mech.name}' (output '{label}')", est, output_d(population, str(label))
             )
             for label, est in outputs.items()

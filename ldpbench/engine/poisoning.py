@@ -54,8 +54,8 @@ def poisoning_plan(cell: Cell, population: Population, n: int) -> Poisoning:
     poison = cell.poison
     assert poison is not None
     # The validator refuses these first; this is the engine's own guard for direct callers.
-    if cell.mechanism.kind != "oracle" or cell.budget.groups:
-        raise PoisoningError("an attack needs an oracle with one budget (no protocol, no 'users' groups)")
+    if cell.budget.groups:
+        raise PoisoningError("an attack needs one budget (no 'users' groups)")
     if population.record != "item" or not population.item_domain.is_enumerable:
         raise PoisoningError("an attack needs a population of one item per user over an enumerable domain")
     m = poison.fake_count(n)

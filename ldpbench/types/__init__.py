@@ -28,7 +28,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ldpbench.types.attack import Attack
+from ldpbench.types.attack import Attack, ProtocolPoison
 from ldpbench.types.data import (
     Channel,
     Estimate,
@@ -83,6 +83,7 @@ __all__ = [
     "PostProcessorTags",
     "PriorFamily",
     "Protocol",
+    "ProtocolPoison",
     "ProtocolTags",
     "QueryEstimates",
     "TaskLost",

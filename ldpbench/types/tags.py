@@ -199,3 +199,6 @@ class AttackTags:
     #: The oracles (by registered name) whose report encoding the attack crafts; a spec pairing it
     #: with any other mechanism is refused at validation, naming these.
     oracles: tuple[str, ...] = ()
+    #: The protocols (by registered name) whose rounds the attack crafts reports for
+    #: (:meth:`~ldpbench.types.Attack.craft_hashed`, called by the protocol in every round).
+    protocols: tuple[str, ...] = ()

@@ -55,6 +55,22 @@ def _balanced(targets: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarr
     return rng.permutation(np.resize(np.asarray(targets, dtype=np.int64), m))
 
 
+#: The protocols whose local-hashing rounds the attacks craft for (:meth:`Attack.craft_hashed`).
+ROUNDS = ("pem",)
+
+
+def _honest_hashed(keys: np.ndarray, g: int, epsilon: float, rng: np.random.Generator):
+    """Honest OLH reports (Wang et al., USENIX Security 2017, §4.4) of users whose items have the
+    hash keys ``keys`` (one per user): ``y = H_s(v)`` w.p. ``e^eps / (e^eps + g - 1)``, else one of
+    the ``g - 1`` other values uniformly (``_candidates.perturb``'s law, on keys)."""
+    e = math.exp(epsilon)
+    seeds = _hashing.random_seeds(keys.size, rng)
+    hashed = _hashing.hash_pairs(seeds, keys, g)
+    keep = rng.random(keys.size) < e / (e + g - 1)
+    other = (hashed + rng.integers(1, max(g, 2), size=keys.size)) % g
+    return seeds, np.where(keep, hashed, other)
+
+
 class InputPoisoning(Attack):
     """Input poisoning: fake users hold the target items (each target ``m // r`` or ``m // r + 1``
     of them) and run the protocol honestly. The floor every attack should beat: expected gain
@@ -62,9 +78,13 @@ class InputPoisoning(Attack):
 
     name = "input"
     oracles = (ANY_ORACLE,)
+    protocols = ROUNDS
 
     def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
         return oracle.perturb(_balanced(targets, m, rng), rng)
+
+    def craft_hashed(self, keys, g, epsilon, m, rng):
+        return _honest_hashed(rng.permutation(np.resize(keys, m)), g, epsilon, rng)
 
 
 class RandomItemAttack(Attack):
@@ -73,10 +93,14 @@ class RandomItemAttack(Attack):
 
     name = "ria"
     oracles = (ANY_ORACLE,)
+    protocols = ROUNDS
 
     def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
         items = np.asarray(targets, dtype=np.int64)[rng.integers(0, len(targets), size=m)]
         return oracle.perturb(items, rng)
+
+    def craft_hashed(self, keys, g, epsilon, m, rng):
+        return _honest_hashed(keys[rng.integers(0, keys.size, size=m)], g, epsilon, rng)
 
 
 def _unary(oracle: Oracle, user: np.ndarray, item: np.ndarray, m: int, ordered: bool = False) -> UnaryReports:
@@ -93,6 +117,10 @@ class RandomPerturbedValueAttack(Attack):
 
     name = "rpa"
     oracles = CRAFTED
+    protocols = ROUNDS
+
+    def craft_hashed(self, keys, g, epsilon, m, rng):
+        return _hashing.random_seeds(m, rng), rng.integers(0, g, size=m)
 
     def craft(self, oracle: Oracle, targets: np.ndarray, m: int, rng: np.random.Generator):
         if isinstance(oracle, GRR):
@@ -115,15 +143,37 @@ class MaximalGainAttack(Attack):
     - kRR: a target, uniformly at random (a report supports one item).
     - OUE/SUE: the targets' bits set to 1, and (``pad``) ``l = floor(p* + (d - 1) q* - r)`` other
       bits at random, so that a fake report has as many ones as a genuine one on average (§3.3).
-    - OLH/BLH: among ``tries`` random hash seeds, the one under which the most targets share a
-      value, reporting that value (all targets when one of the seeds hashes them together: then
-      ``P_t = 1``); one target needs no search (a random seed, its hash).
+    - OLH/BLH: ``search`` random hash seeds are evaluated once, together (one NumPy evaluation of
+      the hash family per block), and every fake user reports one of the seeds under which the
+      most targets share a value (drawn uniformly among those seeds, with replacement), with that
+      value. A seed hashes ``c`` targets together, so each fake report supports ``c`` targets
+      (``P_t = c / r`` on average): the theorem's ``c = r`` needs a seed hashing all ``r`` targets
+      to one of ``g`` buckets, probability ``g^(1 - r)`` per seed, so with ``S`` seeds ``c`` is the
+      largest multiplicity among ``S`` draws (docs/poisoning.md gives the fraction reached). With
+      ``reuse: false`` the fake users get distinct seeds, the ``m`` best of the search (a lower
+      ``c`` on average, but their collateral support of non-targets spread as with independent
+      seeds). One target needs no search (a random seed, its hash).
     """
 
     name = "mga"
     oracles = CRAFTED
+    protocols = ROUNDS
     params = (
-        Param("tries", int, 100, "OLH/BLH: random hash seeds tried per fake user (r > 1)", min=1, max=100_000),
+        Param(
+            "search",
+            int,
+            1 << 18,
+            "OLH/BLH: random hash seeds searched once for all the fake users (r > 1); each reports a best one",
+            min=1,
+            max=1 << 24,
+        ),
+        Param(
+            "reuse",
+            bool,
+            True,
+            "OLH/BLH: every fake user reports one of the search's best seeds (false: distinct seeds, "
+            "the m best of the search, cycled when m exceeds it)",
+        ),
         Param("pad", bool, True, "OUE/SUE: add random non-target ones up to a genuine report's expected count"),
     )
 
@@ -155,24 +205,57 @@ class MaximalGainAttack(Attack):
         return _unary(oracle, user, item, m)
 
     def _hashed(self, oracle: OLH, targets: np.ndarray, m: int, rng: np.random.Generator) -> OLHReports:
-        g, r, tries = oracle.buckets, targets.size, int(self.tries)
-        keys = _hashing.value_keys(targets)
-        if r == 1:
+        seeds, y = self.craft_hashed(_hashing.value_keys(targets), oracle.buckets, oracle.epsilon, m, rng)
+        return OLHReports(seeds=seeds, y=y)
+
+    def craft_hashed(self, keys, g, epsilon, m, rng):
+        """The reports supporting the most of ``keys`` (the class docstring); the search runs once
+        per (keys, g) and its best seeds serve every later chunk of fake users of the cell."""
+        if keys.size == 1:
             seeds = _hashing.random_seeds(m, rng)
-            return OLHReports(seeds=seeds, y=_hashing.hash_pairs(seeds, np.repeat(keys, m), g))
-        seeds_out = np.empty(m, dtype=np.uint64)
-        y_out = np.empty(m, dtype=np.int64)
-        for start, k in _blocks(m, tries * r * r):  # memory bounded by _BLOCK
-            seeds = _hashing.random_seeds(k * tries, rng)
-            table = _hashing.hash_table(seeds, keys, g)  # (k * tries, r)
-            # For each seed, the value most targets hash to, and how many do.
-            same = (table[:, :, None] == table[:, None, :]).sum(axis=2)  # (k * tries, r)
-            best_col = same.argmax(axis=1)
-            best_count = same[np.arange(same.shape[0]), best_col].reshape(k, tries)
-            pick = best_count.argmax(axis=1) + np.arange(k) * tries
-            seeds_out[start : start + k] = seeds[pick]
-            y_out[start : start + k] = table[pick, best_col[pick]]
-        return OLHReports(seeds=seeds_out, y=y_out)
+            return seeds, _hashing.hash_pairs(seeds, np.repeat(keys, m), g)
+        cache = self.__dict__.setdefault("_best", {})
+        key = (g, keys.tobytes())
+        if key not in cache:
+            seeds, count, value = best_seeds(keys, g, int(self.search), rng)
+            if self.reuse:
+                best = count == count.max()
+                cache[key] = [seeds[best], value[best], 0]
+            else:  # by decreasing count, ties in the search's (random) order
+                order = np.argsort(-count, kind="stable")
+                cache[key] = [seeds[order], value[order], 0]
+        seeds, value, used = cache[key]
+        if self.reuse:
+            pick = rng.integers(0, seeds.size, size=m)
+        else:  # the next m of the ranked seeds, across the cell's chunks
+            pick = (used + np.arange(m)) % seeds.size
+            cache[key][2] = used + m
+        return seeds[pick], value[pick]
+
+
+def best_seeds(keys: np.ndarray, g: int, search: int, rng: np.random.Generator):
+    """``search`` random seeds, and for each the largest number of the ``keys`` that hash to one value
+    of ``[0, g)`` under it and that value (the smallest such on ties): ``(seeds, count, value)``.
+
+    Vectorized in blocks of about :data:`_BLOCK` hash evaluations: each row of the (seeds x r) hash
+    table is sorted, and the longest run of equal values is found from the runs' start positions
+    (a running maximum), O(S r log r) with no Python loop over seeds.
+    """
+    r = keys.size
+    seeds = _hashing.random_seeds(search, rng)
+    count = np.empty(search, dtype=np.int64)
+    value = np.empty(search, dtype=np.int64)
+    cols = np.arange(r, dtype=np.int64)
+    for start, k in _blocks(search, r):
+        table = np.sort(_hashing.hash_table(seeds[start : start + k], keys, g), axis=1)
+        new_run = np.ones((k, r), dtype=bool)
+        new_run[:, 1:] = table[:, 1:] != table[:, :-1]
+        run_start = np.maximum.accumulate(np.where(new_run, cols, 0), axis=1)
+        length = cols - run_start + 1
+        end = length.argmax(axis=1)  # the first longest run: the smallest value on ties
+        count[start : start + k] = length[np.arange(k), end]
+        value[start : start + k] = table[np.arange(k), end]
+    return seeds, count, value
 
 
 @hookimpl

@@ -12,7 +12,8 @@ import numpy as np
 from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
-from ldpbench.types import Estimate, Metric, MetricTags, Poisoning, Population
+from ldpbench.types import Estimate, IdentifiedItems, Metric, MetricTags, Poisoning, Population
+from ldpbench.types.domain import IDENTIFIED_ITEMS
 
 from ._align import aligned_truth
 
@@ -87,7 +88,27 @@ class GenuineMSE(Metric):
         return float(np.mean((answers[keep] - f[keep]) ** 2))
 
 
+class TargetsIdentified(Metric):
+    """The heavy-hitter attack's success (Cao, Jia & Gong §6): the fraction of the targets among
+    the identified items of a heavy-hitter protocol (PEM), ``|T ∩ identified| / |T|``. Compare with
+    the unattacked control (``attacks: [none, ...]``: the targets' genuine rank) and read the
+    heavy-hitter metrics (``topk-f1``, ``ncr``, against the genuine users) for what the attack
+    costs the other items."""
+
+    name = "targets-identified"
+    greater_is_better = True
+
+    def tags(self) -> MetricTags:
+        return MetricTags(results=(IDENTIFIED_ITEMS,), poisoning=True)
+
+    def score(self, truth: Population, estimate: IdentifiedItems, rng: np.random.Generator) -> float:
+        plan = _poisoning(truth, self.name)
+        targets = np.asarray(plan.targets, dtype=np.uint64)
+        return float(np.isin(targets, np.asarray(estimate.items, dtype=np.uint64)).mean())
+
+
 @hookimpl
 def ldpbench_register_metrics(registry):
     registry.register(FrequencyGain)
     registry.register(GenuineMSE)
+    registry.register(TargetsIdentified)

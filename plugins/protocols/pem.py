@@ -19,6 +19,14 @@ ideal hash family (``_candidates``'s docstring).
 run as tasks of the Dask cluster under the ``dask`` executor: the same law, numbers that depend on
 S but not on where the shards run (``_shards``'s docstring; docs/scale-out.md).
 
+``run(..., poison=ProtocolPoison)`` (an attacked cell, docs/poisoning.md): the ``m`` fake users are
+split among the rounds as the genuine ones are (``split: users``: ``m / r`` each, the server's
+random assignment in expectation; ``split: budget``: all of them every round), and in each round
+the attack crafts their OLH reports for the targets' distinct prefixes of that round
+(:meth:`~ldpbench.types.Attack.craft_hashed`; Cao, Jia & Gong, USENIX Security 2021, §6). The server
+counts them with the round's own support counting over its candidates and estimates over the
+round's genuine and fake users together; the genuine users' draws are those of the unattacked cell.
+
 Departures from the paper's reference code (vvv214/LDP_Protocols, ``pem/``): items are prefixes
 (most significant bits first), as in the paper's text, not suffixes; the group of a user is a
 uniformly random equal split (the reference splits a shuffled file by position: the same law).
@@ -34,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from ldpbench import hookimpl
-from ldpbench.errors import ParamError
+from ldpbench.errors import ParamError, PluginError
 from ldpbench.params import Param
-from ldpbench.types import Domain, IdentifiedItems, Oracle, Population, Protocol, ProtocolTags
+from ldpbench.types import Domain, IdentifiedItems, Oracle, Population, Protocol, ProtocolPoison, ProtocolTags
 from ldpbench.types.domain import IDENTIFIED_ITEMS
 
 from . import _candidates as olh
@@ -161,7 +169,13 @@ class PEM(Protocol):
         return [(f"rounds 0-{r - 1}", olh.RoundOLH, epsilon / r if self.split == "budget" else epsilon)]
 
     def run(
-        self, population: Population, epsilon: float, rng: np.random.Generator, *, simulation: str = "aggregate"
+        self,
+        population: Population,
+        epsilon: float,
+        rng: np.random.Generator,
+        *,
+        simulation: str = "aggregate",
+        poison: ProtocolPoison | None = None,
     ) -> Mapping[str, IdentifiedItems]:
         lengths = self.rounds(domain_bits(population.item_domain))
         r = len(lengths)
@@ -171,8 +185,8 @@ class PEM(Protocol):
         if self.shards > 1:
             with _shards.shard_runner() as runner:
                 sharded = _shards.Shards(runner, values, counts, group_sizes, self.shards, rng)
-                return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, sharded)
-        return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, None)
+                return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, sharded, poison)
+        return self._rounds(population, epsilon, rng, simulation, lengths, group_sizes, None, poison)
 
     def _rounds(
         self,
@@ -183,6 +197,7 @@ class PEM(Protocol):
         lengths: list[int],
         group_sizes: np.ndarray,
         sharded: _shards.Shards | None,
+        poison: ProtocolPoison | None = None,
     ) -> Mapping[str, IdentifiedItems]:
         """The rounds, on the whole population or (``sharded``) summed over its shards."""
         bits = domain_bits(population.item_domain)
@@ -190,6 +205,8 @@ class PEM(Protocol):
         n = population.n
         values, counts = population.items, population.counts
         per_round_eps = epsilon / r if self.split == "budget" else epsilon
+        m = poison.fake_users if poison is not None else 0
+        fake_sizes = np.full(r, m, dtype=np.int64) if self.split == "budget" else olh.split_users(m, r)
         if sharded is None and simulation == "per-user":
             round_items = self._users_per_round(values, counts, group_sizes, rng)
         elif sharded is None:
@@ -220,6 +237,11 @@ class PEM(Protocol):
                 holders = olh.holders_of(values, round_counts[i], bits, length, candidates)
                 support = olh.sample_support_counts(holders, users, per_round_eps, rng)
                 started = time.perf_counter()
+            if poison is not None and fake_sizes[i]:
+                support = support + self._fake_support(
+                    poison, int(fake_sizes[i]), bits, length, candidates, per_round_eps
+                )
+                users += int(fake_sizes[i])
             est = olh.estimate_counts(support, users, per_round_eps) / max(users, 1)
             kept, estimates = self.select(candidates, est, users, per_round_eps, last=i == r - 1)
             server += time.perf_counter() - started
@@ -231,7 +253,7 @@ class PEM(Protocol):
         result = IdentifiedItems(
             items=kept[positive],
             frequencies=estimates[positive],
-            n=n,
+            n=n + m,
             epsilon=float(epsilon),
             k=self.k,
             bits_per_user=float(reports_per_user * olh.report_bits(per_round_eps)),
@@ -239,6 +261,24 @@ class PEM(Protocol):
             rounds=tuple(rounds),
         )
         return {"top-k": result}
+
+    @staticmethod
+    def _fake_support(
+        poison: ProtocolPoison, m: int, bits: int, length: int, candidates: np.ndarray, epsilon: float
+    ) -> np.ndarray:
+        """The support counts over the round's candidates of ``m`` fake reports the attack crafts for
+        the targets' distinct ``length``-bit prefixes (counted exactly as the genuine reports of the
+        per-user path are: :func:`_candidates.support_counts`)."""
+        prefixes = np.unique(np.asarray(poison.targets, dtype=np.uint64) >> np.uint64(bits - length))
+        g = olh.olh_buckets(epsilon)
+        seeds, y = poison.attack.craft_hashed(olh.item_keys(prefixes), g, epsilon, m, poison.rng)
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        y = np.asarray(y, dtype=np.int64)
+        if seeds.shape != (m,) or y.shape != (m,) or (y.size and (y.min() < 0 or y.max() >= g)):
+            raise PluginError(
+                f"attack '{poison.attack.name}': craft_hashed must return {m} seeds and {m} values in [0, {g})"
+            )
+        return olh.support_counts(seeds, y, candidates, epsilon, g)
 
     @staticmethod
     def _counts_per_round(counts: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:

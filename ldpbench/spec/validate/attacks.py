@@ -160,22 +160,22 @@ def attack_problems(ctx: Context, poisons: list[Poison], mechanisms: list[Entry]
                 "its constructor",
                 lambda p=poison: ctx.plugins.create("attack", p.attack.name, p.attack.param_dict),
             )
-            supported = tuple(contained_call(who, "tags()", built.tags).oracles)
+            tags = contained_call(who, "tags()", built.tags)
+            supported, protocols = tuple(tags.oracles), tuple(tags.protocols)
         except PluginCodeFailed as exc:
             ctx.problem(path, str(exc))
             continue
         for i, mech in enumerate(mechanisms):
+            if mech.kind == "protocol" and mech.name in protocols:
+                continue
             if mech.kind != "oracle" or (ANY_ORACLE not in supported and mech.name not in supported):
                 what = f"{mech.kind} '{mech.name}'"
                 ctx.problem(
                     path,
                     f"attack '{poison.attack.name}' is not defined for {what} (oracles: line "
                     f"{ctx.doc.line(('oracles', i))}); it is defined for "
-                    + (
-                        "every oracle (no protocol)"
-                        if ANY_ORACLE in supported
-                        else f"the oracles {', '.join(supported)}"
-                    ),
+                    + ("every oracle" if ANY_ORACLE in supported else f"the oracles {', '.join(supported)}")
+                    + (f" and the protocols {', '.join(protocols)}" if protocols else " (no protocol)"),
                 )
     if any(b.groups for b in budgets):
         ctx.problem(("attacks",), "attacks and personalized budgets ('users') cannot be combined")

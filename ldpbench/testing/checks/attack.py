@@ -2,7 +2,10 @@
 gives ``m`` reports in the oracle's encoding that its aggregator takes (one message per fake user,
 support counts of length d), leaves the targets alone, gives the same reports for the same seed and
 touches no global random state; and the attack promotes its targets: the fake reports support the
-targets at least as often, on average, as the other items."""
+targets at least as often, on average, as the other items. An attack that declares protocols
+(``Attack.protocols``) also crafts a round's local-hashing reports (``craft_hashed``): m seeds and m
+values in ``[0, g)``, the same for the same seed, supporting each target key at least at the
+random rate ``1/g``."""
 
 from __future__ import annotations
 
@@ -122,11 +125,36 @@ def check_attack_no_global_random_state(subject: Subject, cfg: AttackCheckConfig
     )
 
 
+def check_attack_rounds(subject: Subject, cfg: AttackCheckConfig) -> None:
+    """``craft_hashed`` (attacks with ``protocols``): ``cfg.m`` uint64 seeds and values in [0, g),
+    reproducible, each target key supported at least at the random rate 1/g (5 standard errors)."""
+    attack = _attack(subject)
+    if not tuple(attack.tags().protocols):
+        raise CheckSkipped(f"{subject.label} declares no protocol")
+    from ldpbench_plugins.oracles import _hashing  # the hash family of PEM's rounds
+
+    keys = _hashing.value_keys(_targets(cfg))
+    for eps in cfg.epsilons:
+        g = int(round(np.exp(eps))) + 1
+        where = f"{subject.label}, craft_hashed at epsilon={eps} (g = {g})"
+        seeds, values = _attack(subject).craft_hashed(keys, g, eps, cfg.m, _rng(cfg, "rounds", eps, 0))
+        seeds, values = np.asarray(seeds), np.asarray(values)
+        assert seeds.shape == (cfg.m,) and seeds.dtype == np.uint64, f"{where}: not {cfg.m} uint64 seeds"
+        assert values.shape == (cfg.m,) and np.all((values >= 0) & (values < g)), f"{where}: values outside [0, g)"
+        # a fresh attack, as the engine builds one per cell (an attack may reuse work across a cell's chunks)
+        again = _attack(subject).craft_hashed(keys, g, eps, cfg.m, _rng(cfg, "rounds", eps, 0))
+        assert np.array_equal(seeds, again[0]) and np.array_equal(values, again[1]), f"{where}: not reproducible"
+        support = (_hashing.hash_table(seeds, keys, g) == values[:, None]).mean(axis=0)
+        slack = 5 * np.sqrt((1 / g) * (1 - 1 / g) / cfg.m)
+        assert support.min() >= 1 / g - slack, f"{where}: the targets supported by {support.round(3).tolist()}"
+
+
 #: Hygiene last: the reports must aggregate before anything else means something.
 CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_attack_reports_aggregate,
     check_attack_promotes_the_targets,
     check_attack_reproducible,
+    check_attack_rounds,
     check_attack_no_global_random_state,
 )
 #: Their configuration (:class:`AttackCheckConfig`).
@@ -134,5 +162,8 @@ CONFIG = AttackCheckConfig
 
 
 def applies(check: Callable[..., None], subject: Subject, cfg: AttackCheckConfig) -> bool:
-    """Every attack check concerns every attack."""
+    """Every attack check concerns every attack, but ``check_attack_rounds`` only those that
+    declare protocols."""
+    if check is check_attack_rounds:
+        return bool(tuple(_attack(subject).tags().protocols))
     return True

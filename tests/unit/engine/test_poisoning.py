@@ -178,7 +178,9 @@ def problems(tmp_path, plugins, text):
             "attack 'mga' is not defined for oracle 'hr' (oracles: line 6)",
         ),
         ("attacks: [mga]\nbeta: 0.1\n", "[grr, hr]", 9, "the oracles grr, oue, sue, olh, blh"),
-        ("attacks:\n  - rpa\nbeta: 0.1\n", "[pem]", 10, "not defined for protocol 'pem'"),
+        ("attacks:\n  - rpa\nbeta: 0.1\n", "[treehist]", 10, "not defined for protocol 'treehist'"),
+        ("attacks:\n  - rpa\nbeta: 0.1\n", "[treehist]", 10, "and the protocols pem"),
+        ("attacks:\n  - rpa\nbeta: 0.1\n", "[pem]", 4, "attacks need one item per user over an enumerable domain"),
         ("attacks: [ria]\nbeta: [0.1, 1.5]\n", "[grr]", 10, "beta must be a number strictly between 0 and 1"),
         ("attacks: [ria]\n", "[grr]", 9, "exactly one of 'beta'"),
         ("beta: 0.1\n", "[grr]", 9, "'beta' needs 'attacks'"),
@@ -192,11 +194,11 @@ def test_validate_refuses_with_file_and_line(tmp_path, plugins, extra, oracles, 
         "datasets: [{zipf: {d: 16, n: 4000, s: 1.1}}]",
         (
             "datasets: [{zipf-bits: {n: 4000}}]"
-            if oracles == "[pem]"
+            if oracles in ("[pem]", "[treehist]")
             else "datasets: [{zipf: {d: 16, n: 4000, s: 1.1}}]"
         ),
     )
-    text += "metrics: [mse]\n" if oracles != "[pem]" else "metrics: [topk-f1]\n"
+    text += "metrics: [mse]\n" if oracles not in ("[pem]", "[treehist]") else "metrics: [topk-f1]\n"
     found = problems(tmp_path, plugins, text + extra)
     assert any(p.startswith(f"{tmp_path / 'spec.yaml'}:{line}: ") and message in p for p in found), found
 

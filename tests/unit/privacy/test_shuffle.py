@@ -101,6 +101,11 @@ def test_wang24_krr_parameters_are_not_used_and_why():
     eps = sh._search(eps0, delta, lambda e: sh.hockey_stick(e, n, vr.p, alpha, alpha * vr.p / vr.q))
     assert eps == pytest.approx(1.566, abs=0.001)
     assert _shuffled_grr_delta(eps, eps0, d, (0, 1), (0,) * 5) == pytest.approx(0.0837, abs=0.0005)
+    # Where every other user's leftover law equals the differing user's "neither" law Q (here the
+    # others hold item 2, and Q is the point mass on 2: k = 3), the two-count reduction is exact
+    # and the bound is tight: delta = 0.05 to 4 digits. The reduction needs that equality, which no
+    # condition on n restores for neighbours whose other users hold x0 or x1 (docs/shuffling.md).
+    assert _shuffled_grr_delta(eps, eps0, d, (0, 1), (2,) * 5) == pytest.approx(delta, abs=1e-4)
 
 
 @pytest.mark.parametrize("bound", sh.BOUNDS)

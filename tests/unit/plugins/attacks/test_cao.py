@@ -67,3 +67,51 @@ def test_crafting_attacks_decline_an_oracle_they_do_not_know(plugins):
             plugins.create("attack", name).craft(o, TARGETS[:1], 3, np.random.default_rng(0))
         assert "hr" not in plugins.create("attack", name).tags().oracles
     assert plugins.create("attack", "ria").tags().oracles == ("*",)
+
+
+def test_best_seeds_finds_the_largest_multiplicity():
+    """Against a brute-force count (r x r comparisons) of each seed's largest group of targets hashing
+    to one value, and the smallest such value on ties."""
+    from ldpbench_plugins.attacks.cao import best_seeds
+
+    keys = _hashing.value_keys(np.arange(7))
+    seeds, count, value = best_seeds(keys, 3, 2000, np.random.default_rng(5))
+    table = _hashing.hash_table(seeds, keys, 3)
+    per_value = np.stack([(table == v).sum(axis=1) for v in range(3)], axis=1)
+    assert (count == per_value.max(axis=1)).all()
+    assert (value == per_value.argmax(axis=1)).all()
+
+
+def test_mga_olh_reaches_full_support_when_the_search_allows(plugins):
+    """r = 10 targets, g = 3 (eps = 0.5): a seed hashes all ten together w.p. 3^-9 = 5.1e-5, so a
+    search of 2^18 seeds holds none w.p. exp(-13.3) < 2e-6: every fake report supports every target
+    (the theorem's assumption). With g = 56 (eps = 4) the best of 2^14 seeds hashes 3-5 together."""
+    targets = np.arange(10)
+    mga = plugins.create("attack", "mga")
+    o = plugins.create("oracle", "olh", d=20, epsilon=0.5)
+    assert o.buckets == 3
+    reports = mga.craft(o, targets, 30, np.random.default_rng(8))
+    assert (_hashing.hash_table(reports.seeds, _hashing.value_keys(targets), 3) == reports.y[:, None]).all()
+    big = plugins.create("oracle", "olh", d=20, epsilon=4.0)
+    few = plugins.create("attack", "mga", {"search": 1 << 14}).craft(big, targets, 30, np.random.default_rng(8))
+    support = (_hashing.hash_table(few.seeds, _hashing.value_keys(targets), big.buckets) == few.y[:, None]).sum(1)
+    assert (support == support[0]).all() and 3 <= support[0] <= 5
+
+
+def test_mga_olh_without_reuse_gives_distinct_seeds_best_first(plugins):
+    """``reuse: false``: the m best seeds of the search, distinct, by decreasing support, continued
+    across chunks of the same cell."""
+    from ldpbench_plugins.attacks.cao import best_seeds
+
+    targets = np.arange(6)
+    o = plugins.create("oracle", "olh", d=20, epsilon=2.0)  # g = 8
+    mga = plugins.create("attack", "mga", {"search": 4096, "reuse": False})
+    first = mga.craft(o, targets, 50, np.random.default_rng(3))
+    second = mga.craft(o, targets, 50, np.random.default_rng(4))
+    seeds = np.concatenate([first.seeds, second.seeds])
+    assert np.unique(seeds).size == 100
+    keys = _hashing.value_keys(targets)
+    support = np.concatenate([(_hashing.hash_table(r.seeds, keys, 8) == r.y[:, None]).sum(1) for r in (first, second)])
+    assert (np.diff(support) <= 0).all()
+    _, count, _ = best_seeds(keys, 8, 4096, np.random.default_rng(3))  # the same search
+    assert (support == np.sort(count)[::-1][:100]).all()

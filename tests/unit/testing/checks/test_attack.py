@@ -49,7 +49,10 @@ class Nowhere(Floor):
 
 
 def test_a_sound_attack_passes(plugins):
-    assert set(check_attack(Floor, plugins=plugins, epsilons=(2.0,)).values()) == {"passed"}
+    results = check_attack(Floor, plugins=plugins, epsilons=(2.0,))
+    # it declares no protocol: the rounds check is not applicable (pytest does not collect it)
+    assert results.pop("check_attack_rounds").startswith("skipped: floor-kit declares no protocol")
+    assert set(results.values()) == {"passed"}
 
 
 @pytest.mark.parametrize(
@@ -70,3 +73,17 @@ def test_an_attack_on_no_built_in_oracle_is_not_applicable(plugins):
     checks = dict(attack_checks(Nowhere, plugins=plugins))
     with pytest.raises(CheckSkipped, match="declares none of the oracles"):
         checks["check_attack_reports_aggregate"]()
+
+
+class RoundsWrong(Floor):
+    name = "rounds-wrong"
+    protocols = ("pem",)
+
+    def craft_hashed(self, keys, g, epsilon, m, rng):
+        return rng.integers(0, 2**63, size=m).astype(np.uint64), np.full(m, g)  # values outside [0, g)
+
+
+def test_the_rounds_check_catches_values_outside_the_hash_range(plugins):
+    checks = dict(attack_checks(RoundsWrong, plugins=plugins, epsilons=(2.0,)))
+    with pytest.raises(AssertionError, match=r"values outside \[0, g\)"):
+        checks["check_attack_rounds"]()
