@@ -36,6 +36,7 @@ from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Estimate, Poisoning, Population
 from ldpbench.types.attributes import output_d, output_truth
+from ldpbench.types.data import declared_buckets
 
 Rows = list[dict[str, Any]]
 
@@ -247,6 +248,10 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             truth = functools.partial(_truth_for, load_population, plugins, task, label, poisoned)
             if record == "tuple":  # an output per attribute, scored against its marginal
                 truth, meta["d"] = _attribute_truth(truth, label[len(cell.mechanism.label) + 1 :])
+            elif k := declared_buckets(estimate, whole_d):  # over k contiguous buckets of [d]
+                truth, meta["d"] = _bucketed_truth(truth, k), k
+            else:
+                meta["d"] = whole_d
             for pipeline in task.pipelines:
                 rows.extend(_pipeline_rows(task, plugins, label, estimate, pipeline, metrics, truth, stage, meta))
         if record == "tuple":
@@ -304,6 +309,11 @@ def attribute_mean_rows(rows: Rows, cell: Cell, names: tuple[str, ...], n: int, 
             row["error"], row["where"] = None, None
         out.append(row)
     return out
+
+
+def _bucketed_truth(truth: Callable[[], Population], k: int) -> Callable[[], Population]:
+    """The truth of an estimate over ``k`` buckets (``Population.bucketed``), loaded when scored."""
+    return lambda: truth().bucketed(k)
 
 
 def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Callable[[], Population], int]:
