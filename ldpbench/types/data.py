@@ -36,8 +36,9 @@ def declared_buckets(estimate: Any, d: int) -> int:
     """``k`` when ``estimate`` declares itself over ``k`` contiguous buckets of ``[d]``
     (``info["buckets"]``, an integer with ``1 <= k < d``): it is then scored against
     :meth:`Population.bucketed`; 0 otherwise."""
-    info = getattr(estimate, "info", None)
-    k = info.get("buckets") if hasattr(info, "get") else None
+    if not isinstance(estimate, Estimate) or not isinstance(estimate.info, Mapping):
+        return 0
+    k = estimate.info.get("buckets")
     if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k < d:
         return int(k)
     return 0
