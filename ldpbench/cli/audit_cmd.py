@@ -23,12 +23,21 @@ loss of the T reports together, compared with what is claimed for them, ``min(ep
 Exit 3 when a bound exceeds it; a declared ``eps_inf`` beyond what the attack can show at these
 sizes is "cannot reach" (partial), not a pass; the naive protocol (no ``eps_inf``) shows its loss
 growing with T.
+
+A **multidimensional protocol** (record ``tuple``, e.g. ``rs-fd``) gets the whole-record audit
+(``ldpbench.audit.records``, docs/multidimensional.md): at small attribute sizes (``--sizes``,
+default 2,2 / 2,3 / 2,2,2) and every ``--epsilon``, the exact epsilon of ``report_table`` over any
+two records and over records differing in one attribute against ``record_accounting``'s bounds,
+and Pearson's chi-square of ``perturb_records`` (``--trials`` reports per record) against the
+table. Exit 3 on a ratio above a declared bound, reports that do not follow the table, or a
+raising plugin; a part the protocol does not declare is "could not check" (partial), never a pass.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -137,6 +146,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a longitudinal protocol: number of reports of one value the averaging attack sees; repeatable "
         "(default 1, 4, 16, 64)",
     )
+    p.add_argument(
+        "--sizes",
+        action="append",
+        metavar="D1,D2,...",
+        help="a multidimensional protocol: attribute domain sizes of the whole-record audit; repeatable "
+        "(default 2,2 and 2,3 and 2,2,2)",
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.add_argument(
         "--shuffle-n",
@@ -167,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--shuffle-n must be at least 1, got {args.shuffle_n}")
     plugins = plugins_from_args(args)  # --plugins-dir and --disable-plugin, like every command
     if args.name not in plugins.registry("oracle") and args.name in plugins.registry("protocol"):
+        if "tuple" in plugins.create("protocol", args.name, param_values(args.param)).tags().records:
+            return _run_records(args, plugins)
         return _run_rounds(args, plugins)
     if args.name not in plugins.registry("oracle"):
         names = sorted(i.name for i in plugins.registry("oracle"))
@@ -241,5 +259,51 @@ def _run_rounds(args: argparse.Namespace, plugins: Any) -> int:
         return int(ExitCode.OK) if args.allow_partial else int(ExitCode.PLUGIN)
     if not result.failed and not result.audited:
         print(f"ldpbench: nothing was audited: {result.reason}", file=sys.stderr)
+        return int(ExitCode.PLUGIN)
+    return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)
+
+
+def _parse_sizes(raw: list[str] | None) -> tuple[tuple[int, ...], ...] | None:
+    if not raw:
+        return None
+    out = []
+    for item in raw:
+        try:
+            sizes = tuple(int(v) for v in item.replace("x", ",").split(","))
+        except ValueError:
+            raise UsageError(f"--sizes takes domain sizes like 2,3, got {item!r}") from None
+        if len(sizes) < 2 or any(d < 2 for d in sizes) or math.prod(sizes) > 64:
+            raise UsageError(f"--sizes needs at least two attributes of size >= 2 and at most 64 records, got {item!r}")
+        out.append(sizes)
+    return tuple(out)
+
+
+def _run_records(args: argparse.Namespace, plugins: Any) -> int:
+    """The whole-record audit of a multidimensional protocol (docs/multidimensional.md)."""
+    from ldpbench.audit.records import SIZES, records_audit
+    from ldpbench.audit.verdict import EPSILONS, check_options
+
+    check_options(args.domain, args.epsilon or EPSILONS, args.trials, args.alpha)
+    protocol = plugins.create("protocol", args.name, param_values(args.param))
+    result = records_audit(
+        protocol,
+        name=args.name,
+        params=param_values(args.param),
+        epsilons=tuple(args.epsilon or EPSILONS),
+        sizes=_parse_sizes(args.sizes) or SIZES,
+        trials=args.trials,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    print(json.dumps(result.to_json(), indent=2, default=str) if args.json else "\n".join(result.lines()))
+    if not result.failed and result.audited and result.partial:
+        print(
+            f"ldpbench: the whole-record audit of '{args.name}' is partial (some part could not be checked)"
+            + ("; accepted (--allow-partial)" if args.allow_partial else "; pass --allow-partial to accept it"),
+            file=sys.stderr,
+        )
+        return int(ExitCode.OK) if args.allow_partial else int(ExitCode.PLUGIN)
+    if not result.failed and not result.audited:
+        print(f"ldpbench: nothing was audited: {result.verdict}", file=sys.stderr)
         return int(ExitCode.PLUGIN)
     return int(ExitCode.PLUGIN) if result.failed else int(ExitCode.OK)

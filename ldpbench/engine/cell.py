@@ -27,6 +27,7 @@ from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagn
 from ldpbench.engine.poisoning import poisoning_plan, with_fake_labels
 from ldpbench.engine.rows import declared_budgets, failed_cell_rows, greater_is_better, result_row, stamp_elapsed
 from ldpbench.engine.scoring import MetricSlot, score_estimate
+from ldpbench.engine.shuffling import central_columns
 from ldpbench.engine.simulate import MARGINAL_CLAIM
 from ldpbench.engine.threads import one_native_thread
 from ldpbench.loading.manager import Plugins, PluginSource
@@ -35,6 +36,7 @@ from ldpbench.spec.model import Entry, Pipeline
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Estimate, Poisoning, Population
 from ldpbench.types.attributes import output_d, output_truth
+from ldpbench.types.data import declared_buckets
 
 Rows = list[dict[str, Any]]
 
@@ -234,6 +236,8 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             failure = Failure(stage[0], exc)
             return task.failed_rows(failure.error, plugins, meta["n"], meta["d"], failure.where)
         record = population.record
+        names = population.attributes.names if population.attributes is not None else ()
+        users, whole_d = meta["n"], population.d
         del population  # not on the stack while post-processors run
         # Nor the targets: only the metrics' truth carries them (Population.poisoning).
         poisoned = functools.partial(_poisoned_truth, plan) if plan is not None else None
@@ -244,14 +248,72 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
             truth = functools.partial(_truth_for, load_population, plugins, task, label, poisoned)
             if record == "tuple":  # an output per attribute, scored against its marginal
                 truth, meta["d"] = _attribute_truth(truth, label[len(cell.mechanism.label) + 1 :])
+            elif k := declared_buckets(estimate, whole_d):  # over k contiguous buckets of [d]
+                truth, meta["d"] = _bucketed_truth(truth, k), k
+            else:
+                meta["d"] = whole_d
             for pipeline in task.pipelines:
                 rows.extend(_pipeline_rows(task, plugins, label, estimate, pipeline, metrics, truth, stage, meta))
+        if record == "tuple":
+            rows.extend(attribute_mean_rows(rows, cell, names, users, whole_d))
         return rows
 
     #: Forget the loaded populations (the runner calls it before a run: a data file may have changed).
     run_cell.clear_population_cache = load_population.clear  # type: ignore[attr-defined]
     run_cell.__qualname__ = run_cell.__name__  # pickled by reference as ldpbench.engine.cell.run_cell
     return run_cell
+
+
+#: The averaged-over-attributes view of a tuple population's outputs (docs/multidimensional.md).
+ATTRIBUTES_MEAN = "attributes-mean"
+
+
+def attribute_mean_rows(rows: Rows, cell: Cell, names: tuple[str, ...], n: int, d: int) -> Rows:
+    """One more row per (pipeline, metric) and round suffix: ``mechanism:attributes-mean`` (or
+    ``mechanism:attributes-mean:round-t``, ``...:rounds-mean`` over rounds) whose value is the mean,
+    over the attributes, of the per-attribute rows' values in this repeat (for MSE the averaged MSE
+    of Arcolezi et al., CIKM 2021, §5: ``(1/a) sum_j MSE_j``), its ``theory`` the mean of theirs,
+    ``n`` the users and ``d`` the whole record's ``sum d_j``. A failed attribute row fails it (NaN,
+    the first error). Only groups that cover every attribute, and only for two or more attributes;
+    a row like any other for the leaderboard, the gate and the significance tests."""
+    if len(names) < 2:
+        return []
+    prefix = cell.mechanism.label + ":"
+    groups: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        label = r["oracle"]
+        if not label.startswith(prefix):
+            continue
+        name, _, part = label[len(prefix) :].partition(":")
+        if name in names:
+            groups.setdefault((part, r["pipeline"], r["metric"]), {})[name] = r
+    out = []
+    for (part, _, _), by_name in groups.items():
+        if len(by_name) != len(names):
+            continue
+        parts = [by_name[name] for name in names]
+        first = parts[0]
+        failed = next((r for r in parts if r["error"]), None)
+        row = dict(first)
+        row["oracle"] = prefix + ATTRIBUTES_MEAN + (":" + part if part else "")
+        row["n"], row["d"] = int(n), int(d)
+        row.update(central_columns(cell, int(n)) if cell.poison is None else {})
+        row["info"] = None
+        row["notes"] = "; ".join(dict.fromkeys(str(r["notes"]) for r in parts if r["notes"])) or None
+        if failed is not None:
+            row["value"], row["theory"] = math.nan, math.nan
+            row["error"], row["where"] = f"{failed['oracle']}: {failed['error']}", failed.get("where")
+        else:
+            row["value"] = float(np.mean([r["value"] for r in parts]))
+            row["theory"] = float(np.mean([r["theory"] for r in parts]))
+            row["error"], row["where"] = None, None
+        out.append(row)
+    return out
+
+
+def _bucketed_truth(truth: Callable[[], Population], k: int) -> Callable[[], Population]:
+    """The truth of an estimate over ``k`` buckets (``Population.bucketed``), loaded when scored."""
+    return lambda: truth().bucketed(k)
 
 
 def _attribute_truth(truth: Callable[[], Population], suffix: str) -> tuple[Callable[[], Population], int]:

@@ -16,6 +16,7 @@ from ldpbench.spec.expand import Cell
 from ldpbench.spec.seeding import rng_for
 from ldpbench.types import Poisoning, Population, ProtocolPoison
 from ldpbench.types.attributes import output_d
+from ldpbench.types.data import declared_buckets
 
 
 def mechanism_outputs(
@@ -61,7 +62,7 @@ def mechanism_outputs(
         label_of = cell.output_label if cell.poison is not None else mech.label
         return {
             f"{label_of}:{label}": checked_result(
-                f"protocol '{mech.name}' (output '{label}')", est, output_d(population, str(label))
+                f"protocol '{mech.name}' (output '{label}')", est, _output_size(population, str(label), est)
             )
             for label, est in outputs.items()
         }
@@ -88,3 +89,10 @@ def mechanism_outputs(
         chunks = (attack.craft(oracle, targets, min(chunk, m - start), arng) for start in range(0, m, chunk))
     est = simulate(oracle, users.counts, rng, cell.simulation, fake_users=m, fake_chunks=chunks, keep_reports=order)
     return {cell.output_label: est.replace(mechanism=cell.output_label)}
+
+
+def _output_size(population: Population, label: str, estimate: Any) -> int:
+    """The length an output's frequencies must have: ``k`` for an estimate over ``k`` contiguous
+    buckets of ``[d]`` (``declared_buckets``), else its attribute's or the population's domain size."""
+    d = output_d(population, label)
+    return declared_buckets(estimate, d) or d

@@ -259,7 +259,6 @@ def simulate(
         note = marginal_aggregate_note if tags.exact_marginals else approximate_aggregate_note
         est = est.with_warning(note(oracle.name))
     # What the oracle declares about its aggregate rides along for likelihood-based steps (EM, IBU).
-    est = est.replace(bernoulli_support=tags.bernoulli_support)
-    if hist is not None:
-        return est.replace(report_histogram=hist, channel=oracle.channel())
-    return est
+    if hist is not None:  # one copy, not two: a per-user run of a multidimensional protocol makes many
+        return est.replace(bernoulli_support=tags.bernoulli_support, report_histogram=hist, channel=oracle.channel())
+    return est.replace(bernoulli_support=tags.bernoulli_support)

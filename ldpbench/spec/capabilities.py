@@ -51,6 +51,7 @@ def capability_problems(
     for mech in mechanisms:
         if mech.kind == "protocol":
             problems.extend(_protocol_problems(plugins, data, simulation, mech))
+            problems.extend(_protocol_step_problems(plugins, data, mech, pipelines))
         if mech.kind != "oracle":
             continue
         where = _entry_path(data, "oracles", mech.name)
@@ -377,3 +378,58 @@ def _protocol_problems(plugins: Plugins, data: dict[str, Any], simulation: str, 
             f"{said}: set 'simulation: per-user'",
         )
     ]
+
+
+def _protocol_step_problems(
+    plugins: Plugins, data: dict[str, Any], mech: Entry, pipelines: Sequence[Pipeline]
+) -> list[Problem]:
+    """A pipeline step that needs what a protocol's outputs declare they lack
+    (``ProtocolTags.output_channel``, ``output_randomized_response``, ``output_likelihood`` set to
+    False: ``rs-rfd`` with ``oracle: oue-r`` followed by ``ibu``), refused at the step's line. A
+    capability left ``None`` is not checked (its rows say so at run time)."""
+    who = f"protocol '{mech.label}'"
+    try:
+        protocol = contained_call(
+            who, "its constructor", lambda: plugins.create("protocol", mech.name, mech.param_dict)
+        )
+        tags = contained_call(who, "tags()", protocol.tags)
+    except (PluginCodeFailed, ParamError):
+        return []
+    problems: list[Problem] = []
+    for path, step in _steps(data, pipelines):
+        try:
+            built = contained_call(
+                f"postprocessor '{step.label}'",
+                "its constructor",
+                lambda step=step: plugins.create("postprocessor", step.name, step.param_dict),
+            )
+            needs = contained_call(f"postprocessor '{step.label}'", "tags()", built.tags)
+        except Exception:  # noqa: BLE001 - a failing constructor is recorded and reported by the run
+            continue
+        lacks = [
+            (needs.requires_channel, tags.output_channel, "a report histogram with its channel", "output_channel"),
+            (
+                needs.requires_randomized_response,
+                tags.output_randomized_response,
+                "a randomized-response channel",
+                "output_randomized_response",
+            ),
+            (
+                needs.requires_likelihood,
+                tags.output_likelihood,
+                "a likelihood of what it aggregated (a report histogram with its channel, or Bernoulli "
+                "support counts with p*, q*)",
+                "output_likelihood",
+            ),
+        ]
+        for needed, offered, what, field in lacks:
+            if needed and offered is False:
+                problems.append(
+                    (
+                        path,
+                        f"post-processor '{step.name}' needs {what}, but the estimates of protocol "
+                        f"'{mech.label}' carry none (its tags: {field} = False)",
+                    )
+                )
+                break
+    return problems

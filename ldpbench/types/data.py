@@ -26,6 +26,24 @@ from ldpbench.types.rounds import Rounds, is_rounds_mean, round_of
 from ldpbench.types.tags import ChannelTags
 
 
+def bucket_of(d: int, k: int) -> np.ndarray:
+    """``(d,)``: the bucket of each item of ``[d]`` among ``k`` contiguous buckets,
+    ``floor(x k / d)`` (equal widths when k divides d; widths differ by at most one otherwise)."""
+    return (np.arange(d, dtype=np.int64) * k) // d
+
+
+def declared_buckets(estimate: Any, d: int) -> int:
+    """``k`` when ``estimate`` declares itself over ``k`` contiguous buckets of ``[d]``
+    (``info["buckets"]``, an integer with ``1 <= k < d``): it is then scored against
+    :meth:`Population.bucketed`; 0 otherwise."""
+    if not isinstance(estimate, Estimate) or not isinstance(estimate.info, Mapping):
+        return 0
+    k = estimate.info.get("buckets")
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k < d:
+        return int(k)
+    return 0
+
+
 @dataclass(frozen=True, eq=False)
 class Poisoning:
     """What the metrics of a poisoned cell know beyond the genuine users (docs/poisoning.md): the
@@ -240,6 +258,20 @@ class Population:
     def replace(self, **changes: Any) -> Population:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+    def bucketed(self, k: int) -> Population:
+        """The population over ``k`` contiguous buckets of ``[d]`` (item x in bucket
+        ``bucket_of(d, k)[x] = floor(x k / d)``): what an estimate over buckets is scored against
+        (an estimate whose ``info["buckets"]`` is k, e.g. dBitFlipPM's, docs/longitudinal.md). A
+        one-item population; labels ``lo-hi`` (first and last item of the bucket)."""
+        if not 1 <= k <= self.d:
+            raise ValueError(f"{k} buckets of a domain of {self.d}")
+        of = bucket_of(self.d, k)
+        counts = np.bincount(of, weights=self.counts, minlength=k).astype(np.int64)
+        first = np.searchsorted(of, np.arange(k))
+        last = np.append(first[1:], self.d) - 1
+        labels = [f"{a}-{b}" if a != b else str(a) for a, b in zip(first, last)]
+        return Population(counts, name=f"{self.name}:buckets={k}", labels=labels, info=dict(self.info))
 
     def round_population(self, t: int) -> Population:
         """Round ``t``'s users (0-based) as a one-item population (a sequence population only)."""

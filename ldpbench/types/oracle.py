@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from typing import Any, ClassVar
 
@@ -18,6 +19,27 @@ MIN_DOMAIN = 2
 
 #: Oracle methods that only make sense together: a finite report space.
 FINITE_OUTPUT_GROUP = ("channel", "report_histogram", "support_counts_from_histogram")
+
+
+@functools.lru_cache(maxsize=512)
+def _class_tags(cls: type, chunk_users: int | None) -> OracleTags:
+    """:meth:`Oracle.tags`'s default for a class (which methods it overrides, its class
+    attributes) and ``chunk_users``: computed once per class and value, since a per-user run of a
+    multidimensional protocol asks for it once per attribute (an immutable dataclass, shared)."""
+    finite = all(implements(cls, Oracle, m) for m in FINITE_OUTPUT_GROUP)
+    histogram_sampler = finite and implements(cls, Oracle, "sample_report_histogram")
+    return OracleTags(
+        aggregate=implements(cls, Oracle, "sample_support_counts") or histogram_sampler,
+        exact_aggregate=bool(cls.exact_aggregate),
+        exact_marginals=bool(cls.exact_aggregate if cls.exact_marginals is None else cls.exact_marginals),
+        finite_output=finite,
+        aggregate_histogram=histogram_sampler,
+        output_table=implements(cls, Oracle, "output_table"),
+        output_rows=implements(cls, Oracle, "output_rows"),
+        support_matrix=implements(cls, Oracle, "support_matrix"),
+        report_density=implements(cls, Oracle, "report_log_likelihood"),
+        chunk_users=chunk_users,
+    )
 
 
 class Oracle(Plugin):
@@ -117,21 +139,7 @@ class Oracle(Plugin):
         Override to state more (``dataclasses.replace(super().tags(), output_table=self.d <= 12)``);
         never to claim a method the class does not implement (the kit checks it).
         """
-        cls = type(self)
-        finite = all(implements(cls, Oracle, m) for m in FINITE_OUTPUT_GROUP)
-        histogram_sampler = finite and implements(cls, Oracle, "sample_report_histogram")
-        return OracleTags(
-            aggregate=implements(cls, Oracle, "sample_support_counts") or histogram_sampler,
-            exact_aggregate=bool(cls.exact_aggregate),
-            exact_marginals=bool(cls.exact_aggregate if cls.exact_marginals is None else cls.exact_marginals),
-            finite_output=finite,
-            aggregate_histogram=histogram_sampler,
-            output_table=implements(cls, Oracle, "output_table"),
-            output_rows=implements(cls, Oracle, "output_rows"),
-            support_matrix=implements(cls, Oracle, "support_matrix"),
-            report_density=implements(cls, Oracle, "report_log_likelihood"),
-            chunk_users=self.chunk_users,
-        )
+        return _class_tags(type(self), self.chunk_users)
 
     @property
     def chunk_users(self) -> int | None:

@@ -163,6 +163,16 @@ class ProtocolTags:
     #: An exact aggregate path exists (``simulation: aggregate``); without it only
     #: ``simulation: per-user`` runs it.
     aggregate: bool = True
+    #: What each output's estimate offers the post-processors (``None``: not declared, not checked;
+    #: ``False``: a spec following the protocol with a step that needs it is refused by
+    #: ``validate`` at the step's line, docs/multidimensional.md): a report histogram with its
+    #: channel (EM-family steps, ``requires_channel``) ...
+    output_channel: bool | None = None
+    #: ... that channel being randomized response (``requires_randomized_response``, ``mle-rr``) ...
+    output_randomized_response: bool | None = None
+    #: ... any likelihood of the aggregate: a channel, or Bernoulli support counts with the
+    #: protocol's ``p*``, ``q*`` (``requires_likelihood``, ``ibu``).
+    output_likelihood: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -206,9 +206,17 @@ def per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Gen
         return out
     prr = rng.random((P, d)) < chain.q1
     prr[np.arange(P), values] = rng.random(P) < chain.p1
+    # A bit is 1 when u < (p2 if the PRR bit is 1 else q2): with lo <= hi the two thresholds,
+    # that is u < lo, or u < hi where the PRR bit picks hi (the same booleans as comparing with
+    # np.where(bits, p2, q2), without building that (n, d) float array).
+    lo, hi = sorted((chain.p2, chain.q2))
+    hi_when = chain.p2 >= chain.q2  # the PRR bit value that selects hi
     for t in range(T):
         bits = prr[inverse[t]]
-        out[t] = (rng.random((n, d)) < np.where(bits, chain.p2, chain.q2)).sum(axis=0)
+        u = rng.random((n, d))
+        ones = u < lo
+        ones |= (bits if hi_when else ~bits) & (u < hi)
+        out[t] = np.count_nonzero(ones, axis=0)
     return out
 
 

@@ -50,7 +50,22 @@ class MultidimProtocol(Protocol):
     """A solution for users with several attributes: one ``frequencies`` output per attribute."""
 
     def tags(self) -> ProtocolTags:
-        return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("tuple",), aggregate=True)
+        return ProtocolTags(
+            result=FREQUENCIES, enumerates_domain=True, records=("tuple",), aggregate=True, **self.output_capabilities()
+        )
+
+    def output_capabilities(self) -> dict[str, bool]:
+        """What each attribute's estimate offers post-processors (``ProtocolTags.output_*``), read
+        from the ``oracle:`` the solution runs: GRR's estimates carry the report histogram and its
+        randomized-response channel; unary and hashed ones (OUE, SUE, OLH, RS+FD's OUE variants)
+        only Bernoulli support counts with ``p*``, ``q*`` (IBU, no EM-family step); an oracle this
+        table does not know declares nothing (no check)."""
+        oracle = getattr(self, "oracle", None)
+        if oracle == "grr":
+            return {"output_channel": True, "output_randomized_response": True, "output_likelihood": True}
+        if oracle in ("oue", "sue", "olh", "oue-z", "oue-r"):
+            return {"output_channel": False, "output_randomized_response": False, "output_likelihood": True}
+        return {}
 
     def privacy_accounting(self, epsilon: float) -> list[dict[str, object]]:
         """One report of the whole record per user, epsilon-LDP in total."""

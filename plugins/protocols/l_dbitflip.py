@@ -9,16 +9,27 @@ report every round, and one who returns to a value resends its report (the paper
 memoization, §3). One report is eps-LDP, and so is any number of reports of one value:
 ``eps_inf = eps_1 = eps``; a change of value draws new bits (eps again per distinct value).
 
-The estimator of round t (the paper's §2, with ``k = d`` buckets: the paper's bucketing of a
-larger domain into ``k`` buckets is not implemented, so the estimate is over ``[d]``):
+**Bucketing** (the paper's §2: a value of a large domain is first mapped to one of ``k`` buckets,
+and the protocol runs over the buckets): ``buckets: k`` maps item x of ``[d]`` to bucket
+``floor(x k / d)`` (contiguous, ``ldpbench.types.data.bucket_of``), each user samples ``bits`` of
+the ``k`` bucket positions, and every output is a ``frequencies`` estimate over the ``k`` buckets
+(``info["buckets"] = k``), which the engine scores against the bucketed truth (rows' ``d`` is k;
+``Population.bucketed``). ``buckets: 0`` (default) is ``k = d``, no bucketing. Below, ``d`` reads
+``k`` when bucketed.
+
+The estimator of round t (the paper's §2, the paper's ``d`` is ``bits``, its ``k`` our ``d``):
 
     f_hat(v) = d / (n bits) * sum_{i : v in J_i} (b_iv - q) / (p - q),
 
 unbiased (``P(v in J_i) = bits / d``), with variance ``(d / (n bits))^2 sum_i Var(S_iv)``,
 ``S_iv = [v in J_i] (b_iv - q)/(p - q)``: ``E S = (bits/d) [x_i = v]`` and
 ``E S^2 = (bits/d) (r (1 - r) + (r - q)^2) / (p - q)^2`` with ``r = p`` or ``q``
-(:func:`dbitflip_variance`). Per-user path only: every user's positions and bits are drawn
-(O(n d) for the positions, once).
+(:func:`dbitflip_variance`). Both paths: every user's positions and bits drawn (O(n d) for the
+positions, once), or the exact aggregate draw (:func:`dbitflip_aggregate_support`).
+
+The ``rounds-mean`` output is the mean of the T rounds' estimates, scored against every round's
+users together; its ``variance`` is one round's at f = 0, exact for users who keep their value (they
+resend the same report, so averaging rounds removes none of its noise).
 """
 
 from __future__ import annotations
@@ -32,8 +43,9 @@ from ldpbench import hookimpl
 from ldpbench.errors import NotApplicable
 from ldpbench.params import Param
 from ldpbench.types import Estimate, Population, Protocol, ProtocolTags
+from ldpbench.types.data import bucket_of
 from ldpbench.types.domain import FREQUENCIES
-from ldpbench.types.rounds import ROUND_LABEL
+from ldpbench.types.rounds import MEAN_LABEL, ROUND_LABEL
 
 from . import _longitudinal as lg
 
@@ -131,7 +143,17 @@ class DBitFlipPM(Protocol):
     """dBitFlipPM (Ding, Kulkarni & Yekhanin, NeurIPS 2017): ``bits`` memoized flipped bits per user."""
 
     name = "dbitflip-pm"
-    params = (Param("bits", int, 1, "positions each user samples and reports (the paper's d)", min=1, max=10**6),)
+    params = (
+        Param("bits", int, 1, "positions each user samples and reports (the paper's d)", min=1, max=10**6),
+        Param(
+            "buckets",
+            int,
+            0,
+            "contiguous buckets of [d] the protocol runs over (the paper's k; 0: k = d, no bucketing)",
+            min=0,
+            max=10**7,
+        ),
+    )
 
     def tags(self) -> ProtocolTags:
         return ProtocolTags(result=FREQUENCIES, enumerates_domain=True, records=("sequence",))
@@ -150,6 +172,8 @@ class DBitFlipPM(Protocol):
     ) -> np.ndarray:
         """``(users, d)``: the memoized report resent T times, so item j gets T supports when it is
         one of the user's sampled positions with a bit of 1 (for the averaging audit)."""
+        if self.buckets and self.buckets < d:
+            raise NotApplicable("the averaging audit runs dbitflip-pm without bucketing (buckets: 0)")
         if self.bits > d:
             raise NotApplicable(f"dbitflip-pm samples bits = {self.bits} positions of a domain of {d}")
         p, q = lg.sue_layer(epsilon)
@@ -167,16 +191,21 @@ class DBitFlipPM(Protocol):
         rounds = population.rounds
         if rounds is None:
             raise NotApplicable("dbitflip-pm collects over rounds: it needs a sequence population")
-        d, n = population.d, rounds.n
+        d, n, items = population.d, rounds.n, rounds.items
+        info: dict[str, Any] = {"eps_inf": float(epsilon), "eps_1": float(epsilon), "bits": self.bits}
+        if self.buckets > d:
+            raise NotApplicable(f"dbitflip-pm: buckets = {self.buckets} exceeds the domain size {d}")
+        if self.buckets and self.buckets < d:  # run over k buckets; scored against the bucketed truth
+            items, d = bucket_of(d, self.buckets)[items], self.buckets
+            info["buckets"] = d
         if self.bits > d:
             raise NotApplicable(f"dbitflip-pm samples bits = {self.bits} positions of a domain of {d}")
         draw = dbitflip_support if simulation == "per-user" else dbitflip_aggregate_support
-        support = draw(rounds.items, d, self.bits, epsilon, rng)
+        support = draw(items, d, self.bits, epsilon, rng)
         variance = np.full(d, float(dbitflip_variance(n, d, self.bits, epsilon, 0.0)))
-        info = {"eps_inf": float(epsilon), "eps_1": float(epsilon), "bits": self.bits}
         info.update(lg.declared_budgets(self.privacy_accounting(epsilon)))
         scale = d / (max(n, 1) * self.bits)
-        return {
+        out = {
             ROUND_LABEL.format(t=t + 1): Estimate(
                 frequencies=scale * support[t],
                 n=n,
@@ -187,6 +216,17 @@ class DBitFlipPM(Protocol):
             )
             for t in range(rounds.T)
         }
+        # Averaged over rounds: a user who keeps their value resends one report, so its variance
+        # at f = 0 is one round's (module docstring).
+        out[MEAN_LABEL] = Estimate(
+            frequencies=scale * support.mean(axis=0),
+            n=n,
+            epsilon=float(epsilon),
+            mechanism=self.name,
+            variance=variance,
+            info={**info, "rounds": rounds.T},
+        )
+        return out
 
 
 @hookimpl

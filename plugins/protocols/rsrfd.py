@@ -157,6 +157,13 @@ class RSRFD(MultidimProtocol):
         ),
     )
 
+    def output_capabilities(self) -> dict[str, bool]:
+        """GRR: the report histogram with its prior-fake channel, not randomized response (EM, IBU;
+        no ``mle-rr``); OUE-r: support counts whose ``p'_v``, ``q'_v`` depend on the item, no
+        likelihood at all (no EM-family step, no IBU)."""
+        grr = self.oracle == "grr"
+        return {"output_channel": grr, "output_randomized_response": False, "output_likelihood": grr}
+
     def privacy_accounting(self, epsilon: float) -> list[dict[str, Any]]:
         """``epsilon`` is the budget RS+FD's amplification is stated for (exact over records that differ in one attribute
         only for the uniform prior); ``eps'`` bounds any two records exactly (module docstring)."""

@@ -116,3 +116,38 @@ def test_an_audit_whose_empirical_part_cannot_run_is_partial(capsys):
     assert report["parts"]["exact"] == report["parts"]["reports"] == "ran"
     assert "neither support_matrix nor a report density" in report["parts"]["empirical"]
     assert audit_cli(capsys, "audit", "table-only-grr", "--epsilon", "1", "--allow-partial")[0] == 0
+
+
+def test_audit_of_a_multidimensional_protocol_is_the_whole_record_audit(capsys):
+    code, out, err = audit_cli(
+        capsys,
+        "audit",
+        "rs-fd",
+        "--param",
+        "oracle=oue-r",
+        "--sizes",
+        "2,3",
+        "--epsilon",
+        "1",
+        "--trials",
+        "3000",
+        "--json",
+    )
+    assert code == 0, out + err
+    report = json.loads(out)
+    assert report["audit"] == "whole-record" and report["verdict"].startswith("consistent")
+    (point,) = report["points"]
+    # docs/multidimensional.md's table: any two records eps' = ln(2 (e - 1) + 1), one attribute 1.072
+    assert point["any_records"] == pytest.approx(1.4899, abs=1e-4)
+    assert point["one_attribute"] == pytest.approx(1.0718, abs=1e-4)
+    assert len(point["reports_pvalues"]) == 2
+
+
+def test_a_multidimensional_audit_that_cannot_check_the_reports_is_partial(capsys):
+    args = ("audit", "l-spl", "--sizes", "2,2", "--epsilon", "1", "--trials", "1000")
+    code, out, err = audit_cli(capsys, *args)
+    assert code == 3 and "could not check: perturb_records is not declared" in out and "partial" in err
+    code, _, err = audit_cli(capsys, *args, "--allow-partial")
+    assert code == 0 and "accepted" in err
+    code, _, err = audit_cli(capsys, "audit", "spl", "--sizes", "2,1")
+    assert code == 2 and "--sizes" in err

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ldpbench.audit.records import attribute_log_ratio, max_log_ratio  # the CLI audit's, re-exported
 from ldpbench.testing.checks.machinery import CheckSkipped, Subject, _rng
 from ldpbench.types import Population, Protocol
 from ldpbench.types.attributes import Attributes, tuple_population
@@ -48,28 +49,6 @@ def _build(subject: Subject) -> Protocol:
     if not is_multidimensional(protocol):
         raise CheckSkipped("the checks concern multidimensional protocols (records: tuple)")
     return protocol
-
-
-def max_log_ratio(P: np.ndarray) -> float:
-    """``max_y max_{x, x'} ln P[x, y] / P[x', y]`` (inf when a report is possible for one record only)."""
-    hi, lo = P.max(axis=0), P.min(axis=0)
-    used = hi > 0
-    if np.any(lo[used] <= 0):
-        return math.inf
-    return float(np.max(np.log(hi[used] / lo[used])))
-
-
-def attribute_log_ratio(P: np.ndarray, sizes: Sequence[int]) -> float:
-    """As :func:`max_log_ratio`, over pairs of records that differ in exactly one attribute."""
-    T = P.reshape(tuple(sizes) + (P.shape[1],))
-    worst = 0.0
-    for j in range(len(sizes)):
-        hi, lo = T.max(axis=j), T.min(axis=j)
-        used = hi > 0
-        if np.any(lo[used] <= 0):
-            return math.inf
-        worst = max(worst, float(np.max(np.log(hi[used] / lo[used]))))
-    return worst
 
 
 def small_population(sizes: Sequence[int], n: int, rng: np.random.Generator) -> Population:

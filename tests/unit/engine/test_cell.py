@@ -46,7 +46,7 @@ class Snoop(PostProcessor):
 
 @pytest.mark.parametrize(
     ("dataset", "mechanism", "outputs"),
-    [("{zipf: {d: 8, n: 500, s: 1.1}}", "grr", 1), ("{correlated-attributes: {n: 500, a: 2, d: 4}}", "smp", 2)],
+    [("{zipf: {d: 8, n: 500, s: 1.1}}", "grr", 1), ("{correlated-attributes: {n: 500, a: 2, d: 4}}", "smp", 3)],
 )
 def test_no_frame_above_a_post_processor_holds_the_population(plugins, dataset, mechanism, outputs):
     from ldpbench import build_plugins
@@ -91,6 +91,7 @@ def test_a_tuple_populations_outputs_are_scored_against_their_attributes_margina
     assert [(r["oracle"], r["d"], r["n"], r["error"]) for r in rows] == [
         ("spl:a0", 5, 400, None),
         ("spl:a1", 5, 400, None),
+        ("spl:attributes-mean", 10, 400, None),
     ]
     # the same run by hand: the protocol on the population with the cell's stream, each attribute's
     # estimate against its marginal
@@ -100,3 +101,25 @@ def test_a_tuple_populations_outputs_are_scored_against_their_attributes_margina
     for row, (j, name) in zip(rows, enumerate(pop.attributes.names)):
         truth = pop.attributes.marginal_counts(j) / 400
         assert row["value"] == np.mean((out[name].frequencies - truth) ** 2)
+
+
+def test_a_tuple_populations_attribute_mean_row_averages_its_attributes_rows(plugins):
+    import math
+
+    spec = load_spec_text(
+        "name: tuples\nseed: 3\nrepeats: 1\ndatasets: [{correlated-attributes: {n: 400, a: 3, d: 4}}]\n"
+        "epsilons: [2]\noracles: [smp]\npipelines: [base]\nmetrics: [mse, l1]\n",
+        plugins,
+    )
+    cell = next(iter(expand(spec)))
+    with engine.plugins_given(plugins):
+        rows = run_cell(CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics), plugins=plugins.source))
+    for metric in ("mse", "l1"):
+        per = [r for r in rows if r["metric"] == metric and r["oracle"] != "smp:attributes-mean"]
+        (mean,) = [r for r in rows if r["metric"] == metric and r["oracle"] == "smp:attributes-mean"]
+        assert [r["oracle"] for r in per] == ["smp:a0", "smp:a1", "smp:a2"]
+        assert sum(r["n"] for r in per) == 400  # smp: each attribute's n_j users
+        assert mean["value"] == sum(r["value"] for r in per) / 3 and mean["error"] is None
+        assert (mean["n"], mean["d"]) == (400, 12)
+        theory = sum(r["theory"] for r in per) / 3
+        assert math.isclose(mean["theory"], theory) or (math.isnan(theory) and math.isnan(mean["theory"]))

@@ -70,3 +70,19 @@ def test_the_rounds_mean_output_is_scored_against_the_mean_of_the_rounds():
     truth = pop.truth_for("l-grr:rounds-mean")
     assert truth.record == "item" and list(truth.counts) == [2, 3, 1]
     assert truth.frequencies == pytest.approx((np.array([1, 2, 0]) / 3 + np.array([1, 1, 1]) / 3) / 2)
+
+
+def test_buckets_are_contiguous_and_the_bucketed_population_sums_them():
+    import numpy as np
+
+    from ldpbench.types import Estimate, Population
+    from ldpbench.types.data import bucket_of, declared_buckets
+
+    assert bucket_of(12, 4).tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert bucket_of(5, 2).tolist() == [0, 0, 0, 1, 1]  # widths differ by at most one
+    pop = Population(np.arange(1, 6))
+    b = pop.bucketed(2)
+    assert b.counts.tolist() == [6, 9] and b.n == pop.n and b.labels == ["0-2", "3-4"]
+    est = Estimate(frequencies=np.zeros(2), n=15, epsilon=1.0, mechanism="m", info={"buckets": 2})
+    assert declared_buckets(est, 5) == 2 and declared_buckets(est, 2) == 0  # k = d is no bucketing
+    assert declared_buckets(est.replace(info={"buckets": True}), 5) == 0

@@ -62,3 +62,22 @@ def test_static_supports_feed_the_averaging_audit(plugins, name):
     assert sup.shape == (40, 8) and sup.min() >= 0 and sup.max() <= 5
     out = rounds_audit(proto, d=8, epsilons=[1.0], rounds=[1, 16], users=1500, seed=3)
     assert not out.failed and out.audited, out.lines()
+
+
+def test_the_unary_per_user_draw_is_the_plain_comparison_bit_for_bit():
+    # per_user_support compares each IRR uniform with lo or hi instead of building
+    # np.where(bits, p2, q2): the same draws must give the same counts, with p2 above or below q2
+    import numpy as np
+
+    from ldpbench_plugins.protocols._longitudinal import Chain, _pairs, per_user_support
+
+    items = np.random.default_rng(1).integers(0, 6, size=(3, 400))
+    for p2, q2 in ((0.8, 0.3), (0.3, 0.8)):
+        chain = Chain("ue", 6, 0.7, 0.2, p2, q2)
+        got = per_user_support(chain, items, 6, np.random.default_rng(9))
+        rng = np.random.default_rng(9)  # the reference, drawn in the same order
+        values, inverse = _pairs(items, 6)
+        prr = rng.random((values.size, 6)) < 0.2
+        prr[np.arange(values.size), values] = rng.random(values.size) < 0.7
+        want = [(rng.random((400, 6)) < np.where(prr[inverse[t]], p2, q2)).sum(axis=0) for t in range(3)]
+        np.testing.assert_array_equal(got, np.array(want))

@@ -94,3 +94,56 @@ def test_the_whole_reports_the_code_draws_follow_the_audited_table(solution, ora
     observed = np.bincount(index, minlength=table.size)
     assert observed.size == table.size
     assert chisquare(observed, 20_000 * table).pvalue > 1e-6
+
+
+PIPELINE_SPEC = """\
+name: multidim
+seed: 7
+repeats: 1
+datasets:
+  - correlated-attributes: {{n: 300, a: 2, d: 3}}
+epsilons: [1]
+oracles:
+  - {mechanism}
+pipelines:
+  - base
+  - {step}
+metrics: [mse]
+"""
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "step", "lacking"),
+    [
+        ("rs-rfd: {oracle: oue-r}", "ibu", "output_likelihood"),
+        ("rs-rfd: {oracle: oue-r}", "em", "output_channel"),
+        ("rs-rfd", "mle-rr", "output_randomized_response"),
+        ("rs-fd: {oracle: oue-z}", "em", "output_channel"),
+        ("spl: {oracle: oue}", "mle-rr", "output_channel"),
+        ("smp: {oracle: sue}", "em", "output_channel"),
+    ],
+)
+def test_validate_refuses_a_step_the_solutions_estimates_cannot_feed_at_the_steps_line(
+    tmp_path, plugins, mechanism, step, lacking
+):
+    # each of these fails every row at run time (measured): validate says so first, at the step
+    path = tmp_path / "spec.yaml"
+    path.write_text(PIPELINE_SPEC.format(mechanism=mechanism, step=step))
+    with pytest.raises(SpecError) as info:
+        load_spec(path, plugins)
+    (found,) = info.value.problems
+    assert found.split(": ", 1)[0].endswith("spec.yaml:11")
+    assert f"post-processor '{step}' needs" in found and f"{lacking} = False" in found
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "step"),
+    [("rs-rfd", "ibu"), ("rs-rfd", "em"), ("rs-fd: {oracle: oue-r}", "ibu"), ("spl", "mle-rr"), ("l-spl", "ibu")],
+)
+def test_validate_accepts_the_steps_the_estimates_feed(tmp_path, plugins, mechanism, step):
+    path = tmp_path / "spec.yaml"
+    path.write_text(PIPELINE_SPEC.format(mechanism=mechanism, step=step))
+    if mechanism == "l-spl":
+        rounds = "adult-attributes-rounds: {attributes: 'age,sex', rounds: 2}"
+        path.write_text(path.read_text().replace("correlated-attributes: {n: 300, a: 2, d: 3}", rounds))
+    load_spec(path, plugins)
