@@ -27,8 +27,13 @@ _DATASETS = [
 
 
 #: The targets' frequency gain is signed (an attack's pull on the estimate, docs/poisoning.md), not
-#: an error: a noisy estimate may score above the exact one's 0 either way.
-_EXPECTED = {"frequency-gain": {"check_metric_prefers_the_truth": "a signed gain, not an error (docs/poisoning.md)"}}
+#: an error: a noisy estimate may score above the exact one's 0 either way. The share of targets
+#: identified measures an attack's success, not the estimate's accuracy: the exact top-k holds no
+#: target (0), a noisy one may hold one.
+_EXPECTED = {
+    "frequency-gain": {"check_metric_prefers_the_truth": "a signed gain, not an error (docs/poisoning.md)"},
+    "targets-identified": {"check_metric_prefers_the_truth": "an attack's success, not an error (docs/poisoning.md)"},
+}
 
 
 @parametrize_with_checks(_METRICS, plugins=_PLUGINS, expected_failed_checks=_EXPECTED)
