@@ -34,7 +34,8 @@ Two simulation paths, the same law:
   ``Binomial(h[v], p1) + Binomial(pairs - h[v], q1)`` (bits of distinct pairs are independent).
   Round t's PRR histogram is the sum over the patterns active in t; its IRR is drawn from it as
   binomials (UE: ``Binomial(B_v, p2) + Binomial(n - B_v, q2)``) or GRR's keep-or-uniform mixture.
-  Cost O(patterns * d * T), independent of n once the patterns are counted (O(n T log(n T))).
+  Cost O(patterns * d * T), independent of n once the patterns are counted (O(n T^2) comparisons
+  for T <= 32 rounds, a sort of the n T (user, value) keys beyond).
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ from ldpbench.types.rounds import MEAN_LABEL, ROUND_LABEL
 
 #: The most rounds the aggregate path counts patterns of (a T-bit mask per pair in an int64).
 MAX_AGGREGATE_ROUNDS = 62
+
+#: Up to this many rounds, (user, value) pairs are found by comparing rounds (``_round_masks``,
+#: O(T^2 n)) rather than by sorting the n T keys.
+MASK_ROUNDS = 32
 
 
 @dataclass(frozen=True)
@@ -183,12 +188,69 @@ def solve_irr(kind: str, k: int, p1: float, q1: float, irr: str, eps_1: float) -
 # --- simulation --------------------------------------------------------------------------------
 
 
+def _round_masks(items: np.ndarray) -> np.ndarray:
+    """``(T, n)``: for each round and user, the T-bit mask of the rounds in which that user holds
+    this round's value (bit s for round s). T passes of one comparison each, O(T^2 n) but no sort:
+    far cheaper than sorting the ``n T`` (user, value) keys for the small T this is used for."""
+    T = items.shape[0]  # noqa: N806
+    dtype = np.uint16 if T <= 16 else np.uint32
+    small = items.astype(np.int32) if items.size and int(items.max()) < 2**31 else items
+    masks = np.zeros(items.shape, dtype=dtype)
+    held = np.empty(items.shape, dtype=bool)
+    bit = np.empty(items.shape, dtype=dtype)
+    for s in range(T):
+        np.equal(small, small[s], out=held)
+        np.left_shift(held, dtype(s), out=bit, dtype=dtype, casting="unsafe")
+        masks |= bit
+    return masks
+
+
+def _first_rounds(masks: np.ndarray) -> np.ndarray:
+    """``(T, n)``: the first round of each (round, user)'s pair, the lowest set bit of its mask."""
+    lowest = masks & (~masks + masks.dtype.type(1))
+    return np.frexp(lowest.astype(np.float64))[1] - 1  # exact: a power of two's exponent
+
+
 def _pairs(items: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each (user, value) pair once: its value, and for every round and user the pair's index."""
+    """Each (user, value) pair once: its value, and for every round and user the pair's index.
+    Pairs are numbered by their first round, then by user (the order the per-user path draws
+    their PRRs in)."""
     T, n = items.shape  # noqa: N806
-    keys = np.arange(n, dtype=np.int64)[None, :] * d + items
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    return uniq % d, inverse.reshape(T, n)
+    if T <= MASK_ROUNDS:
+        first_round = _first_rounds(_round_masks(items))
+    else:  # a sort of the n T (user, value) keys: each occurrence's first round from its pair's
+        keys = np.arange(n, dtype=np.int64)[None, :] * d + items
+        _, start, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        first_round = (start // n)[inverse.reshape(T, n)]
+    first = first_round == np.arange(T)[:, None]
+    ids = np.cumsum(first.ravel()).reshape(T, n) - 1
+    return items[first], np.take_along_axis(ids, first_round, axis=0)
+
+
+def bernoulli_bits(high: np.ndarray, p_high: float, p_low: float, rng: np.random.Generator) -> np.ndarray:
+    """Independent bits, 1 with probability ``p_high`` where ``high`` is set and ``p_low``
+    elsewhere: the law of ``rng.random(high.shape) < np.where(high, p_high, p_low)``, exactly.
+
+    A random byte ``u`` decides a bit of probability ``p`` unless it equals ``t = floor(256 p)``
+    (capped at 255): ``u < t`` with probability ``t/256``, and in the one case in 256 where
+    ``u == t`` a uniform decides with probability ``256 p - t``, so ``P(1) = p`` (``256 p - t`` is
+    exact in floating point). One byte per bit instead of an 8-byte uniform: the per-user draw of
+    the unary protocols' ``n T d`` bits costs about half as much."""
+    scaled = (256.0 * p_high, 256.0 * p_low)
+    t_high, t_low = (min(int(x), 255) for x in scaled)
+    u = np.frombuffer(rng.bytes(high.size), dtype=np.uint8).reshape(high.shape)
+    # with lo <= hi the two thresholds: u < lo, or u < hi where `high` picks hi
+    if t_high >= t_low:
+        ones = (u < t_low) | (high & (u < t_high))
+    else:
+        ones = (u < t_high) | (~high & (u < t_low))
+    at_low = u == t_low
+    tie = at_low ^ (high & ((u == t_high) ^ at_low))  # u == t_high where `high`, else u == t_low
+    where = np.flatnonzero(tie)
+    if where.size:
+        frac = np.where(high.ravel()[where], scaled[0] - t_high, scaled[1] - t_low)
+        ones.ravel()[where] = rng.random(where.size) < frac
+    return ones
 
 
 def per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -204,19 +266,11 @@ def per_user_support(chain: Chain, items: np.ndarray, d: int, rng: np.random.Gen
             rep = np.where(rng.random(n) < chain.p2 - chain.q2, x, rng.integers(0, d, size=n))
             out[t] = np.bincount(rep, minlength=d)
         return out
-    prr = rng.random((P, d)) < chain.q1
-    prr[np.arange(P), values] = rng.random(P) < chain.p1
-    # A bit is 1 when u < (p2 if the PRR bit is 1 else q2): with lo <= hi the two thresholds,
-    # that is u < lo, or u < hi where the PRR bit picks hi (the same booleans as comparing with
-    # np.where(bits, p2, q2), without building that (n, d) float array).
-    lo, hi = sorted((chain.p2, chain.q2))
-    hi_when = chain.p2 >= chain.q2  # the PRR bit value that selects hi
+    held = np.zeros((P, d), dtype=bool)
+    held[np.arange(P), values] = True
+    prr = bernoulli_bits(held, chain.p1, chain.q1, rng)
     for t in range(T):
-        bits = prr[inverse[t]]
-        u = rng.random((n, d))
-        ones = u < lo
-        ones |= (bits if hi_when else ~bits) & (u < hi)
-        out[t] = np.count_nonzero(ones, axis=0)
+        out[t] = np.count_nonzero(bernoulli_bits(prr[inverse[t]], chain.p2, chain.q2, rng), axis=0)
     return out
 
 
@@ -224,13 +278,22 @@ def pattern_histogram(items: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray
     """The activity patterns (T-bit masks of the rounds a (user, value) pair is held in) and, per
     pattern, how many pairs hold each value: ``(patterns, (patterns, d) counts)``."""
     T = items.shape[0]  # noqa: N806
-    values, inverse = _pairs(items, d)
-    masks = np.zeros(values.size, dtype=np.int64)
-    for t in range(T):  # each (pair, round) once: the bits add without carries
-        np.add.at(masks, inverse[t], np.int64(1) << t)
-    patterns, which = np.unique(masks, return_inverse=True)
-    hist = np.zeros((patterns.size, d), dtype=np.int64)  # pairs of each pattern holding each value
-    np.add.at(hist, (which, values), 1)
+    if T <= MASK_ROUNDS:
+        masks = _round_masks(items)
+        first = _first_rounds(masks) == np.arange(T)[:, None]  # each pair counted in its first round
+        pair_masks, values = masks[first].astype(np.int64), items[first]
+    else:
+        values, inverse = _pairs(items, d)
+        pair_masks = np.zeros(values.size, dtype=np.int64)
+        for t in range(T):  # each (pair, round) once: the bits add without carries
+            np.add.at(pair_masks, inverse[t], np.int64(1) << t)
+    if T <= 16:  # a table over the 2^T possible masks instead of a sort of the pairs'
+        present = np.bincount(pair_masks, minlength=1 << T)
+        patterns = np.flatnonzero(present)
+        which = np.cumsum(present > 0)[pair_masks] - 1
+    else:
+        patterns, which = np.unique(pair_masks, return_inverse=True)
+    hist = np.bincount(which * d + values, minlength=patterns.size * d).reshape(patterns.size, d)
     return patterns, hist
 
 

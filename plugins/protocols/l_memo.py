@@ -51,6 +51,9 @@ _ALPHA = Param(
 class _Memoized(Protocol):
     """A PRR family and an IRR family (``_longitudinal.Chain``), eps_1 = alpha * eps_inf."""
 
+    #: "2": the per-user path numbers pairs by first round and draws unary bits from bytes
+    #: (``_longitudinal.bernoulli_bits``): the same law, other numbers per seed
+    algorithm_version = "2"
     #: PRR family: ``grr``, ``sue`` or ``oue``; IRR family likewise
     prr: str = "grr"
     irr: str = "grr"

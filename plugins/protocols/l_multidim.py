@@ -76,6 +76,8 @@ def attribute_rounds(items: np.ndarray, d: int) -> Population:
 
 
 class _LongMultidim(MultidimProtocol):
+    #: "2": the longitudinal per-user draw changed (``_longitudinal.bernoulli_bits``), same law
+    algorithm_version = "2"
     params = (
         Param("oracle", str, "l-osue", "the longitudinal protocol of every attribute", choices=tuple(CHAINS)),
         Param(

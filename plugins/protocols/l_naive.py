@@ -29,6 +29,8 @@ class NaiveRounds(Protocol):
     """A fresh GRR or OUE report at epsilon in every round (module docstring)."""
 
     name = "l-naive"
+    #: "2": the per-user draw of unary bits changed (``_longitudinal.bernoulli_bits``), same law
+    algorithm_version = "2"
     params = (
         Param("oracle", str, "grr", "the oracle of every round's fresh report: grr or oue", choices=("grr", "oue")),
     )

@@ -64,20 +64,79 @@ def test_static_supports_feed_the_averaging_audit(plugins, name):
     assert not out.failed and out.audited, out.lines()
 
 
-def test_the_unary_per_user_draw_is_the_plain_comparison_bit_for_bit():
-    # per_user_support compares each IRR uniform with lo or hi instead of building
-    # np.where(bits, p2, q2): the same draws must give the same counts, with p2 above or below q2
-    import numpy as np
+@pytest.mark.parametrize(
+    ("p_high", "p_low"),
+    [
+        (0.73, 0.2),
+        (0.2, 0.73),  # the selected bits have the lower probability
+        (128.999 / 256, 64.999 / 256),  # almost a whole byte's worth decided by the ties
+        (1.0, 0.0),
+        (3.3 / 256, 300.9 / 256 - 1),
+    ],
+)
+def test_bernoulli_bits_have_the_law_of_a_uniform_compared_with_p(p_high, p_low):
+    """Each class of bits is Binomial(count, p) within 5 sd (2,000,000 bits). Deciding by the byte
+    alone (ignoring ties) would be off by (256 p - floor(256 p)) / 256 per bit: 0.999/256 in the third
+    case, 7.6 and 8.1 sd at these counts, so a wrong tie rule fails."""
+    rng = np.random.default_rng(20261128)
+    high = rng.random((250_000, 8)) < 0.5
+    bits = lg.bernoulli_bits(high, p_high, p_low, np.random.default_rng(1))
+    assert bits.dtype == bool and bits.shape == high.shape
+    for mask, p in ((high, p_high), (~high, p_low)):
+        m = int(mask.sum())
+        ones = int(bits[mask].sum())
+        if p in (0.0, 1.0):
+            assert ones == p * m
+        else:
+            assert abs(ones - m * p) < 5 * np.sqrt(m * p * (1 - p))
 
-    from ldpbench_plugins.protocols._longitudinal import Chain, _pairs, per_user_support
 
-    items = np.random.default_rng(1).integers(0, 6, size=(3, 400))
-    for p2, q2 in ((0.8, 0.3), (0.3, 0.8)):
-        chain = Chain("ue", 6, 0.7, 0.2, p2, q2)
-        got = per_user_support(chain, items, 6, np.random.default_rng(9))
-        rng = np.random.default_rng(9)  # the reference, drawn in the same order
-        values, inverse = _pairs(items, 6)
-        prr = rng.random((values.size, 6)) < 0.2
-        prr[np.arange(values.size), values] = rng.random(values.size) < 0.7
-        want = [(rng.random((400, 6)) < np.where(prr[inverse[t]], p2, q2)).sum(axis=0) for t in range(3)]
-        np.testing.assert_array_equal(got, np.array(want))
+def test_bernoulli_bits_byte_ties_are_resolved_by_the_fraction():
+    # p = 100.5/256: bytes below 100 give 1, byte 100 gives 1 half the time, above never
+    high = np.ones((400_000,), dtype=bool)
+    rng = np.random.default_rng(3)
+    bits = lg.bernoulli_bits(high, 100.5 / 256, 0.0, rng)
+    u = np.frombuffer(np.random.default_rng(3).bytes(high.size), dtype=np.uint8)
+    assert bits[u < 100].all() and not bits[u > 100].any()
+    tie = bits[u == 100]
+    assert abs(tie.mean() - 0.5) < 5 * 0.5 / np.sqrt(tie.size)
+
+
+def test_pairs_are_numbered_by_first_round_then_user_by_either_method(monkeypatch):
+    """The per-user path draws PRRs in pair order: round comparison (T <= MASK_ROUNDS) and the key
+    sort must number pairs alike, and every occurrence must point at its own (user, value)."""
+    rng = np.random.default_rng(4)
+    items = rng.integers(0, 5, size=(12, 300))
+    values, inverse = lg._pairs(items, 5)
+    assert (values[inverse] == items).all()
+    first = np.array([[np.argmax(items[:, u] == items[t, u]) for u in range(300)] for t in range(12)])
+    order = sorted({(first[t, u], u, items[t, u]) for t in range(12) for u in range(300)})
+    assert values.tolist() == [v for _, _, v in order]
+    assert [(first[t, u], u, items[t, u]) for t, u in [(5, 7), (11, 299)]] == [
+        order[inverse[5, 7]],
+        order[inverse[11, 299]],
+    ]
+    monkeypatch.setattr(lg, "MASK_ROUNDS", 0)
+    by_sort = lg._pairs(items, 5)
+    np.testing.assert_array_equal(by_sort[0], values)
+    np.testing.assert_array_equal(by_sort[1], inverse)
+
+
+@pytest.mark.parametrize("T", [1, 5, 16, 17, 40])
+def test_pattern_counting_by_masks_or_by_sort_agrees(monkeypatch, T):  # noqa: N803
+    rng = np.random.default_rng(T)
+    items = rng.integers(0, 4, size=(T, 500))
+    items[:, ::3] = items[0, ::3]  # some static users
+    patterns, hist = lg.pattern_histogram(items, 4)
+    # the definition: each (user, value) pair's set of rounds
+    want: dict[int, np.ndarray] = {}
+    for u in range(500):
+        for v in np.unique(items[:, u]):
+            mask = int(sum(1 << t for t in range(T) if items[t, u] == v))
+            want.setdefault(mask, np.zeros(4, dtype=np.int64))[v] += 1
+    assert patterns.tolist() == sorted(want)
+    np.testing.assert_array_equal(hist, np.array([want[m] for m in sorted(want)]))
+    monkeypatch.setattr(lg, "MASK_ROUNDS", 0)
+    again = lg.pattern_histogram(items, 4)
+    np.testing.assert_array_equal(again[0], patterns)
+    np.testing.assert_array_equal(again[1], hist)
