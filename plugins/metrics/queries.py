@@ -128,12 +128,16 @@ class _Subsets:
         are left for :meth:`sums`.
         """
         todo: list[np.ndarray] = []
+        seen: dict[tuple[int, int], list[np.ndarray]] = {}
         for x in vectors:
             x = np.asarray(x, dtype=float)
-            if x.ndim != 1 or x.size != self.matrix.shape[1] or _SUMS.get(self.token, x) is not None:
+            if x.ndim != 1 or x.size != self.matrix.shape[1]:
                 continue
-            if any(np.array_equal(x.view(np.int64), y.view(np.int64)) for y in todo):
+            key, words = _SumsCache.key(x)
+            twins = seen.setdefault(key, [])
+            if any(np.array_equal(words, w) for w in twins) or _SUMS.get(self.token, x, (key, words)) is not None:
                 continue
+            twins.append(words)
             todo.append(x)
         todo = todo[: max(1, _SUMMED_CACHE_BYTES // (2 * self.matrix.shape[1] * 8))]
         if len(todo) < 2:
@@ -171,7 +175,8 @@ class _SumsCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(x: np.ndarray) -> tuple[tuple[int, int], np.ndarray]:
+    def key(x: np.ndarray) -> tuple[tuple[int, int], np.ndarray]:
+        """The cache key of ``x`` (its size and the wrapping sum of its words) and its words."""
         words = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
         return (words.size, int(words.sum())), words  # NumPy's integer sums wrap around, never raise
 
@@ -182,9 +187,12 @@ class _SumsCache:
                 return by_subsets
         return None
 
-    def get(self, token: int, x: np.ndarray) -> np.ndarray | None:
-        """The remembered sums of ``x`` over the subsets named ``token``, or None."""
-        key, words = self._key(x)
+    def get(
+        self, token: int, x: np.ndarray, keyed: tuple[tuple[int, int], np.ndarray] | None = None
+    ) -> np.ndarray | None:
+        """The remembered sums of ``x`` over the subsets named ``token``, or None (``keyed``:
+        what :meth:`key` gave for ``x``, if the caller has it)."""
+        key, words = self.key(x) if keyed is None else keyed
         with self._lock:
             by_subsets = self._find(key, words)
             return None if by_subsets is None else by_subsets.get(token)
@@ -193,7 +201,7 @@ class _SumsCache:
         """Remember ``sums`` as those of ``x`` over the subsets named ``token``; returns them read-only."""
         sums = np.array(sums, dtype=float)
         sums.flags.writeable = False
-        key, words = self._key(x)
+        key, words = self.key(x)
         with self._lock:
             by_subsets = self._find(key, words)
             if by_subsets is None:

@@ -277,7 +277,7 @@ def test_set_query_sums_cache_tells_colliding_checksums_apart():
     w = y.view(np.int64)
     w[0] += 1
     w[1] -= 1  # the same sum of words, other numbers
-    assert queries._SumsCache._key(x)[0] == queries._SumsCache._key(y)[0]
+    assert queries._SumsCache.key(x)[0] == queries._SumsCache.key(y)[0]
     np.testing.assert_array_equal(subsets.sums(x), subsets._sums(x))
     np.testing.assert_array_equal(subsets.sums(y), subsets._sums(y))
     np.testing.assert_array_equal(subsets.sums(x), subsets._sums(x))
