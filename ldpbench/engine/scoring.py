@@ -84,13 +84,14 @@ def prepare_metrics(
     :func:`score_estimate` calls report their own failures. The caller calls it only when no time
     limit is in force (:mod:`ldpbench.engine.cell`)."""
     population = None
+    every = [frozen_result(p) for p in processed]  # read-only views, shared by the metrics
     for metric, scorer, failure in metrics:
         if failure is not None or scorer is None:
             continue
         stage[0] = f"metric '{metric.name}'"
         try:
             kinds = scorer.tags().results
-            views = [frozen_result(p) for p in processed if p.result in kinds]
+            views = [v for v in every if v.result in kinds]
             if len(views) < 2:
                 continue
             if population is None:
