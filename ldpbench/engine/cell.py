@@ -26,7 +26,7 @@ from ldpbench.engine.mechanism import mechanism_outputs
 from ldpbench.engine.pipeline import apply_pipeline, collect_warnings, row_diagnostics
 from ldpbench.engine.poisoning import poisoning_plan, with_fake_labels
 from ldpbench.engine.rows import declared_budgets, failed_cell_rows, greater_is_better, result_row, stamp_elapsed
-from ldpbench.engine.scoring import MetricSlot, score_estimate
+from ldpbench.engine.scoring import MetricSlot, prepare_metrics, score_estimate
 from ldpbench.engine.shuffling import central_columns
 from ldpbench.engine.simulate import MARGINAL_CLAIM
 from ldpbench.engine.threads import one_native_thread
@@ -252,8 +252,15 @@ def _make_run_cell() -> Callable[[CellTask], Rows]:
                 truth, meta["d"] = _bucketed_truth(truth, k), k
             else:
                 meta["d"] = whole_d
-            for pipeline in task.pipelines:
-                rows.extend(_pipeline_rows(task, plugins, label, estimate, pipeline, metrics, truth, stage, meta))
+            if task.timeout:  # each pipeline scored as soon as applied: rows finished in time keep their numbers
+                for pipeline in task.pipelines:
+                    applied = _applied(task, plugins, label, estimate, pipeline, stage, meta)
+                    rows.extend(_scored_rows(task, plugins, label, estimate, applied, metrics, truth, stage, meta))
+            else:  # every pipeline applied, then the metrics told them all (Metric.prepare), then scored
+                every = [_applied(task, plugins, label, estimate, p, stage, meta) for p in task.pipelines]
+                prepare_metrics(truth, cell, metrics, [a.processed for a in every if a.failure is None], stage)
+                for applied in every:
+                    rows.extend(_scored_rows(task, plugins, label, estimate, applied, metrics, truth, stage, meta))
         if record == "tuple":
             rows.extend(attribute_mean_rows(rows, cell, names, users, whole_d))
         return rows
@@ -370,18 +377,29 @@ def _build_metrics(plugins: Plugins, entries: tuple[Entry, ...]) -> list[MetricS
     return metrics
 
 
-def _pipeline_rows(
+@dataclass(frozen=True)
+class _Applied:
+    """One pipeline applied to one output: the processed estimate and what its rows keep, or the
+    failure of a step (``processed`` is then the unprocessed estimate, never scored)."""
+
+    pipeline: Pipeline
+    processed: Any
+    notes: str | None = None
+    info: str | None = None
+    exact_marginal_notes: str | None = None
+    failure: Failure | None = None
+
+
+def _applied(
     task: CellTask,
     plugins: Plugins,
     label: str,
     estimate: Estimate,
     pipeline: Pipeline,
-    metrics: list[MetricSlot],
-    truth: Callable[[], Population],
     stage: list[str],
     meta: dict[str, int],
-) -> Rows:
-    """One output's rows for one pipeline: the pipeline applied, then every metric scored."""
+) -> _Applied:
+    """One output's estimate through one pipeline (its steps' failure caught)."""
     cell = task.cell
     stage[0] = f"pipeline '{pipeline.label}'"
     try:
@@ -393,18 +411,35 @@ def _pipeline_rows(
     except BaseException as exc:
         if not contained(exc):
             raise
-        failure = Failure(stage[0], exc)
-        scores = [(metric, math.nan, failure, math.nan) for metric, _, _ in metrics]
+        return _Applied(pipeline, estimate, failure=Failure(stage[0], exc))
+    return _Applied(pipeline, processed, notes, info, exact_marginal_notes)
+
+
+def _scored_rows(
+    task: CellTask,
+    plugins: Plugins,
+    label: str,
+    estimate: Estimate,
+    applied: _Applied,
+    metrics: list[MetricSlot],
+    truth: Callable[[], Population],
+    stage: list[str],
+    meta: dict[str, int],
+) -> Rows:
+    """One output's rows for one applied pipeline: every metric scored (or the pipeline's failure)."""
+    cell, pipeline, failed = task.cell, applied.pipeline, applied.failure
+    if failed is not None:
+        scores = [(metric, math.nan, failed, math.nan) for metric, _, _ in metrics]
     else:
-        scores = score_estimate(truth, plugins, cell, metrics, processed, estimate, stage)
+        scores = score_estimate(truth, plugins, cell, metrics, applied.processed, estimate, stage)
     rows = []
     budgets = declared_budgets(estimate.info)
     built = {id(entry): obj for entry, obj, _ in metrics}
     for metric, value, failure, theory in scores:
         if not failure and _marginal_metric(built.get(id(metric))):
-            row_notes = exact_marginal_notes
+            row_notes = applied.exact_marginal_notes
         else:
-            row_notes = None if failure else notes
+            row_notes = None if failure else applied.notes
         r = result_row(
             cell,
             label,
@@ -421,7 +456,7 @@ def _pipeline_rows(
             fake_users=meta.get("m"),
         )
         r["where"] = failure.where if failure else None
-        r["info"] = None if failure else info
+        r["info"] = None if failure else applied.info
         rows.append(r)
     return rows
 

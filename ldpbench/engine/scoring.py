@@ -70,6 +70,39 @@ def score_estimate(
     return out
 
 
+def prepare_metrics(
+    truth: Callable[[], Population],
+    cell: Cell,
+    metrics: Sequence[MetricSlot],
+    processed: Sequence[Estimate | IdentifiedItems],
+    stage: list[str],
+) -> None:
+    """Tell every built metric the estimates it is about to score (``Metric.prepare``), so that it
+    can share work between them; each gets them read-only, those of a kind it scores only, and a
+    generator in the state :func:`score_estimate` hands its ``score`` (a fresh one: the calls that
+    follow get theirs). What a metric raises here is ignored: it only loses its speed-up, and its
+    :func:`score_estimate` calls report their own failures. The caller calls it only when no time
+    limit is in force (:mod:`ldpbench.engine.cell`)."""
+    population = None
+    every = [frozen_result(p) for p in processed]  # read-only views, shared by the metrics
+    for metric, scorer, failure in metrics:
+        if failure is not None or scorer is None:
+            continue
+        stage[0] = f"metric '{metric.name}'"
+        try:
+            kinds = scorer.tags().results
+            views = [v for v in every if v.result in kinds]
+            if len(views) < 2:
+                continue
+            if population is None:
+                population = truth()
+            mrng = rng_for(cell.seed, "metric", cell.dataset.label, cell.budget.label, cell.repeat, metric.label)
+            scorer.prepare(population, views, mrng)
+        except BaseException as exc:
+            if not contained(exc):
+                raise
+
+
 def _same_vector(a: Estimate, b: Estimate) -> bool:
     """Whether two estimates carry the same vector, bit for bit (and the same items): what equal
     :meth:`~ldpbench.types.Estimate.frequencies_digest` values say, without hashing both vectors

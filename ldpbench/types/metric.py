@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -43,3 +44,16 @@ class Metric(Plugin):
         when the metric has no such formula. The engine stores it as the row's ``theory``
         (:mod:`ldpbench.engine.theory`)."""
         return math.nan
+
+    def prepare(self, truth: Population, estimates: Sequence[Estimate], rng: np.random.Generator) -> None:
+        """Optional: the estimates of a cell's pipelines this metric is about to score, one
+        :meth:`score` call each, so that it can do work they share in one go (set-query sums all
+        of them in one sparse product). Default: nothing.
+
+        Only a speed-up: every number still comes from :meth:`score`, which must return what it
+        would without this call (``rng`` is a generator in the state each :meth:`score` call gets,
+        not the one it gets). The engine calls it only when no time limit is in force (with one,
+        each pipeline is scored as soon as it is applied, so the rows finished in time keep their
+        numbers), ignores what it raises, and never calls it for fewer than two estimates.
+        """
+        return None

@@ -9,9 +9,10 @@ of the domain is compared with the true frequencies of those items).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,9 @@ MAX_QUERIES = 100_000
 #: repeat for the Kosarak sweep's two set-query metrics (100 subsets of 10% and of 50% of
 #: d = 41,270, the latter stored as complements), so its 10 repeats fit.
 _SUBSET_CACHE_BYTES = 128 << 20
+#: Bytes of summed vectors this process keeps with their sums (:class:`_SumsCache`): 48 vectors at
+#: d = 41,270, several cells' worth of the Kosarak sweep's pipelines.
+_SUMMED_CACHE_BYTES = 16 << 20
 #: A shared vector of ones: the matrices' data (every stored entry is 1).
 _ONES = np.ones(0)
 
@@ -72,6 +76,8 @@ class _Subsets:
         self, d: int, size: int, queries: int, rng: np.random.Generator | None, indices: np.ndarray | None = None
     ):
         self.complement = size > d - size
+        #: Names these subsets in the process-wide cache of sums (:class:`_SumsCache`).
+        self.token = next(_TOKENS)
         self._truth: tuple[Any, np.ndarray] | None = None
         #: The sorted columns, row after row (what the process-wide cache keeps).
         self.indices = _draw_indices(d, size, queries, rng) if indices is None else indices
@@ -99,10 +105,126 @@ class _Subsets:
         return self._truth[1]
 
     def sums(self, x: np.ndarray) -> np.ndarray:
-        """``sum_{v in S_j} x_v`` for every subset ``S_j``."""
+        """``sum_{v in S_j} x_v`` for every subset ``S_j`` (a fresh array).
+
+        The sums of a vector equal bit for bit to one summed lately, or prepared by
+        :meth:`remember_sums`, are remembered: the same vector gives the same sums from the same
+        kernel, bit for bit (:class:`_SumsCache`).
+        """
         x = np.asarray(x, dtype=float)
+        found = _SUMS.get(self.token, x)
+        if found is None:
+            found = _SUMS.put(self.token, x, self._sums(x))
+        return found.copy()
+
+    def remember_sums(self, vectors: list[np.ndarray]) -> None:
+        """Sum the distinct ``vectors`` not yet remembered in one sparse product (``S X`` for the
+        d x k matrix ``X`` of those vectors), so that :meth:`sums` of each finds its sums.
+
+        Column j of ``S X`` is summed in the order ``S x_j`` sums, entry after entry of each row
+        from 0 (SciPy's ``csr_matvecs`` and ``csr_matvec``), so its bits are those of ``S x_j``;
+        reading each stored entry once for k vectors makes it 2-3x cheaper per vector at
+        d = 41,270 (``tests/benchmarks/test_bench_grid.py``). Vectors beyond what the cache holds
+        are left for :meth:`sums`.
+        """
+        todo: list[np.ndarray] = []
+        seen: dict[tuple[int, int], list[np.ndarray]] = {}
+        for x in vectors:
+            x = np.asarray(x, dtype=float)
+            if x.ndim != 1 or x.size != self.matrix.shape[1]:
+                continue
+            key, words = _SumsCache.key(x)
+            twins = seen.setdefault(key, [])
+            if any(np.array_equal(words, w) for w in twins) or _SUMS.get(self.token, x, (key, words)) is not None:
+                continue
+            twins.append(words)
+            todo.append(x)
+        todo = todo[: max(1, _SUMMED_CACHE_BYTES // (2 * self.matrix.shape[1] * 8))]
+        if len(todo) < 2:
+            return
+        parts = self.matrix @ np.stack(todo, axis=1)
+        for j, x in enumerate(todo):
+            part = np.ascontiguousarray(parts[:, j])
+            _SUMS.put(self.token, x, x.sum() - part if self.complement else part)
+
+    def _sums(self, x: np.ndarray) -> np.ndarray:
+        """The sparse product itself (no cache)."""
         part = self.matrix @ x
         return x.sum() - part if self.complement else part
+
+
+#: Unique names of :class:`_Subsets` objects (never reused, unlike ``id``).
+_TOKENS = itertools.count()
+
+
+class _SumsCache:
+    """Subset sums of the vectors summed lately, by their bits: ``(size, checksum) -> [(read-only
+    copy of the vector, {subsets token: read-only sums})]``, least recently used first (the
+    vectors under one key differ somewhere: their checksums collide).
+
+    The key is a wrapping sum of the vector's 64-bit words (5 us at d = 41,270, against 0.6-3 ms
+    for a product); a hit is confirmed by comparing every word, so two vectors share sums only
+    when they are the same numbers (-0.0 and 0.0 are told apart). At most ``most_bytes`` of
+    vectors are kept (the newest always).
+    """
+
+    def __init__(self, most_bytes: int):
+        self.most_bytes = most_bytes
+        self._entries: OrderedDict[tuple[int, int], list[tuple[np.ndarray, dict[int, np.ndarray]]]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(x: np.ndarray) -> tuple[tuple[int, int], np.ndarray]:
+        """The cache key of ``x`` (its size and the wrapping sum of its words) and its words."""
+        words = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+        return (words.size, int(words.sum())), words  # NumPy's integer sums wrap around, never raise
+
+    def _find(self, key: tuple[int, int], words: np.ndarray) -> dict[int, np.ndarray] | None:
+        for vector, by_subsets in self._entries.get(key, ()):
+            if np.array_equal(vector, words):
+                self._entries.move_to_end(key)
+                return by_subsets
+        return None
+
+    def get(
+        self, token: int, x: np.ndarray, keyed: tuple[tuple[int, int], np.ndarray] | None = None
+    ) -> np.ndarray | None:
+        """The remembered sums of ``x`` over the subsets named ``token``, or None (``keyed``:
+        what :meth:`key` gave for ``x``, if the caller has it)."""
+        key, words = self.key(x) if keyed is None else keyed
+        with self._lock:
+            by_subsets = self._find(key, words)
+            return None if by_subsets is None else by_subsets.get(token)
+
+    def put(self, token: int, x: np.ndarray, sums: np.ndarray) -> np.ndarray:
+        """Remember ``sums`` as those of ``x`` over the subsets named ``token``; returns them read-only."""
+        sums = np.array(sums, dtype=float)
+        sums.flags.writeable = False
+        key, words = self.key(x)
+        with self._lock:
+            by_subsets = self._find(key, words)
+            if by_subsets is None:
+                vector = words.copy()
+                vector.flags.writeable = False
+                by_subsets = {}
+                self._entries.setdefault(key, []).append((vector, by_subsets))
+                self._entries.move_to_end(key)
+                self._held += vector.nbytes
+            by_subsets[token] = sums
+            while self._held > self.most_bytes and len(self._entries) > 1:
+                _, dropped = self._entries.popitem(last=False)
+                self._held -= sum(v.nbytes for v, _ in dropped)
+        return sums
+
+    def clear(self) -> None:
+        """Forget every vector."""
+        with self._lock:
+            self._entries.clear()
+            self._held = 0
+
+
+_SUMS = _SumsCache(_SUMMED_CACHE_BYTES)
 
 
 def _state_key(rng: np.random.Generator) -> str:
@@ -181,6 +303,14 @@ class SetQuery(Metric):
         subsets = self._subsets(d, rng)
         answers = estimate.answer(subsets.sums(np.asarray(estimate.frequencies, dtype=float)))
         return float(np.mean((answers - subsets.true_sums(f, counts)) ** 2))
+
+    def prepare(self, truth: Population, estimates: Sequence[Estimate], rng: np.random.Generator) -> None:
+        """Sum the whole-domain estimates' vectors over this metric's subsets in one product
+        (:meth:`_Subsets.remember_sums`); :meth:`score` then finds each one's sums, the same bits."""
+        d = int(truth.counts.size)
+        vectors = [e.frequencies for e in estimates if e.items is None and e.d == d]
+        if len(vectors) >= 2:
+            self._subsets(d, rng).remember_sums(vectors)
 
 
 class TopKMSE(Metric):

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from support import builtin_plugins
 
+import ldpbench_plugins.metrics.queries as queries
+import ldpbench_plugins.postprocessors.power as power
 from ldpbench.engine.pipeline import apply_pipeline
 from ldpbench.types import Estimate, Population
 
@@ -86,6 +88,18 @@ def test_bench_metric(benchmark, name, params):
     m.score(TRUTH, ESTIMATE, np.random.default_rng(2))  # the cell's first pipeline draws the subsets
 
     def score() -> float:
+        queries._SUMS.clear()  # set-query remembers the sums of a vector it has seen
         return m.score(TRUTH, ESTIMATE, np.random.default_rng(2))
 
     assert benchmark(score) >= 0
+
+
+def test_bench_power_counts_uncached(benchmark):
+    """Power's posterior means, computed afresh (``power`` and ``power-ns`` above reuse the last
+    vector's: ``power._RECENT``)."""
+
+    def counts() -> np.ndarray:
+        power._RECENT.clear()
+        return power.power_counts(ESTIMATE)[0]
+
+    assert benchmark(counts).min() >= 0

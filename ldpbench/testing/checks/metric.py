@@ -1,6 +1,6 @@
 """The metric checks: a finite float on estimates of every built-in oracle, the exact estimate
 scored at least as well as the noisy ones, the same score for the same seed, inputs left alone,
-no global random state, and a ``theory`` that is a float.
+no global random state, a ``theory`` that is a float, and a ``prepare`` that changes no score.
 
 A metric that scores identified items (its tags' ``results``; docs/data-model.md) is checked the
 same way on the results of every built-in heavy-hitter protocol, the "exact estimate" being the
@@ -231,6 +231,35 @@ def check_metric_theory(subject: Subject, cfg: MetricCheckConfig) -> None:
     assert not math.isinf(float(value)), f"{subject.label} on {label}: theory() returned {value}"
 
 
+def check_metric_prepare_changes_no_score(subject: Subject, cfg: MetricCheckConfig) -> None:
+    """After ``prepare()`` on a cell's estimates (read-only, as the engine hands them), each
+    ``score()`` returns what it does without it, bit for bit; ``prepare()`` raises nothing and
+    leaves its inputs alone (``Metric.prepare``: only a speed-up)."""
+    from ldpbench.boundary.values import frozen_result
+
+    truth = _truth_for(subject, cfg)
+    kinds = _metric(subject).tags().results
+    estimates = [(label, est) for label, est in _estimates(subject, cfg) if est.result in kinds]
+    estimates.append(("the exact estimate", _exact(truth, estimates[0][1])))
+    words = [np.array(e.frequencies, dtype=float, copy=True) for _, e in estimates if isinstance(e, Estimate)]
+    metric = _metric(subject)
+    try:
+        metric.prepare(truth, [frozen_result(e) for _, e in estimates], np.random.default_rng(cfg.seed))
+    except Exception as exc:  # noqa: BLE001 - the engine ignores it, the author should not
+        raise AssertionError(f"{subject.label}: prepare() raised {type(exc).__name__}: {exc}") from exc
+    after = [np.asarray(e.frequencies, dtype=float) for _, e in estimates if isinstance(e, Estimate)]
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(words, after)), (
+        f"{subject.label}: prepare() changed an estimate's frequencies"
+    )
+    for label, est in estimates:
+        where = f"{subject.label} on {label}"
+        prepared = _score(metric, truth, est, cfg.seed, where)
+        alone = _score(_metric(subject), truth, est, cfg.seed, where)
+        assert np.float64(prepared).tobytes() == np.float64(alone).tobytes(), (
+            f"{where}: score() after prepare() is {prepared!r}, without it {alone!r}"
+        )
+
+
 #: Hygiene first: a metric that writes into its inputs or draws from global state would make the
 #: later checks fail for a reason they do not name.
 CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
@@ -240,6 +269,7 @@ CHECKS: tuple[Callable[[Subject, Any], None], ...] = (
     check_metric_reproducible,
     check_metric_prefers_the_truth,
     check_metric_theory,
+    check_metric_prepare_changes_no_score,
 )
 #: Their configuration (:class:`MetricCheckConfig`).
 CONFIG = MetricCheckConfig

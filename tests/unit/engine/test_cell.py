@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 import ldpbench.engine.cell as engine
 from ldpbench.engine.cell import CellTask, run_cell
+from ldpbench.params import Param
 from ldpbench.spec.expand import expand
 from ldpbench.spec.validate import load_spec_text
-from ldpbench.types import Population, PostProcessor
+from ldpbench.types import Metric, Population, PostProcessor
 
 # -- no path to the truth ------------------------------------------------------------------------
 
@@ -123,3 +125,86 @@ def test_a_tuple_populations_attribute_mean_row_averages_its_attributes_rows(plu
         assert (mean["n"], mean["d"]) == (400, 12)
         theory = sum(r["theory"] for r in per) / 3
         assert math.isclose(mean["theory"], theory) or (math.isnan(theory) and math.isnan(mean["theory"]))
+
+
+# -- every pipeline applied, then the metrics told them all (Metric.prepare) ---------------------
+
+PREPARED: list[tuple[int, ...]] = []
+
+
+class Prepared(Metric):
+    """MSE that records what ``prepare`` was told (the sizes of the vectors), or raises there."""
+
+    name = "prepared-test"
+    params = (Param("fail", bool, False, "raise in prepare"),)
+
+    def score(self, truth, estimate, rng):
+        return float(np.mean((estimate.frequencies - truth.frequencies) ** 2))
+
+    def prepare(self, truth, estimates, rng):
+        if self.fail:
+            raise RuntimeError("a prepare that fails loses only its speed-up")
+        assert all(not e.frequencies.flags.writeable for e in estimates)  # read-only views
+        PREPARED.append(tuple(len(e.frequencies) for e in estimates))
+
+
+def _prepared_plugins():
+    from ldpbench import build_plugins, hookimpl
+
+    class Module:
+        @staticmethod
+        def ldpbench_register_metrics(registry):
+            registry.register(Prepared)
+
+    Module.ldpbench_register_metrics = hookimpl(Module.ldpbench_register_metrics)
+    return build_plugins(extra=[Module])
+
+
+def _rows(plugins, metrics: str, timeout: float | None = None) -> list[dict]:
+    spec = load_spec_text(
+        "name: prepared\nseed: 5\nrepeats: 1\ndatasets: [{zipf: {d: 300, n: 5000, s: 1.1}}]\nepsilons: [1]\n"
+        f"oracles: [oue]\npipelines: [base, post-pos, norm-sub, power, base-cut]\nmetrics: {metrics}\n",
+        plugins,
+    )
+    cell = next(iter(expand(spec)))
+    with engine.plugins_given(plugins):
+        task = CellTask(cell, tuple(spec.pipelines), tuple(spec.metrics), timeout=timeout, plugins=plugins.source)
+        return run_cell(task)
+
+
+def _numbers(rows: list[dict]) -> list[tuple]:
+    """Each row's identity and numbers, floats by their bits."""
+    return [
+        (r["pipeline"], r["metric"], np.float64(r["value"]).tobytes(), np.float64(r["theory"]).tobytes(), r["error"])
+        for r in rows
+    ]
+
+
+def test_metrics_are_told_every_pipeline_s_estimate_when_no_time_limit_is_in_force():
+    mine = _prepared_plugins()
+    PREPARED.clear()
+    untimed = _rows(mine, "[prepared-test, mse]")
+    assert PREPARED == [(300,) * 5]  # once per output, with every pipeline's estimate
+    PREPARED.clear()
+    timed = _rows(mine, "[prepared-test, mse]", timeout=600.0)
+    assert PREPARED == []  # with a time limit each pipeline is scored as soon as applied
+    assert _numbers(untimed) == _numbers(timed) and all(r["error"] is None for r in untimed)
+
+
+def test_a_failing_prepare_changes_no_row():
+    mine = _prepared_plugins()
+    failing = "[{prepared-test: {fail: true}}, mse]"
+    rows = _rows(mine, failing)
+    assert _numbers(rows) == _numbers(_rows(mine, failing, timeout=600.0)) and all(r["error"] is None for r in rows)
+
+
+def test_set_query_rows_are_the_same_bits_batched_or_pipeline_by_pipeline(plugins):
+    import ldpbench_plugins.metrics.queries as queries
+
+    metrics = "[{set-query: {rho: 10}}, {set-query: {rho: 50}}, {set-query: {rho: 73}}, mse]"
+    queries._SUMS.clear()
+    batched = _rows(plugins, metrics)
+    queries._SUMS.clear()
+    one_by_one = _rows(plugins, metrics, timeout=600.0)
+    queries._SUMS.clear()
+    assert _numbers(batched) == _numbers(one_by_one) and all(r["error"] is None for r in batched)

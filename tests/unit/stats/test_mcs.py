@@ -19,6 +19,22 @@ def test_squared_t_is_the_textbook_paired_t():
     assert _squared_t(np.array([const.sum()]), np.array([(const**2).sum()]), np.array([4.0]))[0] == np.inf
 
 
+def test_squared_t_in_place_is_the_five_pass_formula_bit_for_bit():
+    """The buffers reused: the same operations in the same order as the formula written out."""
+    rng = np.random.default_rng(3)
+    sums = rng.normal(size=(64, 40)) * 10.0 ** rng.integers(-6, 6, 40)
+    squares = (sums * sums).max(axis=0) * rng.uniform(1.0, 3.0, 40)
+    count = rng.integers(0, 12, 40).astype(float)
+    sums[:, 3], squares[3] = 0.0, 0.0  # an identically zero pair
+    squares[5] = sums[0, 5] ** 2 / count[5] if count[5] else squares[5]  # u = 1 in row 0: a sure one
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where((count >= 2) & (squares > 0), 1.0 / (count * squares), 0.0)
+        u = np.minimum(sums * sums * scale, 1.0)
+        want = (count - 1) * u / (1.0 - u)
+    got = _squared_t(sums, squares, count)
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
 def test_smallest_p_and_min_repeats_follow_from_the_sign_flips():
     assert smallest_p(5) == 2 / 32 and smallest_p(6) == 2 / 64
     assert min_repeats(0.05) == 6 and min_repeats(0.0625) == 5 and min_repeats(0.01) == 8

@@ -33,6 +33,9 @@ def test_the_defaults_of_a_metric():
     assert metric.score(truth, est, np.random.default_rng(0)) == pytest.approx(0.1)
     assert MaxError.greater_is_better is False and metric.tags() == MetricTags() and not metric.tags().default
     assert math.isnan(metric.theory(truth, est, np.full(3, 0.01)))
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    assert metric.prepare(truth, [est, est], rng) is None and rng.bit_generator.state == state  # does nothing
 
 
 def test_a_score_says_so_and_a_default_metric_says_so_in_its_tags():

@@ -224,3 +224,86 @@ def test_metrics_are_registered_with_the_documented_defaults():
     tk = PLUGINS.get("metric", "topk-mse")
     assert {p.name: p.default for p in tk.params} == {"k": 32, "by": "truth"}
     assert sq.cls.greater_is_better is False and tk.cls.greater_is_better is False
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("size", [40, 150, 151, 260])
+def test_set_query_batched_sums_are_those_of_one_product_per_vector_bit_for_bit(size):
+    """``remember_sums`` sums k vectors in one product: each column's bits are those of ``S x``
+    (the same order of additions), over a subset and over a complement."""
+    queries._SUMS.clear()
+    subsets = queries._Subsets(TRUTH.d, size, 40, np.random.default_rng(size))
+    rng = np.random.default_rng(7)
+    # wide magnitudes, so that another order of additions would round differently
+    vectors = [rng.normal(size=TRUTH.d) * 10.0 ** rng.integers(-8, 8, TRUTH.d) for _ in range(6)]
+    want = [subsets._sums(x) for x in vectors]
+    subsets.remember_sums([*vectors, vectors[2].copy()])  # a repeated vector is summed once
+    for x, w in zip(vectors, want):
+        assert queries._SUMS.get(subsets.token, x) is not None  # prepared, found by its bits
+        np.testing.assert_array_equal(_bits(subsets.sums(x)), _bits(w))
+    queries._SUMS.clear()
+
+
+def test_set_query_remembers_sums_by_the_vector_s_bits_only():
+    queries._SUMS.clear()
+    subsets = queries._Subsets(TRUTH.d, 100, 20, np.random.default_rng(3))
+    other = queries._Subsets(TRUTH.d, 100, 20, np.random.default_rng(4))
+    x = np.random.default_rng(5).normal(size=TRUTH.d)
+    first = subsets.sums(x)
+    first[0] = 99.0  # a fresh array each time: the caller may change it
+    assert subsets.sums(x)[0] != 99.0
+    np.testing.assert_array_equal(subsets.sums(x.copy()), subsets._sums(x))
+    # Other subsets, or a vector one bit away (-0.0 is not 0.0), are not the same sums.
+    assert queries._SUMS.get(other.token, x) is None
+    y = x.copy()
+    y[7] = np.nextafter(y[7], np.inf)
+    assert queries._SUMS.get(subsets.token, y) is None
+    z, zneg = np.zeros(TRUTH.d), np.zeros(TRUTH.d)
+    zneg[3] = -0.0
+    subsets.sums(z)
+    assert queries._SUMS.get(subsets.token, zneg) is None
+    queries._SUMS.clear()
+
+
+def test_set_query_sums_cache_tells_colliding_checksums_apart():
+    """Two vectors whose 64-bit words have the same wrapping sum share a key, not their sums."""
+    queries._SUMS.clear()
+    subsets = queries._Subsets(TRUTH.d, 100, 20, np.random.default_rng(3))
+    x = np.random.default_rng(6).random(TRUTH.d)
+    y = x.copy()
+    w = y.view(np.int64)
+    w[0] += 1
+    w[1] -= 1  # the same sum of words, other numbers
+    assert queries._SumsCache.key(x)[0] == queries._SumsCache.key(y)[0]
+    np.testing.assert_array_equal(subsets.sums(x), subsets._sums(x))
+    np.testing.assert_array_equal(subsets.sums(y), subsets._sums(y))
+    np.testing.assert_array_equal(subsets.sums(x), subsets._sums(x))
+    queries._SUMS.clear()
+
+
+def test_set_query_sums_cache_is_bounded():
+    cache = queries._SumsCache(most_bytes=3 * TRUTH.d * 8)
+    rng = np.random.default_rng(8)
+    vectors = [rng.random(TRUTH.d) for _ in range(5)]
+    for x in vectors:
+        cache.put(0, x, np.ones(4))
+    assert [cache.get(0, x) is not None for x in vectors] == [False, False, True, True, True]
+    got = cache.get(0, vectors[-1])
+    assert not got.flags.writeable
+
+
+def test_set_query_prepare_gives_the_scores_of_unprepared_calls():
+    m = metric("set-query", rho=40, queries=30)
+    ests = [estimate(noisy(TRUTH, 0.01, s)) for s in range(4)]
+    ests.append(post("post-pos").apply(ests[0], np.random.default_rng(0)))  # same vector, clipped answers
+    queries._SUMS.clear()
+    want = [m.score(TRUTH, e, np.random.default_rng(31)) for e in ests]
+    queries._SUMS.clear()
+    m.prepare(TRUTH, ests, np.random.default_rng(31))
+    subsets = queries._drawn_subsets(TRUTH.d, m.subset_size(TRUTH.d), 30, np.random.default_rng(31))
+    assert all(queries._SUMS.get(subsets.token, e.frequencies) is not None for e in ests)
+    assert [m.score(TRUTH, e, np.random.default_rng(31)) for e in ests] == want
+    queries._SUMS.clear()

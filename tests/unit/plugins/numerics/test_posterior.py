@@ -77,3 +77,16 @@ def test_the_mean_alone_is_the_interpolated_posteriors_mean_bit_for_bit(size):
 def test_estimates_must_be_finite():
     with pytest.raises(ValueError, match="NaN"):
         posterior(np.array([1.0, np.nan]), 10.0, PowerLaw(), (1.5,), (1, 100))
+
+
+@pytest.mark.parametrize("panels", [1, 7, 100, 5000])
+def test_occupied_panels_are_numpy_s_unique_and_inverse(panels):
+    from ldpbench_plugins.numerics.posterior import _occupied_panels
+
+    rng = np.random.default_rng(panels)
+    p_all = rng.integers(0, panels, 900) // 3  # some panels empty
+    occupied, inverse = _occupied_panels(p_all, panels)
+    want, want_inverse = np.unique(p_all, return_inverse=True)
+    assert occupied.dtype == want.dtype and inverse.dtype == want_inverse.dtype
+    np.testing.assert_array_equal(occupied, want)
+    np.testing.assert_array_equal(inverse, want_inverse)

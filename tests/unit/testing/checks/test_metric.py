@@ -47,6 +47,26 @@ class Mutates(MaxError):
         return super().score(truth, estimate, rng)
 
 
+class PrepareShifts(MaxError):
+    """A prepare that leaves state behind which changes the scores after it."""
+
+    name = "prepare-shifts"
+    shift = 0.0
+
+    def prepare(self, truth, estimates, rng):
+        self.shift = 1e-9
+
+    def score(self, truth, estimate, rng):
+        return super().score(truth, estimate, rng) + self.shift
+
+
+class PrepareFails(MaxError):
+    name = "prepare-fails"
+
+    def prepare(self, truth, estimates, rng):
+        raise ValueError("no batch today")
+
+
 class Geometric(Dataset):
     name = "geometric-kit"
 
@@ -66,6 +86,8 @@ def test_a_correct_metric_and_dataset_pass():
         (GlobalRandom, "check_metric_no_global_random_state"),
         (Mutates, "check_metric_does_not_mutate_inputs"),
         (Unseeded, "check_metric_reproducible"),
+        (PrepareShifts, "check_metric_prepare_changes_no_score"),
+        (PrepareFails, "check_metric_prepare_changes_no_score"),
     ],
 )
 def test_a_broken_metric_fails_its_check(metric, failing):
