@@ -194,10 +194,10 @@ def execute(
                     if isinstance(result, TaskLost) and len(result.task.tasks) > 1:
                         lost.extend(result.task.tasks)  # rerun one by one: tell the culprit apart
                         continue
-                    for rows in (
+                    cells = (
                         [result.task.failed_rows(result.reason, plugins)] if isinstance(result, TaskLost) else result
-                    ):
-                        _store(rows, store, fresh, bar)
+                    )
+                    _store_cells(cells, store, fresh, bar)
             for result in runner.map_unordered(run_cell, lost if bundled else tasks):
                 _store(
                     result.task.failed_rows(result.reason, plugins) if isinstance(result, TaskLost) else result,
@@ -216,6 +216,17 @@ def _store(rows: Rows, store: ResultsStore, fresh: Rows, bar: Any) -> None:
     store.append(rows)
     fresh.extend(rows)
     bar.update(1)
+
+
+def _store_cells(cells: list[Rows], store: ResultsStore, fresh: Rows, bar: Any) -> None:
+    """The rows of a bundle's cells, which came back together, appended in one atomic write and
+    one ``fsync`` (a kill loses them together or not at all, as it would have lost them in
+    flight): the parent's serial cost per stored cell, mostly the ``fsync``, is paid once per
+    bundle (docs/scale-out.md, "Cost model per worker")."""
+    rows = [row for cell in cells for row in cell]
+    store.append(rows)
+    fresh.extend(rows)
+    bar.update(len(cells))
 
 
 def assemble(plan: RunPlan, fresh: Rows) -> pl.DataFrame:

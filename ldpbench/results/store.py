@@ -201,7 +201,8 @@ class ResultsStore:
     # -- writing -----------------------------------------------------------------------------
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Append the rows of one cell as one atomic write, then fsync.
+        """Append the rows of one cell (or of the cells of a bundle, which come back together) as
+        one atomic write, then fsync.
 
         A new (or empty) file gets the header record first, in the same write. If the file ends
         in a torn line (a previous run was killed mid-write), a newline is written first so the

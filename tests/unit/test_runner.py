@@ -166,3 +166,24 @@ def test_a_bundle_whose_worker_dies_is_rerun_cell_by_cell(tmp_path):
     cols = ["oracle", "metric", "mean"]
     ok = pool.leaderboard.filter(pl.col("oracle") != "dies").sort("oracle", "metric").select(cols)
     assert_frame_equal(ok, alone.leaderboard.sort("oracle", "metric").select(cols))
+
+
+def test_a_bundles_cells_are_stored_in_one_append(tmp_path):
+    """On the process pool the cells of a (dataset, budget, repeat) come back together and are
+    stored in one atomic write and one fsync: one append id per bundle, every cell's rows whole,
+    and the same rows as the in-process run, which stores cell by cell."""
+    import json
+
+    pooled = ldpbench.run(SPEC, tmp_path / "pool", workers=2)
+    alone = ldpbench.run(SPEC, tmp_path / "alone", workers=1)
+    lines = (tmp_path / "pool" / "results.jsonl").read_text().splitlines()[1:]
+    rows = [json.loads(line) for line in lines]
+    by_append: dict[str, set[tuple]] = {}
+    for r in rows:
+        by_append.setdefault(r["append_id"], set()).add((r["dataset"], r["epsilon"], r["repeat"]))
+    # 1 dataset x 2 budgets x 3 repeats = 6 bundles of 2 oracles x 2 pipelines x 2 metrics rows
+    assert len(by_append) == 6 and all(len(groups) == 1 for groups in by_append.values())
+    assert len(rows) == 6 * 8
+    alone_lines = (tmp_path / "alone" / "results.jsonl").read_text().splitlines()[1:]
+    assert len({json.loads(line)["append_id"] for line in alone_lines}) == 12  # one per cell
+    assert_frame_equal(pooled.leaderboard, alone.leaderboard)
