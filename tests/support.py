@@ -510,6 +510,24 @@ def source_packages() -> set[str]:
     return found
 
 
+# -- throwaway environments (tests/system/test_wheel.py, tests/system/test_dependency_floors.py) ---
+
+
+def uv_binary(tmp_path: Path) -> Path:
+    """uv from the test extra; an environment made before uv joined it gets its own copy."""
+    try:
+        from uv import find_uv_bin
+
+        return Path(find_uv_bin())
+    except ImportError:
+        venv = tmp_path / "uv-venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "uv"], check=True, capture_output=True
+        )
+        return venv / "bin" / "uv"
+
+
 # -- the results folder (tests/unit/results/, tests/hardening/test_store.py) ---------------------
 
 

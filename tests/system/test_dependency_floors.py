@@ -22,6 +22,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.version import Version
+from support import uv_binary
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,19 +55,6 @@ def _run(args: list[str | Path], cwd: Path, timeout: float = 600) -> subprocess.
     return proc
 
 
-def _uv(tmp_path: Path) -> Path:
-    """uv from the test extra; an environment made before uv joined it gets its own copy."""
-    try:
-        from uv import find_uv_bin
-
-        return Path(find_uv_bin())
-    except ImportError:
-        venv = tmp_path / "uv-venv"
-        _run([sys.executable, "-m", "venv", venv], tmp_path)
-        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", "uv"], tmp_path)
-        return venv / "bin" / "uv"
-
-
 def _floors() -> dict[str, str]:
     """Each declared dependency's floor (runtime and test extra), by normalised name:
     ``{"numpy": "2.0.1", ..., "ruff": "0.17.6"}`` (a pin is its own floor)."""
@@ -87,7 +75,7 @@ def _installed(python: Path, cwd: Path) -> dict[str, str]:
 
 
 def test_the_lowest_allowed_versions_run_the_quick_start_a_report_and_the_tests(tmp_path):
-    uv = _uv(tmp_path)
+    uv = uv_binary(tmp_path)
     venv = tmp_path / "floor"
     _run([uv, "venv", "-q", "--python", sys.executable, venv], tmp_path)
     python = venv / "bin" / "python"
