@@ -24,6 +24,7 @@ import textwrap
 # the first's. Importing the whole run path here keeps one copy for every run (and spares each
 # run re-importing hypothesis, whose pytest plugin imports it at the end of every session).
 import hypothesis  # noqa: F401,E402
+import numpy.fft  # noqa: F401,E402  (a compiled extension: a second load in one process raises ImportError)
 import pytest
 from support import builtin_plugins
 
