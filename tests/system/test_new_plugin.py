@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from support import uv_binary
+from support import foreign_pytest_plugins_off, uv_binary
 
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS, VARIANTS
@@ -39,21 +39,10 @@ def _build_isolation() -> list[str]:
     return ["--no-build-isolation"] if major >= 68 else []
 
 
-def _foreign_pytest_plugins_off() -> list[str]:
-    """``-p no:NAME`` for every pytest plugin installed here but ldpbench's own: the others
-    (xdist, pytest-benchmark, hypothesis) come with ldpbench's test extra, not with a generated
-    repository's (pytest alone), so its tests run here as in its own environment; loading them
-    cost about 1 s of CPU per run (measured: 3.5 -> 2.4 s for a generated metric's tests)."""
-    from importlib.metadata import entry_points
-
-    names = sorted({ep.name for ep in entry_points(group="pytest11")} - {"ldpbench"})
-    return [arg for name in names for arg in ("-p", f"no:{name}")]
-
-
 def test_every_kind_installs_and_its_generated_tests_pass(tmp_path, monkeypatch):
     repos = []
     # The baseline run each generation starts (pytest in a subprocess) without them too.
-    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(_foreign_pytest_plugins_off()))
+    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(foreign_pytest_plugins_off()))
     # every kind's example, and every further example of a kind (--variant: a multidimensional protocol)
     examples = [(kind, kind, []) for kind in sorted(KINDS)]
     examples += [(kind, v, ["--variant", v]) for kind in sorted(VARIANTS) for v in sorted(VARIANTS[kind])]
@@ -90,7 +79,7 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path, monkeypatch)
     # from a fresh virtual environment, word for word as its README says.
     for repo in (r for r in repos if not r.name.endswith("oracle")):
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_foreign_pytest_plugins_off()],
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *foreign_pytest_plugins_off()],
             cwd=repo,
             env=env,
             capture_output=True,
@@ -151,7 +140,7 @@ def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complet
 def test_the_generated_install_lines_work_in_a_fresh_virtual_environment(tmp_path, monkeypatch):
     repo = tmp_path / "ldpbench-fresh-oracle"
     with monkeypatch.context() as generating:  # its baseline run as in the previous test
-        generating.setenv("PYTEST_ADDOPTS", " ".join(_foreign_pytest_plugins_off()))
+        generating.setenv("PYTEST_ADDOPTS", " ".join(foreign_pytest_plugins_off()))
         assert main(["new-plugin", "fresh-oracle", "--kind", "oracle", str(repo)]) == 0
     readme = (repo / "README.md").read_text()
     # The README's own lines: ldpbench from the source recorded at generation time, then the plugin.
