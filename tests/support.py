@@ -510,6 +510,41 @@ def source_packages() -> set[str]:
     return found
 
 
+# -- throwaway environments (tests/system/test_wheel.py, tests/system/test_dependency_floors.py) ---
+
+
+def uv_binary(tmp_path: Path) -> Path:
+    """uv from the test extra; an environment made before uv joined it gets its own copy."""
+    try:
+        from uv import find_uv_bin
+
+        return Path(find_uv_bin())
+    except ImportError:
+        venv = tmp_path / "uv-venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "uv"], check=True, capture_output=True
+        )
+        return venv / "bin" / "uv"
+
+
+# -- pytest in a subprocess (tests/system/test_new_plugin.py, tests/system/test_leaderboard_check.py) --
+
+
+def foreign_pytest_plugins_off() -> list[str]:
+    """``-p no:NAME`` for every pytest plugin installed here but ldpbench's own.
+
+    The others (xdist, pytest-benchmark, hypothesis) come with ldpbench's test extra, not with a
+    plugin repository's (pytest alone): a pytest run that stands for one runs as in its own
+    environment, and loading them cost about 1 s of CPU per run (measured: 3.5 -> 2.4 s for a
+    generated metric's tests).
+    """
+    from importlib.metadata import entry_points
+
+    names = sorted({ep.name for ep in entry_points(group="pytest11")} - {"ldpbench"})
+    return [arg for name in names for arg in ("-p", f"no:{name}")]
+
+
 # -- the results folder (tests/unit/results/, tests/hardening/test_store.py) ---------------------
 
 

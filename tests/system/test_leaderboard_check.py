@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import GATE_SPEC, newer_baseline, write_gate_spec
+from support import GATE_SPEC, foreign_pytest_plugins_off, newer_baseline, write_gate_spec
 
 from ldpbench.errors import ExitCode
 from ldpbench.results.versioning import SCHEMA_VERSION
@@ -153,7 +153,9 @@ def test_the_pytest_flag_refuses_a_baseline_with_failed_rows(pytester):
     # The fixture as a plugin repository uses it, in a pytest of its own.
     write_gate_spec(pytester.path, GATE_SPEC.replace("[base, norm-sub]", "[base, explode]"))
     pytester.makepyfile(test_gate=GATE_TEST.format(plugs=str(FIXTURES)))
-    result = pytester.runpytest_subprocess("--ldpbench-update-baseline", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "--ldpbench-update-baseline", "-p", "no:cacheprovider", *foreign_pytest_plugins_off()
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -181,7 +183,7 @@ def test_the_fixture_fails_on_missing_rows_and_says_what_to_do(pytester):
     rows = json.loads(baseline.read_text())
     baseline.write_text(json.dumps(rows + [dict(rows[0], pipeline="power")]))
     pytester.makepyfile(test_missing=MISSING_TESTS)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *foreign_pytest_plugins_off())
     result.assert_outcomes(failed=1, passed=1)
     result.stdout.fnmatch_lines(
         [
@@ -204,7 +206,7 @@ def test_the_fixture_fails_on_a_baseline_of_another_schema_without_a_traceback(p
     write_gate_spec(pytester.path)
     newer_baseline(pytester.path / "baseline.json")
     pytester.makepyfile(test_newer=NEWER_TEST)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *foreign_pytest_plugins_off())
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [

@@ -2,8 +2,8 @@
 
 The first test generates one plugin of every kind and of every further example of a kind (a
 multidimensional and a longitudinal protocol; each baseline computed by running the generated
-gate once), pip-installs them (a real build of each generated pyproject.toml, into a folder put
-on PYTHONPATH, so this environment is left alone) and runs each repository's own tests but the
+gate once), installs them with uv (a real build of each generated pyproject.toml, into a folder
+put on PYTHONPATH, so this environment is left alone) and runs each repository's own tests but the
 oracle's, which the second runs. The second
 follows a generated README's install lines word for word in a fresh virtual environment: ldpbench
 from the source the generated files name (this checkout), then the plugin, then its tests.
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from support import foreign_pytest_plugins_off, uv_binary
 
 from ldpbench.cli import main
 from ldpbench.scaffold import KINDS, VARIANTS
@@ -38,8 +39,10 @@ def _build_isolation() -> list[str]:
     return ["--no-build-isolation"] if major >= 68 else []
 
 
-def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
+def test_every_kind_installs_and_its_generated_tests_pass(tmp_path, monkeypatch):
     repos = []
+    # The baseline run each generation starts (pytest in a subprocess) without them too.
+    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(foreign_pytest_plugins_off()))
     # every kind's example, and every further example of a kind (--variant: a multidimensional protocol)
     examples = [(kind, kind, []) for kind in sorted(KINDS)]
     examples += [(kind, v, ["--variant", v]) for kind in sorted(VARIANTS) for v in sorted(VARIANTS[kind])]
@@ -57,9 +60,11 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
         assert status.stdout == "", status.stdout
         repos.append(dest)
     site = tmp_path / "site"
+    # uv builds each generated pyproject.toml as pip does (PEP 517, setuptools) in about a third of
+    # pip's CPU; pip's own path, word for word as the README gives it, is the next test's.
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *_build_isolation(), "--target", str(site)]
-        + list(map(str, repos)),
+        [str(uv_binary(tmp_path)), "pip", "install", "-q", "--python", sys.executable, "--no-deps"]
+        + [*_build_isolation(), "--target", str(site), *map(str, repos)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -74,7 +79,7 @@ def test_every_kind_installs_and_its_generated_tests_pass(tmp_path):
     # from a fresh virtual environment, word for word as its README says.
     for repo in (r for r in repos if not r.name.endswith("oracle")):
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *foreign_pytest_plugins_off()],
             cwd=repo,
             env=env,
             capture_output=True,
@@ -132,9 +137,11 @@ def _run(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complet
     return proc
 
 
-def test_the_generated_install_lines_work_in_a_fresh_virtual_environment(tmp_path):
+def test_the_generated_install_lines_work_in_a_fresh_virtual_environment(tmp_path, monkeypatch):
     repo = tmp_path / "ldpbench-fresh-oracle"
-    assert main(["new-plugin", "fresh-oracle", "--kind", "oracle", str(repo)]) == 0
+    with monkeypatch.context() as generating:  # its baseline run as in the previous test
+        generating.setenv("PYTEST_ADDOPTS", " ".join(foreign_pytest_plugins_off()))
+        assert main(["new-plugin", "fresh-oracle", "--kind", "oracle", str(repo)]) == 0
     readme = (repo / "README.md").read_text()
     # The README's own lines: ldpbench from the source recorded at generation time, then the plugin.
     (source,) = re.findall(r'^pip install "(ldpbench @ [^"]+)"$', readme, flags=re.M)
