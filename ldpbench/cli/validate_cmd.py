@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ldpbench.cli._common import add_spec_plugin_options, load_plugins_and_spec
 from ldpbench.errors import ExitCode, SpecError
@@ -18,8 +19,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ldpbench.spec.expand import count_cells
-
     status = ExitCode.OK
     for path in args.specs:
         try:
@@ -36,6 +35,18 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: plugin failed while the spec was checked: {failure}", file=sys.stderr)
             status = max(status, ExitCode.PLUGIN)
             continue
-        n_rows = count_cells(spec) * len(spec.pipelines) * len(spec.metrics)
-        print(f"{path}: ok — {count_cells(spec)} cells, {n_rows} result rows")
+        print(f"{path}: ok — {_size(spec)}")
     return int(status)
+
+
+def _size(spec: Any) -> str:
+    """How many cells and rows a run makes. An oracle's cell gives one row per (pipeline, metric);
+    a protocol's gives that many per output (per round, attribute or result), which only its
+    run knows: its rows are then counted per output, and said so."""
+    from ldpbench.spec.expand import count_cells
+
+    cells = count_cells(spec)
+    rows = cells * len(spec.pipelines) * len(spec.metrics)
+    if any(m.kind == "protocol" for m in spec.mechanisms):
+        return f"{cells} cells, {rows} result rows per output (a protocol's cell has rows for each of its outputs)"
+    return f"{cells} cells, {rows} result rows"

@@ -138,3 +138,19 @@ def test_plugins_listing(run_cli):
 def test_describe(run_cli):
     res = run_cli("describe", "zipf")
     assert res.returncode == 0 and "Zipf" in res.stdout and "domain size" in res.stdout
+
+
+def test_validate_counts_the_rows_a_run_stores_and_says_when_it_counts_per_output(tmp_path, run_cli):
+    """An oracle spec: the count is the rows a run stores. A protocol gives rows per output (11 for
+    ten rounds and their mean), which validate cannot know: it says its count is per output."""
+    write(tmp_path, SPEC)
+    said = run_cli("validate", "spec.yaml").stdout
+    assert "ok — 12 cells, 24 result rows\n" in said and "per output" not in said
+    assert run_cli("run", "spec.yaml", "--out", "out", "--workers", "1").returncode == 0
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 1 + 24
+    rounds = SPEC.replace("zipf: {d: 32, n: 2000, s: 1.2}", "zipf-rounds: {d: 8, n: 500, rounds: 10}")
+    write(tmp_path, rounds.replace("oracles: [grr, oue]", "oracles: [l-grr]"), "rounds.yaml")
+    said = run_cli("validate", "rounds.yaml").stdout
+    assert "ok — 6 cells, 12 result rows per output" in said
+    assert run_cli("run", "rounds.yaml", "--out", "out-rounds", "--workers", "1").returncode == 0
+    assert len((tmp_path / "out-rounds" / "results.jsonl").read_text().splitlines()) == 1 + 12 * 11
