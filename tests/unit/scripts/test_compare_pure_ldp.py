@@ -11,7 +11,6 @@ import re
 import sys
 
 import numpy as np
-import pytest
 from support import ROOT
 
 SCRIPT = ROOT / "scripts" / "compare_pure_ldp.py"
@@ -122,5 +121,10 @@ def test_the_numpy2_shim_reads_zeros_none_as_numpy_1_did():
     assert shim.zeros(None).shape == () and shim.zeros(None) == 0
     assert shim.zeros(3).shape == (3,) and shim.zeros((2, 2), dtype=int).dtype == int
     assert shim.arange is np.arange  # everything else is NumPy's own
-    with pytest.raises(TypeError):
-        np.zeros(None)  # why the shim exists: NumPy 2 refuses it
+    # Why the shim exists: recent NumPy releases refuse a None shape (the peers pass one). The
+    # oldest NumPy pyproject allows (2.0.1) still accepts it, and gives what the shim gives.
+    try:
+        plain = np.zeros(None)
+    except TypeError:
+        return
+    assert plain.shape == () and plain == 0
